@@ -1,0 +1,104 @@
+/**
+ * Time is injected everywhere so tests drive it with a fake clock instead of sleeping.
+ * `sleep` must reject with an AbortError-like SubconsciousError('cancelled') when the signal fires.
+ */
+import { SubconsciousError } from './errors.js';
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+function abortError(): SubconsciousError {
+  return new SubconsciousError('cancelled', 'Cancelled while waiting.');
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep(ms, signal) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError());
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortError());
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  },
+};
+
+interface Sleeper {
+  at: number;
+  seq: number;
+  resolve: () => void;
+}
+
+/**
+ * A clock that only moves when told. `advance(ms)` wakes sleepers in time order and lets
+ * their continuations run (microtasks and a macrotask turn) before moving on.
+ */
+export class FakeClock implements Clock {
+  private current: number;
+  private sleepers: Sleeper[] = [];
+  private seq = 0;
+
+  constructor(start = Date.UTC(2026, 0, 1, 9, 0, 0)) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  /** How many sleepers are waiting (tests use it to know a loop reached its sleep). */
+  get pending(): number {
+    return this.sleepers.length;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError());
+      const sleeper: Sleeper = { at: this.current + Math.max(0, ms), seq: this.seq++, resolve: () => resolve() };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(abortError());
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** Move time forward, waking every sleeper due on the way, in order. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      this.sleepers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.sleepers[0];
+      if (!next || next.at > target) break;
+      this.sleepers.shift();
+      this.current = Math.max(this.current, next.at);
+      next.resolve();
+      await flush();
+    }
+    this.current = target;
+    await flush();
+  }
+
+  /** Jump without waking anyone (a clock jump or a machine that slept). */
+  set(epochMs: number): void {
+    this.current = epochMs;
+  }
+}
+
+/** Let pending promise continuations and one macrotask turn run. */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+}

@@ -1,0 +1,5 @@
+export { SubconsciousError, isSubconsciousError, describeError } from './errors.js';
+export { type Clock, systemClock, FakeClock, flush } from './clock.js';
+export { type IdGen, uuid, sequentialIds } from './ids.js';
+export { EventBus, type BusEvent, type Listener } from './events.js';
+export { createLogger, silentLogger, type Logger } from './logger.js';

@@ -1,0 +1,85 @@
+/**
+ * Instance state: a key/value store namespaced `<world>:<key>` (seed 4), so every world keeps
+ * its own cursors, baselines and counters. Values are JSON.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Keys that predate namespacing; they belonged to the memory world (seed 4, "Back-compat"). */
+export const LEGACY_KEYS = ['last_tick_at', 'baseline_checkpoint_id'] as const;
+
+export function stateKey(world: string, key: string): string {
+  if (!world || world.includes(':')) throw new Error(`invalid world name for state key: "${world}"`);
+  return `${world}:${key}`;
+}
+
+export class InstanceState {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number,
+  ) {}
+
+  async get<T>(world: string, key: string): Promise<T | undefined> {
+    const row = await this.db.selectFrom('instance_state').select('value').where('key', '=', stateKey(world, key)).executeTakeFirst();
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  /** Every key of one world, without the namespace prefix. */
+  async all(world: string): Promise<Record<string, unknown>> {
+    const prefix = stateKey(world, '');
+    const rows = await this.db.selectFrom('instance_state').select(['key', 'value']).where('key', 'like', `${prefix}%`).execute();
+    const out: Record<string, unknown> = {};
+    for (const row of rows) {
+      if (row.key.startsWith(prefix)) out[row.key.slice(prefix.length)] = JSON.parse(row.value);
+    }
+    return out;
+  }
+
+  async set(world: string, key: string, value: unknown): Promise<void> {
+    await this.setMany(world, { [key]: value });
+  }
+
+  /** Several keys in one transaction: they move together or not at all. */
+  async setMany(world: string, values: Record<string, unknown>, db: Kysely<Database> = this.db): Promise<void> {
+    const at = this.now();
+    const rows = Object.entries(values).map(([key, value]) => ({ key: stateKey(world, key), value: JSON.stringify(value ?? null), updated_at: at }));
+    if (rows.length === 0) return;
+    const write = async (trx: Kysely<Database>) => {
+      for (const row of rows) {
+        await trx
+          .insertInto('instance_state')
+          .values(row)
+          .onConflict((oc) => oc.column('key').doUpdateSet({ value: row.value, updated_at: row.updated_at }))
+          .execute();
+      }
+    };
+    if (db.isTransaction) await write(db);
+    else await db.transaction().execute(write);
+  }
+
+  async delete(world: string, key: string): Promise<void> {
+    await this.db.deleteFrom('instance_state').where('key', '=', stateKey(world, key)).execute();
+  }
+
+  /**
+   * Move bare legacy keys under `<world>:`. An existing namespaced value always wins: the
+   * legacy row is then left as it was (never clobbers, never loses). Idempotent.
+   * Returns the keys that were moved.
+   */
+  async migrateLegacyKeys(world: string): Promise<string[]> {
+    const moved: string[] = [];
+    await this.db.transaction().execute(async (trx) => {
+      for (const legacy of LEGACY_KEYS) {
+        const old = await trx.selectFrom('instance_state').selectAll().where('key', '=', legacy).executeTakeFirst();
+        if (!old) continue;
+        const target = stateKey(world, legacy);
+        const existing = await trx.selectFrom('instance_state').select('key').where('key', '=', target).executeTakeFirst();
+        if (existing) continue;
+        await trx.insertInto('instance_state').values({ key: target, value: old.value, updated_at: old.updated_at }).execute();
+        await trx.deleteFrom('instance_state').where('key', '=', legacy).execute();
+        moved.push(legacy);
+      }
+    });
+    return moved;
+  }
+}

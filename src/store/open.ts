@@ -1,0 +1,140 @@
+/**
+ * Opening the store: SQLite (embedded default, WAL) or Postgres (`postgres://…`), the same
+ * schema on both, migrations applied at open. Postgres may be given a `schema` so that test
+ * runs (or tenants) never collide.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
+import { SubconsciousError } from '../core/errors.js';
+import { migrations } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  /** Where the data lives, for logs and status (`sqlite:/path` or `postgres://host/db`, no password). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** Workspace folder: SQLite lives at `<workspace>/.subconscious/subconscious.db`. */
+  workspace?: string;
+  /** An explicit SQLite file (`:memory:` for a throwaway store). */
+  sqliteFile?: string;
+  /** `postgres://…`: use Postgres instead of SQLite. */
+  databaseUrl?: string;
+  /** Postgres only: the schema to use (created if missing). */
+  schema?: string;
+  /** Postgres pool size (default 10). */
+  poolSize?: number;
+}
+
+// int8 (bigint) columns hold epoch milliseconds: well inside Number's exact range.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export function defaultSqlitePath(workspace: string): string {
+  return path.join(workspace, '.subconscious', 'subconscious.db');
+}
+
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  const url = opts.databaseUrl?.trim();
+  const store = url ? await openPostgres(url, opts) : openSqlite(opts);
+  try {
+    await migrate(store.db, store.dialect === 'postgres' ? opts.schema : undefined);
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw new SubconsciousError('store_unavailable', `Could not migrate the database at ${store.location}: ${(err as Error).message}`, {
+      cause: err,
+      hint: 'Check that the database is reachable and that this user may create tables.',
+    });
+  }
+  return store;
+}
+
+function openSqlite(opts: OpenStoreOptions): Store {
+  const file = opts.sqliteFile ?? defaultSqlitePath(opts.workspace ?? process.cwd());
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  let database: SQLite.Database;
+  try {
+    database = new SQLite(file);
+    database.pragma('journal_mode = WAL');
+    database.pragma('busy_timeout = 5000');
+    database.pragma('foreign_keys = ON');
+    database.pragma('synchronous = NORMAL');
+  } catch (err) {
+    throw new SubconsciousError('store_unavailable', `Could not open the SQLite database ${file}: ${(err as Error).message}`, {
+      cause: err,
+      hint: 'Check the path and its permissions, or set SUBCONSCIOUS_DATABASE_URL to use Postgres.',
+    });
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { db, dialect: 'sqlite', location: `sqlite:${file}`, close: () => db.destroy() };
+}
+
+async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store> {
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new SubconsciousError('config_invalid', `SUBCONSCIOUS_DATABASE_URL must start with postgres:// (got "${url.slice(0, 40)}")`);
+  }
+  const schema = opts.schema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new SubconsciousError('config_invalid', `Postgres schema "${schema}" must be lower-case letters, digits and underscores.`);
+  }
+  const location = redact(url) + (schema ? `#${schema}` : '');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  pool.on('error', () => undefined); // idle client errors surface on the next query instead
+  try {
+    const client = await pool.connect();
+    try {
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new SubconsciousError('store_unavailable', `Could not connect to Postgres at ${location}: ${(err as Error).message}`, {
+      cause: err,
+      hint: 'Start Postgres or fix SUBCONSCIOUS_DATABASE_URL (unset it to use the embedded SQLite store).',
+    });
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', location, close: () => db.destroy() };
+}
+
+async function migrate(db: Kysely<Database>, schema: string | undefined): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(failed ? `migration ${failed.migrationName} failed: ${(error as Error).message}` : (error as Error).message);
+  }
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparseable url)';
+  }
+}
+
+/** The dialect-neutral "now" is passed in from the clock; this is only for raw SQL helpers. */
+export { sql };
