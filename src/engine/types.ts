@@ -1,0 +1,117 @@
+/**
+ * The contract between the engine and a world. A world is four stages; the engine owns every
+ * invariant around them (lock, generation, timeout, provider gate, rate-cap halt, failures,
+ * checkpoints, status). See DESIGN.md "The one idea".
+ *
+ * Stage outputs must be JSON-serialisable: they are checkpointed so a killed tick resumes
+ * from its last finished stage.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock, EventBus, IdGen, Logger } from '../core/index.js';
+import type { Llm, ModelRole } from '../llm/types.js';
+import type { Database } from '../store/schema.js';
+
+/** A world's view of its own namespaced state (`<world>:<key>`). */
+export interface WorldState {
+  get<T>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+}
+
+export interface TickContext {
+  /** The instance name (the world's kind unless configured otherwise). */
+  world: string;
+  /** This tick's id; stable across a crash-resume of the same tick. */
+  tickId: string;
+  generation: number;
+  /** When this tick started (epoch ms); kept across a resume. */
+  startedAt: number;
+  /** `last_tick_at` before this tick: the start of the window this tick covers (null: never). */
+  since: number | null;
+  /** Aborted on timeout, supersession and shutdown: pass it to every model call and tool. */
+  signal: AbortSignal;
+  /** True when this tick was resumed from a checkpoint after a crash. */
+  resumed: boolean;
+  db: Kysely<Database>;
+  llm: Llm;
+  clock: Clock;
+  ids: IdGen;
+  events: EventBus;
+  log: Logger;
+  state: WorldState;
+}
+
+export interface Observation<O> {
+  /** Nothing to reflect on: the engine skips prepare/reflect (no model call) and commits. */
+  quiet: boolean;
+  /** The observation reacted to external content: tools with external effects need approval. */
+  tainted: boolean;
+  data: O;
+}
+
+export interface CommitInput<O, R> {
+  observation: Observation<O>;
+  /** Absent on a quiet tick. */
+  reflection?: R;
+}
+
+/** What the engine shows in status and logs about a committed tick. */
+export interface CommitSummary {
+  /** One short line for `subconscious tick` and the activity feed. */
+  summary: string;
+  /** World-specific counters, e.g. `{ acted: 2, escalated: 1 }`. */
+  counts?: Record<string, number>;
+}
+
+export type AbandonReason = 'superseded' | 'failed' | 'timeout' | 'shutdown';
+
+export interface World<O = unknown, C = unknown, R = unknown> {
+  readonly kind: string;
+  /** Minutes between ticks (the scheduler sleeps, never a fixed interval). */
+  intervalMinutes(): number;
+  /** Model roles `reflect` needs; the provider gate probes them before reflecting. */
+  readonly roles: readonly ModelRole[];
+  /** Deterministic, 0 tokens. May write bookkeeping (e.g. `in_progress` rows). */
+  observe(ctx: TickContext): Promise<Observation<O>>;
+  prepareContext(ctx: TickContext, observation: Observation<O>): Promise<C>;
+  reflect(ctx: TickContext, context: C, observation: Observation<O>): Promise<R>;
+  /** Apply the result. Must be idempotent for a resumed tick (the engine may re-run it after a crash). */
+  commit(ctx: TickContext, input: CommitInput<O, R>): Promise<CommitSummary>;
+  /**
+   * The tick will not commit: undo or mark what observe wrote (seed 1: superseded rows become
+   * `cancelled`, failed rows `failed`). Must not throw for lack of an observation.
+   */
+  abandon?(ctx: TickContext, reason: AbandonReason, observation: Observation<O> | undefined, error: unknown): Promise<void>;
+  /** Release resources at shutdown. */
+  close?(): Promise<void>;
+}
+
+export interface InstanceStatus {
+  world: string;
+  enabled: boolean;
+  /** null until the endpoint was probed. */
+  provider_available: boolean | null;
+  provider_unavailable_reason: string | null;
+  interval_minutes: number;
+  last_tick_at: number | null;
+  total_ticks: number;
+  consecutive_failures: number;
+  halted: boolean;
+  halt_reason: string | null;
+  running: boolean;
+  last_outcome: TickOutcomeKind | null;
+  last_summary: string | null;
+  last_error: string | null;
+  next_tick_at: number | null;
+}
+
+export type TickOutcomeKind = 'committed' | 'quiet' | 'skipped' | 'superseded' | 'failed';
+
+export interface TickOutcome {
+  world: string;
+  kind: TickOutcomeKind;
+  /** One line for people: the commit summary, the skip reason or the error. */
+  message: string;
+  generation: number;
+  durationMs: number;
+  resumed: boolean;
+}

@@ -1,0 +1,74 @@
+/**
+ * The model layer's contract. Everything above `llm/` talks to models only through `Llm`,
+ * so every call lands in the ledger (DESIGN.md invariant 7).
+ */
+import type { LanguageModel } from 'ai';
+import type { ZodType } from 'zod';
+
+export type ModelRole = 'local' | 'agent';
+
+export interface ModelEndpointConfig {
+  /** OpenAI-compatible base URL, e.g. `http://127.0.0.1:11434/v1` (Ollama). */
+  baseUrl: string;
+  model: string;
+  apiKey?: string | undefined;
+  /** Per-call timeout in ms. */
+  timeoutMs: number;
+}
+
+export type ModelsConfig = Record<ModelRole, ModelEndpointConfig>;
+
+/** Who is calling and why: written to the ledger with every call. */
+export interface CallContext {
+  world: string;
+  purpose: string;
+  role: ModelRole;
+  signal?: AbortSignal | undefined;
+}
+
+export type ModelErrorKind =
+  | 'rate_limit' // transient 429 (retried 3× after 2, 4, 8 s, honouring Retry-After)
+  | 'rate_cap' // permanent: 413, or a tokens-per-minute limit smaller than the request
+  | 'no_tools' // the model does not support tool calls
+  | 'unreachable' // connection refused / DNS / reset
+  | 'timeout' // the call ran past its timeout
+  | 'malformed' // output did not parse against the schema
+  | 'cancelled' // aborted by the caller
+  | 'provider'; // anything else from the provider (5xx, 4xx)
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  /** True when the server sent no usage and tokens were estimated at 4 chars/token. */
+  estimated: boolean;
+}
+
+export interface TextRequest {
+  system?: string;
+  prompt: string;
+  maxOutputTokens?: number;
+  temperature?: number;
+}
+
+export interface ObjectRequest<T> extends TextRequest {
+  schema: ZodType<T>;
+}
+
+export interface ProbeResult {
+  available: boolean;
+  reason?: string;
+}
+
+export interface Llm {
+  /** One plain completion. Retries transient 429s; throws `ModelError` otherwise. */
+  text(ctx: CallContext, req: TextRequest): Promise<{ text: string; usage: Usage }>;
+  /** One completion parsed (fail-closed) against `schema`; invalid output throws kind `malformed`. */
+  object<T>(ctx: CallContext, req: ObjectRequest<T>): Promise<{ value: T; text: string; usage: Usage }>;
+  /** An AI SDK model whose every call (each step of a tool loop) is written to the ledger. */
+  languageModel(ctx: Omit<CallContext, 'signal'>): LanguageModel;
+  /** Is the role's endpoint answering? (`GET {baseUrl}/models`, cached for a few seconds.) */
+  probe(role: ModelRole): Promise<ProbeResult>;
+  /** `baseUrl|model` of a role: the rate-cap breaker's key changes when either changes. */
+  signature(role: ModelRole): string;
+  endpoint(role: ModelRole): ModelEndpointConfig;
+}
