@@ -1,0 +1,217 @@
+/**
+ * `usage.summary` and `usage.calls`: what the model-call ledger (`model_calls`) says about
+ * calls and tokens, for the page's Usage tab. Days are UTC days; every figure comes straight
+ * from the ledger so the page's totals equal a direct count.
+ */
+import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Clock } from '../../core/clock.js';
+import type { Database } from '../../store/schema.js';
+import { defineMethod, type RpcMethod } from '../rpc.js';
+
+const DAY_MS = 86_400_000;
+
+export interface UsageFigures {
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** Calls whose outcome was not `ok`. */
+  failed: number;
+}
+
+export interface UsageGroup extends UsageFigures {
+  key: string;
+}
+
+export interface UsageBreakdown extends UsageFigures {
+  by_world: UsageGroup[];
+  by_purpose: UsageGroup[];
+}
+
+export interface UsageDay extends UsageBreakdown {
+  /** `YYYY-MM-DD` (UTC). */
+  date: string;
+  /** Epoch ms of the day's start (UTC). */
+  start: number;
+}
+
+export interface UsageSummary {
+  days: number;
+  /** Epoch ms: the start of the first day covered (UTC midnight). */
+  from: number;
+  /** Epoch ms: when the summary was computed. */
+  to: number;
+  /** Every world and purpose seen in the period, sorted, so charts keep stable colours. */
+  worlds: string[];
+  purposes: string[];
+  today: UsageDay;
+  /** Oldest first, one entry per day, days without calls included with zeros. */
+  per_day: UsageDay[];
+  /** The whole period. */
+  totals: UsageBreakdown;
+}
+
+export interface UsageCallRow {
+  id: string;
+  at: number;
+  world: string;
+  purpose: string;
+  role: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  estimated: boolean;
+  latency_ms: number;
+  outcome: string;
+  error: string | null;
+}
+
+export interface UsageCalls {
+  total: number;
+  rows: UsageCallRow[];
+}
+
+export const usageSummaryParams = z.object({ days: z.number().int().min(1).max(90).default(14) }).strict();
+export const usageCallsParams = z
+  .object({
+    limit: z.number().int().min(1).max(500).default(50),
+    offset: z.number().int().min(0).default(0),
+    world: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+
+export function usageRpcMethods(db: Kysely<Database>, clock: Clock): RpcMethod[] {
+  return [
+    defineMethod(
+      'usage.summary',
+      usageSummaryParams,
+      'Model calls and tokens from the ledger, today and per UTC day (default 14 days), by world and by purpose.',
+      ({ days }) => usageSummary(db, clock.now(), days),
+    ),
+    defineMethod(
+      'usage.calls',
+      usageCallsParams,
+      'The ledger one call per row, newest first, with latency and outcome; paged by limit/offset, optionally one world.',
+      (p) => usageCalls(db, p),
+    ),
+  ];
+}
+
+export async function usageSummary(db: Kysely<Database>, now: number, days: number): Promise<UsageSummary> {
+  const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
+  const from = todayStart - (days - 1) * DAY_MS;
+  // One grouped read; both dialects do integer division on the bigint epoch-ms column.
+  const grouped = await db
+    .selectFrom('model_calls')
+    .select([
+      sql<number>`at / ${sql.lit(DAY_MS)}`.as('day'),
+      'world',
+      'purpose',
+      sql<number>`count(*)`.as('calls'),
+      sql<number>`coalesce(sum(input_tokens), 0)`.as('input_tokens'),
+      sql<number>`coalesce(sum(output_tokens), 0)`.as('output_tokens'),
+      sql<number>`coalesce(sum(case when outcome = 'ok' then 0 else 1 end), 0)`.as('failed'),
+    ])
+    .where('at', '>=', from)
+    .where('at', '<=', now)
+    .groupBy([sql`at / ${sql.lit(DAY_MS)}`, 'world', 'purpose'])
+    .execute();
+
+  const perDay = new Map<number, Accumulator>();
+  for (let d = 0; d < days; d++) perDay.set(from / DAY_MS + d, new Accumulator());
+  const total = new Accumulator();
+  for (const row of grouped) {
+    const figures = {
+      calls: Number(row.calls),
+      input_tokens: Number(row.input_tokens),
+      output_tokens: Number(row.output_tokens),
+      failed: Number(row.failed),
+    };
+    perDay.get(Number(row.day))?.add(row.world, row.purpose, figures);
+    total.add(row.world, row.purpose, figures);
+  }
+  const perDayList = [...perDay.entries()].map(([day, acc]) => acc.day(day * DAY_MS));
+  const today = perDayList[perDayList.length - 1] ?? new Accumulator().day(todayStart);
+  const totals = total.breakdown();
+  return {
+    days,
+    from,
+    to: now,
+    worlds: totals.by_world.map((g) => g.key).sort(),
+    purposes: totals.by_purpose.map((g) => g.key).sort(),
+    today,
+    per_day: perDayList,
+    totals,
+  };
+}
+
+export async function usageCalls(db: Kysely<Database>, p: z.output<typeof usageCallsParams>): Promise<UsageCalls> {
+  let count = db.selectFrom('model_calls').select(sql<number>`count(*)`.as('n'));
+  let page = db.selectFrom('model_calls').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(p.limit).offset(p.offset);
+  if (p.world !== undefined) {
+    count = count.where('world', '=', p.world);
+    page = page.where('world', '=', p.world);
+  }
+  const [countRow, rows] = await Promise.all([count.executeTakeFirst(), page.execute()]);
+  return {
+    total: Number(countRow?.n ?? 0),
+    rows: rows.map((r) => ({
+      id: r.id,
+      at: Number(r.at),
+      world: r.world,
+      purpose: r.purpose,
+      role: r.role,
+      model: r.model,
+      input_tokens: Number(r.input_tokens),
+      output_tokens: Number(r.output_tokens),
+      estimated: Number(r.estimated) === 1,
+      latency_ms: Number(r.latency_ms),
+      outcome: r.outcome,
+      error: r.error,
+    })),
+  };
+}
+
+class Accumulator {
+  private readonly sum = zero();
+  private readonly worlds = new Map<string, UsageFigures>();
+  private readonly purposes = new Map<string, UsageFigures>();
+
+  add(world: string, purpose: string, f: UsageFigures): void {
+    addInto(this.sum, f);
+    addInto(getOrZero(this.worlds, world), f);
+    addInto(getOrZero(this.purposes, purpose), f);
+  }
+
+  breakdown(): UsageBreakdown {
+    return { ...this.sum, by_world: groups(this.worlds), by_purpose: groups(this.purposes) };
+  }
+
+  day(start: number): UsageDay {
+    return { date: new Date(start).toISOString().slice(0, 10), start, ...this.breakdown() };
+  }
+}
+
+function zero(): UsageFigures {
+  return { calls: 0, input_tokens: 0, output_tokens: 0, failed: 0 };
+}
+
+function getOrZero(map: Map<string, UsageFigures>, key: string): UsageFigures {
+  let f = map.get(key);
+  if (!f) map.set(key, (f = zero()));
+  return f;
+}
+
+function addInto(target: UsageFigures, f: UsageFigures): void {
+  target.calls += f.calls;
+  target.input_tokens += f.input_tokens;
+  target.output_tokens += f.output_tokens;
+  target.failed += f.failed;
+}
+
+/** Largest first by tokens, then by name, so the page lists the heavy users on top. */
+function groups(map: Map<string, UsageFigures>): UsageGroup[] {
+  return [...map.entries()]
+    .map(([key, f]) => ({ key, ...f }))
+    .sort((a, b) => b.input_tokens + b.output_tokens - (a.input_tokens + a.output_tokens) || a.key.localeCompare(b.key));
+}
