@@ -38,8 +38,92 @@ export interface TickLeasesTable {
   expires_at: number;
 }
 
+/** The agent runner's approval gate (issue 3): one row per writing tool call awaiting a human. */
+export interface ApprovalsTable {
+  id: string;
+  run_id: string;
+  world: string;
+  /** The MCP tool's own name (not the model-facing `server__tool`). */
+  tool: string;
+  server: string;
+  arguments: string; // JSON
+  reason: string;
+  created_at: number;
+  /** null: an attended run, which waits for the answer. */
+  expires_at: number | null;
+  state: 'pending' | 'approved' | 'denied' | 'expired';
+  answered_at: number | null;
+}
+
+/** Seed 1: standing tasks (system defaults, HEARTBEAT.md lines, user tasks). */
+export interface SubconsciousTasksTable {
+  id: string;
+  title: string;
+  /** `system` or `user`. */
+  source: string;
+  /** `default` (seeded), `heartbeat_md` (a HEARTBEAT.md line) or `user`. */
+  origin: string;
+  /** HEARTBEAT.md tasks: 1 while their line is in the file. */
+  origin_present: number;
+  /** `pending`, `once` or `cron:<expr>`. */
+  recurrence: string;
+  enabled: number;
+  /** Write intent: 1 when the user asked for a write (send, post, delete…). */
+  needs_tools: number;
+  last_run_at: number | null;
+  next_run_at: number | null;
+  completed: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Seed 1: one row per due task per tick, updated in place. */
+export interface SubconsciousLogTable {
+  id: string;
+  task_id: string;
+  task_title: string;
+  tick_id: string;
+  tick_at: number;
+  /** in_progress, act, noop, escalate, failed, cancelled, dismissed. */
+  decision: string;
+  /** What the model decided (noop/act/escalate), null before the evaluation. */
+  model_decision: string | null;
+  reason: string | null;
+  result: string | null;
+  duration_ms: number | null;
+  /** `none`, `running` (written before executing) or `done` (written with the result). */
+  exec_state: string;
+  /** `local`, `full` or `analysis`. */
+  exec_mode: string | null;
+  exec_started_at: number | null;
+  run_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Seed 1: unsolicited writes waiting for the user's approval. */
+export interface SubconsciousEscalationsTable {
+  id: string;
+  task_id: string;
+  log_id: string;
+  title: string;
+  description: string;
+  analysis: string | null;
+  /** critical, important, normal. */
+  priority: string;
+  /** pending, approved, dismissed. */
+  status: string;
+  skill_related: number;
+  created_at: number;
+  resolved_at: number | null;
+}
+
 export interface Database {
   instance_state: InstanceStateTable;
   model_calls: ModelCallsTable;
   tick_leases: TickLeasesTable;
+  subconscious_tasks: SubconsciousTasksTable;
+  subconscious_log: SubconsciousLogTable;
+  subconscious_escalations: SubconsciousEscalationsTable;
+  approvals: ApprovalsTable;
 }
