@@ -8,3 +8,4 @@ export { StateGraph, DEFAULT_STEP_LIMIT, type CompileOptions } from './state-gra
 export { CompiledGraph } from './compiled.js';
 export type { Checkpointer, ThreadSnapshot, ThreadStatus, CheckpointRecord, CheckpointWrite, StartThread } from './checkpointer.js';
 export { MemoryCheckpointer } from './memory-checkpointer.js';
+export { StoreCheckpointer } from './store-checkpointer.js';
