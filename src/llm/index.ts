@@ -1,0 +1,18 @@
+/** The model layer's public surface. Everything above `llm/` calls models only through `Llm`. */
+export type * from './types.js';
+export { createLlm, type CreateLlmOptions, type LlmService } from './llm.js';
+export { Ledger, type CallRecord, type LedgerCall, type UsageSummary, type UsageTotals } from './ledger.js';
+export { ModelError, isModelError, classifyModelError, parseRetryAfter, type ErrorContext } from './errors.js';
+export { parseStructured, extractJson, schemaInstruction } from './structured.js';
+export {
+  fence,
+  stripControlLines,
+  cleanLine,
+  estimateTokens,
+  UNTRUSTED_PREAMBLE,
+  CONTROL_PREFIXES,
+  DEFAULT_FENCE_MAX_CHARS,
+  type FenceOptions,
+} from './fence.js';
+export { RATE_LIMIT_DELAYS_MS, MAX_RETRY_AFTER_MS } from './retry.js';
+export { PROBE_TIMEOUT_MS, PROBE_CACHE_MS } from './probe.js';

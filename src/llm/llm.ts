@@ -1,0 +1,159 @@
+/**
+ * `createLlm`: the one implementation of the `Llm` contract, over `@ai-sdk/openai-compatible`
+ * and `ai`. Every call — `text`, `object`, each step of a tool loop on `languageModel()` — goes
+ * through the metering middleware (timeout, 429 retries, classified errors, a ledger row).
+ */
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText } from 'ai';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../core/clock.js';
+import { SubconsciousError } from '../core/errors.js';
+import type { IdGen } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import type { Database } from '../store/schema.js';
+import { classifyModelError } from './errors.js';
+import { Ledger } from './ledger.js';
+import { meteredModel, type MeterHooks, type ProviderModel } from './meter.js';
+import { Prober } from './probe.js';
+import { parseStructured, schemaInstruction } from './structured.js';
+import type { CallContext, Llm, ModelEndpointConfig, ModelRole, ModelsConfig, ObjectRequest, TextRequest, Usage } from './types.js';
+
+const ROLES: readonly ModelRole[] = ['local', 'agent'];
+
+export interface CreateLlmOptions {
+  models: ModelsConfig;
+  db: Kysely<Database>;
+  clock: Clock;
+  ids: IdGen;
+  log?: Logger | undefined;
+  /** Waits before the 3 rate-limit retries (default 2, 4, 8 s) when there is no Retry-After. */
+  retryDelaysMs?: readonly number[] | undefined;
+  /** `probe()`: HTTP timeout (default 2 s) and cache lifetime on the clock (default 5 s). */
+  probeTimeoutMs?: number | undefined;
+  probeCacheMs?: number | undefined;
+}
+
+export interface LlmService extends Llm {
+  /** The ledger this instance writes (read helpers for usage pages and metrics). */
+  readonly ledger: Ledger;
+}
+
+export function createLlm(opts: CreateLlmOptions): LlmService {
+  const endpoints = Object.fromEntries(ROLES.map((role) => [role, validateEndpoint(role, opts.models[role])])) as ModelsConfig;
+  const ledger = new Ledger(opts.db, opts.ids);
+  const prober = new Prober({ clock: opts.clock, timeoutMs: opts.probeTimeoutMs, cacheMs: opts.probeCacheMs });
+  const providers = new Map<ModelRole, ProviderModel>();
+
+  const baseModel = (role: ModelRole): ProviderModel => {
+    let model = providers.get(role);
+    if (!model) {
+      const endpoint = endpoints[role];
+      const provider = createOpenAICompatible({
+        name: `subconscious-${role}`,
+        baseURL: endpoint.baseUrl,
+        apiKey: endpoint.apiKey,
+        includeUsage: true, // ask for the usage chunk on streams, so the ledger has real figures
+      });
+      model = provider.chatModel(endpoint.model);
+      providers.set(role, model);
+    }
+    return model;
+  };
+
+  const metered = (ctx: Omit<CallContext, 'signal'>, hooks?: MeterHooks) =>
+    meteredModel(baseModel(ctx.role), ctx, { ledger, clock: opts.clock, endpoint: endpoints[ctx.role], log: opts.log, retryDelaysMs: opts.retryDelaysMs }, hooks);
+
+  async function complete(ctx: CallContext, req: TextRequest, check?: (text: string) => void): Promise<{ text: string; usage: Usage }> {
+    validateContext(ctx);
+    validateRequest(req);
+    let usage: Usage | undefined;
+    const model = metered(ctx, { check, onUsage: (u) => void (usage = u) });
+    try {
+      const result = await generateText({
+        model,
+        system: req.system,
+        prompt: req.prompt,
+        maxOutputTokens: req.maxOutputTokens,
+        temperature: req.temperature,
+        maxRetries: 0,
+        abortSignal: ctx.signal,
+      });
+      return { text: result.text, usage: usage ?? { inputTokens: 0, outputTokens: 0, estimated: true } };
+    } catch (err) {
+      const endpoint = endpoints[ctx.role];
+      throw classifyModelError(err, { role: ctx.role, baseUrl: endpoint.baseUrl, model: endpoint.model, cancelled: ctx.signal?.aborted });
+    }
+  }
+
+  return {
+    ledger,
+    text: (ctx, req) => complete(ctx, req),
+    async object<T>(ctx: CallContext, req: ObjectRequest<T>) {
+      let value: T | undefined;
+      const system = [req.system, schemaInstruction(req.schema)].filter(Boolean).join('\n\n');
+      // Parsed inside the call so a malformed reply is recorded as `malformed` in the ledger.
+      const { text, usage } = await complete(ctx, { ...req, system }, (raw) => {
+        value = parseStructured(raw, req.schema);
+      });
+      return { value: value as T, text, usage };
+    },
+    languageModel(ctx) {
+      validateContext(ctx);
+      return metered({ world: ctx.world, purpose: ctx.purpose, role: ctx.role });
+    },
+    probe: (role) => prober.probe(role, endpointOf(role)),
+    signature: (role) => {
+      const endpoint = endpointOf(role);
+      return `${endpoint.baseUrl}|${endpoint.model}`;
+    },
+    endpoint: (role) => ({ ...endpointOf(role) }),
+  };
+
+  function endpointOf(role: ModelRole): ModelEndpointConfig {
+    if (!ROLES.includes(role)) throw invalid('role', `must be one of ${ROLES.join(', ')} (got ${JSON.stringify(role)})`);
+    return endpoints[role];
+  }
+}
+
+function validateEndpoint(role: ModelRole, endpoint: ModelEndpointConfig | undefined): ModelEndpointConfig {
+  const key = `models.${role}`;
+  if (!endpoint) throw new SubconsciousError('config_invalid', `${key} is missing.`, { hint: `Add a [${key}] section with base_url and model.` });
+  let url: URL;
+  try {
+    url = new URL(endpoint.baseUrl);
+  } catch {
+    throw new SubconsciousError('config_invalid', `${key}.base_url is not a URL: ${JSON.stringify(endpoint.baseUrl)}.`, {
+      hint: 'Use an OpenAI-compatible base URL such as http://127.0.0.1:11434/v1.',
+    });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new SubconsciousError('config_invalid', `${key}.base_url must be http(s), got ${url.protocol}.`);
+  }
+  if (typeof endpoint.model !== 'string' || endpoint.model.trim() === '') {
+    throw new SubconsciousError('config_invalid', `${key}.model is empty.`, { hint: `Name the model to use for the ${role} role.` });
+  }
+  if (!Number.isFinite(endpoint.timeoutMs) || endpoint.timeoutMs <= 0) {
+    throw new SubconsciousError('config_invalid', `${key}.timeout_ms must be a positive number (got ${endpoint.timeoutMs}).`);
+  }
+  return { ...endpoint, baseUrl: endpoint.baseUrl.replace(/\/+$/, '') };
+}
+
+function validateContext(ctx: Omit<CallContext, 'signal'>): void {
+  if (typeof ctx.world !== 'string' || ctx.world.trim() === '') throw invalid('world', 'must be a non-empty string');
+  if (typeof ctx.purpose !== 'string' || ctx.purpose.trim() === '') throw invalid('purpose', 'must be a non-empty string');
+  if (!ROLES.includes(ctx.role)) throw invalid('role', `must be one of ${ROLES.join(', ')} (got ${JSON.stringify(ctx.role)})`);
+}
+
+function validateRequest(req: TextRequest): void {
+  if (typeof req.prompt !== 'string' || req.prompt.length === 0) throw invalid('prompt', 'must be a non-empty string');
+  if (req.maxOutputTokens !== undefined && (!Number.isInteger(req.maxOutputTokens) || req.maxOutputTokens <= 0)) {
+    throw invalid('maxOutputTokens', 'must be a positive integer');
+  }
+  if (req.temperature !== undefined && (!Number.isFinite(req.temperature) || req.temperature < 0 || req.temperature > 2)) {
+    throw invalid('temperature', 'must be between 0 and 2');
+  }
+}
+
+function invalid(field: string, reason: string): SubconsciousError {
+  return new SubconsciousError('invalid_params', `Model call: ${field} ${reason}.`, { details: { field } });
+}

@@ -1,0 +1,287 @@
+/**
+ * `createLlm` against the scripted server over real HTTP with the real AI SDK: text and object
+ * calls, usage and estimates, fail-closed parsing, every error kind, and the ledger row of each.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { isModelError, ModelError } from '../../src/llm/index.js';
+import { ledgerRows, openRig, settle, untilSleeping, type Rig } from './setup.js';
+
+const ctx = { world: 'tasks', purpose: 'evaluate', role: 'local' as const };
+const verdict = z.object({ verdict: z.enum(['noop', 'act', 'escalate']), reason: z.string() });
+
+let rig: Rig;
+beforeEach(async () => {
+  rig = await openRig();
+});
+afterEach(async () => {
+  await rig.dispose();
+});
+
+async function failure(promise: Promise<unknown>): Promise<ModelError> {
+  const result = await settle(promise);
+  if (result.ok) throw new Error('expected the call to fail');
+  expect(isModelError(result.error)).toBe(true);
+  return result.error as ModelError;
+}
+
+describe('text()', () => {
+  it('sends system, prompt, max_tokens and temperature, and records the server usage', async () => {
+    rig.server.enqueue({ text: 'all quiet', usage: { prompt_tokens: 42, completion_tokens: 5 } });
+    const result = await rig.llm.text(ctx, { system: 'You evaluate tasks.', prompt: 'Anything due?', maxOutputTokens: 180, temperature: 0 });
+    expect(result).toEqual({ text: 'all quiet', usage: { inputTokens: 42, outputTokens: 5, estimated: false } });
+
+    const sent = rig.server.chatRequests[0]!.body!;
+    expect(sent.model).toBe('local-model');
+    expect(sent.messages).toEqual([
+      { role: 'system', content: 'You evaluate tasks.' },
+      { role: 'user', content: 'Anything due?' },
+    ]);
+    expect(sent.max_tokens).toBe(180);
+    expect(sent.temperature).toBe(0);
+
+    const rows = await ledgerRows(rig);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      id: 'call-1',
+      at: rig.clock.now(),
+      world: 'tasks',
+      purpose: 'evaluate',
+      role: 'local',
+      model: 'local-model',
+      input_tokens: 42,
+      output_tokens: 5,
+      estimated: 0,
+      outcome: 'ok',
+      error: null,
+    });
+    expect(Number(rows[0]!.latency_ms)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('estimates tokens at 4 chars/token and flags them when the server sends no usage', async () => {
+    rig.server.enqueue({ text: 'abcdefghij', usage: null });
+    const result = await rig.llm.text(ctx, { system: 'sys', prompt: 'hello world' });
+    // input: "sys" + "hello world" = 14 chars → 4 tokens; output: 10 chars → 3 tokens
+    expect(result.usage).toEqual({ inputTokens: 4, outputTokens: 3, estimated: true });
+    const [row] = await ledgerRows(rig);
+    expect(row).toMatchObject({ input_tokens: 4, output_tokens: 3, estimated: 1, outcome: 'ok' });
+  });
+
+  it('sends the agent role to its model with its API key', async () => {
+    rig.server.enqueue({ text: 'ok' });
+    await rig.llm.text({ ...ctx, role: 'agent' }, { prompt: 'x' });
+    expect(rig.server.chatRequests[0]!.body!.model).toBe('agent-model');
+    expect(rig.server.chatRequests[0]!.headers.authorization).toBe('Bearer sk-test');
+  });
+
+  it('rejects bad input with a typed error naming the field, before any call', async () => {
+    await expect(rig.llm.text({ ...ctx, world: '' }, { prompt: 'x' })).rejects.toMatchObject({ code: 'invalid_params', details: { field: 'world' } });
+    await expect(rig.llm.text(ctx, { prompt: '' })).rejects.toMatchObject({ code: 'invalid_params', details: { field: 'prompt' } });
+    await expect(rig.llm.text(ctx, { prompt: 'x', maxOutputTokens: 0 })).rejects.toMatchObject({ details: { field: 'maxOutputTokens' } });
+    expect(rig.server.chatRequests).toHaveLength(0);
+    expect(await ledgerRows(rig)).toHaveLength(0);
+  });
+});
+
+describe('object()', () => {
+  it('sends the JSON schema in the system prompt and parses a fenced JSON reply', async () => {
+    rig.server.enqueue({ text: 'Here you go:\n```json\n{"verdict": "noop", "reason": "nothing due"}\n```' });
+    const result = await rig.llm.object(ctx, { system: 'You evaluate tasks.', prompt: 'Evaluate.', schema: verdict });
+    expect(result.value).toEqual({ verdict: 'noop', reason: 'nothing due' });
+    const system = rig.server.chatRequests[0]!.body!.messages![0]!;
+    expect(system.role).toBe('system');
+    expect(String(system.content)).toContain('You evaluate tasks.');
+    expect(String(system.content)).toContain('"enum":["noop","act","escalate"]');
+    expect((await ledgerRows(rig))[0]).toMatchObject({ outcome: 'ok' });
+  });
+
+  it('parses a plain JSON reply scripted as json', async () => {
+    rig.server.enqueue({ json: { verdict: 'act', reason: 'report is due' } });
+    expect((await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict })).value).toEqual({ verdict: 'act', reason: 'report is due' });
+  });
+
+  it.each([
+    ['prose instead of JSON', 'I think you should probably act on it.'],
+    ['broken JSON', '{"verdict": "act", "reason": '],
+    ['JSON of the wrong shape', '{"verdict": "maybe", "reason": "unsure"}'],
+  ])('fails closed on %s: malformed, with a ledger row of that outcome', async (_name, reply) => {
+    rig.server.enqueue({ text: reply, usage: { prompt_tokens: 30, completion_tokens: 9 } });
+    const error = await failure(rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict }));
+    expect(error.kind).toBe('malformed');
+    expect(error.code).toBe('model_malformed');
+    expect(error.message).toContain(JSON.stringify(reply).slice(1, 20));
+    const rows = await ledgerRows(rig);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ outcome: 'malformed', input_tokens: 30, output_tokens: 9 });
+    expect(rows[0]!.error).toContain('Raw output');
+    expect(rig.server.chatRequests).toHaveLength(1); // never retried into a guess
+  });
+
+  it('a wire response that is not JSON is malformed too', async () => {
+    rig.server.enqueue({ malformed: true });
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error.kind).toBe('malformed');
+    expect((await ledgerRows(rig))[0]).toMatchObject({ outcome: 'malformed' });
+  });
+});
+
+describe('rate limits', () => {
+  it('retries a 429 three times after 2, 4 and 8 s on the clock; all four attempts are ledger rows', async () => {
+    rig.server.enqueue(...Array.from({ length: 4 }, () => ({ status: 429 })));
+    const started = rig.clock.now();
+    const call = settle(rig.llm.text(ctx, { prompt: 'x' }));
+    for (const [i, wait] of [2000, 4000, 8000].entries()) {
+      await untilSleeping(rig.clock);
+      expect(rig.server.chatRequests).toHaveLength(i + 1);
+      await rig.clock.advance(wait - 1);
+      expect(rig.clock.pending).toBe(1); // not a millisecond early
+      expect(rig.server.chatRequests).toHaveLength(i + 1);
+      await rig.clock.advance(1);
+    }
+    const result = await call;
+    expect(result.ok).toBe(false);
+    const error = (result as { error: ModelError }).error;
+    expect(error.kind).toBe('rate_limit');
+    expect(error.message).toContain('gave up after 4 attempts');
+    const rows = await ledgerRows(rig);
+    expect(rows.map((r) => r.outcome)).toEqual(['rate_limit', 'rate_limit', 'rate_limit', 'rate_limit']);
+    expect(rows.map((r) => Number(r.at) - started)).toEqual([0, 2000, 6000, 14000]);
+  });
+
+  it('honours Retry-After in seconds, then succeeds', async () => {
+    rig.server.enqueue({ status: 429, retryAfter: 3 }, { text: 'done' });
+    const call = settle(rig.llm.text(ctx, { prompt: 'x' }));
+    await untilSleeping(rig.clock);
+    await rig.clock.advance(2999);
+    expect(rig.server.chatRequests).toHaveLength(1);
+    await rig.clock.advance(1);
+    const result = await call;
+    expect(result).toMatchObject({ ok: true, value: { text: 'done' } });
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['rate_limit', 'ok']);
+  });
+
+  it('honours Retry-After as an HTTP date', async () => {
+    rig.server.enqueue({ status: 429, retryAfter: new Date(rig.clock.now() + 5000).toUTCString() }, { text: 'done' });
+    const call = settle(rig.llm.text(ctx, { prompt: 'x' }));
+    await untilSleeping(rig.clock);
+    await rig.clock.advance(4999);
+    expect(rig.server.chatRequests).toHaveLength(1);
+    await rig.clock.advance(1);
+    expect(await call).toMatchObject({ ok: true, value: { text: 'done' } });
+  });
+
+  it('a cancel while waiting out a 429 ends the call as cancelled', async () => {
+    rig.server.enqueue({ status: 429 });
+    const controller = new AbortController();
+    const call = settle(rig.llm.text({ ...ctx, signal: controller.signal }, { prompt: 'x' }));
+    await untilSleeping(rig.clock);
+    controller.abort();
+    const result = await call;
+    expect(result.ok).toBe(false);
+    expect((result as { error: ModelError }).error.kind).toBe('cancelled');
+    expect(rig.server.chatRequests).toHaveLength(1);
+  });
+
+  it('413 is a permanent rate cap, never retried', async () => {
+    rig.server.enqueue({ status: 413 });
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error.kind).toBe('rate_cap');
+    expect(error.code).toBe('model_rate_cap');
+    expect(rig.clock.pending).toBe(0);
+    expect(rig.server.chatRequests).toHaveLength(1);
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['rate_cap']);
+  });
+
+  it('a 429 whose request exceeds the tokens-per-minute limit is a rate cap, not retried', async () => {
+    rig.server.enqueue({
+      status: 429,
+      retryAfter: 1,
+      message: 'Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 45000. The input or output tokens must be reduced in order to run successfully.',
+    });
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error.kind).toBe('rate_cap');
+    expect(error.hint).toMatch(/retrying will not help/);
+    expect(rig.clock.pending).toBe(0);
+    expect(rig.server.chatRequests).toHaveLength(1);
+  });
+});
+
+describe('other failures', () => {
+  it('500 is a provider error with the provider message', async () => {
+    rig.server.enqueue({ status: 500, message: 'CUDA out of memory' });
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error.kind).toBe('provider');
+    expect(error.status).toBe(500);
+    expect(error.message).toContain('CUDA out of memory');
+    expect((await ledgerRows(rig))[0]).toMatchObject({ outcome: 'provider', input_tokens: 0, output_tokens: 0 });
+    expect((await ledgerRows(rig))[0]!.error).toContain('CUDA out of memory');
+  });
+
+  it('a closed server is unreachable, and the message says what to do', async () => {
+    await rig.server.close();
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error.kind).toBe('unreachable');
+    expect(error.code).toBe('model_unreachable');
+    expect(error.message).toContain(rig.models.local.baseUrl);
+    expect(error.message).toContain('SUBCONSCIOUS_LOCAL_BASE_URL');
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['unreachable']);
+  });
+
+  it('a hung call times out after timeoutMs', async () => {
+    await rig.dispose();
+    rig = await openRig({ timeoutMs: 300 });
+    rig.server.enqueue({ hang: true });
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toContain('300 ms');
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['timeout']);
+  });
+
+  it("the caller's abort is cancelled, not timeout", async () => {
+    rig.server.enqueue({ hang: true });
+    const controller = new AbortController();
+    const call = settle(rig.llm.text({ ...ctx, signal: controller.signal }, { prompt: 'x' }));
+    await expect.poll(() => rig.server.chatRequests.length).toBe(1);
+    controller.abort();
+    const result = await call;
+    expect((result as { error: ModelError }).error.kind).toBe('cancelled');
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['cancelled']);
+  });
+});
+
+describe('probe, signature, endpoint', () => {
+  it('reports an answering endpoint, caches for a few seconds on the clock, then sees it go down', async () => {
+    expect(await rig.llm.probe('local')).toEqual({ available: true });
+    expect(await rig.llm.probe('local')).toEqual({ available: true });
+    expect(rig.server.requests.filter((r) => r.path === '/v1/models')).toHaveLength(1);
+
+    await rig.server.close();
+    expect(await rig.llm.probe('local')).toEqual({ available: true }); // still cached
+    await rig.clock.advance(5000);
+    const down = await rig.llm.probe('local');
+    expect(down.available).toBe(false);
+    expect(down.reason).toContain('not answering');
+    expect(down.reason).toContain('SUBCONSCIOUS_LOCAL_BASE_URL');
+    expect(await ledgerRows(rig)).toHaveLength(0); // a probe is not a model call
+  });
+
+  it('says when the model is not served or the key is refused', async () => {
+    rig.server.models = ['other-model'];
+    const missing = await rig.llm.probe('agent');
+    expect(missing).toMatchObject({ available: false });
+    expect(missing.reason).toContain('"agent-model" is not available');
+    expect(missing.reason).toContain('other-model');
+
+    rig.server.modelsFault = { status: 401, message: 'bad key' };
+    await rig.clock.advance(5000);
+    expect((await rig.llm.probe('agent')).reason).toContain('SUBCONSCIOUS_API_KEY');
+    expect(rig.server.requests.find((r) => r.path === '/v1/models')!.headers.authorization).toBe('Bearer sk-test');
+  });
+
+  it('exposes the endpoint and a signature that changes with base URL or model', () => {
+    expect(rig.llm.signature('local')).toBe(`${rig.server.baseUrl}|local-model`);
+    expect(rig.llm.endpoint('agent')).toMatchObject({ model: 'agent-model', timeoutMs: 5000 });
+    rig.llm.endpoint('agent').model = 'mutated';
+    expect(rig.llm.endpoint('agent').model).toBe('agent-model');
+  });
+});
