@@ -1,0 +1,140 @@
+/**
+ * The `/events` stream. EventSource cannot send headers, so the token goes in `?token=`.
+ * We run our own reconnect (exponential backoff, capped) instead of the browser's fixed retry,
+ * so the page can say when the daemon is down and for how long it will wait.
+ */
+import { getToken } from './token.js';
+import type { LiveEvent } from './types.js';
+
+export type LiveState = 'connecting' | 'open' | 'down';
+
+export interface LiveSnapshot {
+  state: LiveState;
+  /** When down: epoch ms of the next attempt. */
+  retryAt: number | null;
+  attempts: number;
+}
+
+const FIRST_DELAY_MS = 500;
+const MAX_DELAY_MS = 10_000;
+
+type Handler = (e: LiveEvent) => void;
+
+export class LiveEvents {
+  private source: EventSource | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private snapshot: LiveSnapshot = { state: 'connecting', retryAt: null, attempts: 0 };
+  private readonly handlers = new Set<Handler>();
+  private readonly watchers = new Set<(s: LiveSnapshot) => void>();
+  private stopped = true;
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.clearTimer();
+    this.source?.close();
+    this.source = null;
+  }
+
+  /** Try now instead of waiting out the backoff (a successful RPC says the daemon is back). */
+  retryNow(): void {
+    if (this.stopped || this.snapshot.state !== 'down') return;
+    this.clearTimer();
+    this.connect();
+  }
+
+  get state(): LiveSnapshot {
+    return this.snapshot;
+  }
+
+  subscribe(fn: Handler): () => void {
+    this.handlers.add(fn);
+    return () => this.handlers.delete(fn);
+  }
+
+  watch(fn: (s: LiveSnapshot) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  private connect(): void {
+    const token = getToken() ?? '';
+    this.source?.close();
+    if (this.snapshot.state !== 'down') this.set({ state: 'connecting', retryAt: null, attempts: this.snapshot.attempts });
+    const es = new EventSource(`/events?token=${encodeURIComponent(token)}`);
+    this.source = es;
+    es.onopen = () => {
+      if (this.source !== es) return;
+      this.set({ state: 'open', retryAt: null, attempts: 0 });
+      // Anything may have changed while we were away: let every view reload.
+      this.emit({ type: 'hello', at: Date.now(), data: { reconnected: true } });
+    };
+    es.onmessage = (m: MessageEvent<string>) => this.dispatch(m.data, 'message');
+    // The server may also name its events (`event: tick.finished`); then the name is the fallback type.
+    for (const name of NAMED_EVENTS) es.addEventListener(name, (m) => this.dispatch((m as MessageEvent<string>).data, name));
+    es.onerror = () => {
+      if (this.source !== es) return;
+      es.close();
+      this.source = null;
+      this.scheduleRetry();
+    };
+  }
+
+  private dispatch(raw: string, eventName: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return; // not one of ours
+    }
+    if (typeof parsed !== 'object' || parsed === null) return;
+    const e = parsed as Partial<LiveEvent>;
+    const type = typeof e.type === 'string' ? e.type : eventName;
+    if (type === 'message') return;
+    const data = typeof e.data === 'object' && e.data !== null ? e.data : {};
+    this.emit({ type, at: typeof e.at === 'number' ? e.at : Date.now(), data });
+  }
+
+  private emit(e: LiveEvent): void {
+    for (const fn of this.handlers) fn(e);
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped) return;
+    const attempts = this.snapshot.attempts + 1;
+    const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (attempts - 1));
+    this.set({ state: 'down', retryAt: Date.now() + delay, attempts });
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect();
+    }, delay);
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private set(s: LiveSnapshot): void {
+    this.snapshot = s;
+    for (const fn of this.watchers) fn(s);
+  }
+}
+
+const NAMED_EVENTS = [
+  'hello',
+  'tick.started',
+  'tick.finished',
+  'status.changed',
+  'tasks.changed',
+  'tasks.log_changed',
+  'tasks.escalation_changed',
+  'approvals.changed',
+  'agent.run',
+];

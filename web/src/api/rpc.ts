@@ -1,0 +1,93 @@
+/**
+ * JSON-RPC 2.0 over `POST /rpc` with the bearer token. Failures come back as one of three
+ * errors the shell can tell apart: no/invalid token, daemon unreachable, or the method's own
+ * error (with the server's code and hint).
+ */
+import { getToken } from './token.js';
+
+export class UnauthorizedError extends Error {
+  constructor() {
+    super('The daemon refused the token.');
+    this.name = 'UnauthorizedError';
+  }
+}
+
+export class UnreachableError extends Error {
+  constructor(detail: string) {
+    super(`The daemon did not answer (${detail}).`);
+    this.name = 'UnreachableError';
+  }
+}
+
+export class RpcError extends Error {
+  readonly rpcCode: number;
+  readonly code: string | undefined;
+  readonly hint: string | undefined;
+  constructor(rpcCode: number, message: string, data: unknown) {
+    super(message);
+    this.name = 'RpcError';
+    this.rpcCode = rpcCode;
+    const d = (typeof data === 'object' && data !== null ? data : {}) as { code?: unknown; hint?: unknown };
+    this.code = typeof d.code === 'string' ? d.code : undefined;
+    this.hint = typeof d.hint === 'string' ? d.hint : undefined;
+  }
+}
+
+export const METHOD_NOT_FOUND = -32601;
+
+/** What the shell wants to hear about every call: did the daemon answer, was the token good. */
+export type ConnectionSignal = 'ok' | 'unauthorized' | 'unreachable';
+const listeners = new Set<(s: ConnectionSignal) => void>();
+
+export function onConnectionSignal(fn: (s: ConnectionSignal) => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function signal(s: ConnectionSignal): void {
+  for (const fn of listeners) fn(s);
+}
+
+let nextId = 1;
+
+export async function rpc<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  const token = getToken();
+  if (!token) {
+    signal('unauthorized');
+    throw new UnauthorizedError();
+  }
+  let res: Response;
+  try {
+    res = await fetch('/rpc', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', method, params, id: nextId++ }),
+    });
+  } catch (err) {
+    signal('unreachable');
+    throw new UnreachableError(err instanceof Error ? err.message : String(err));
+  }
+  if (res.status === 401 || res.status === 403) {
+    signal('unauthorized');
+    throw new UnauthorizedError();
+  }
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    // a proxy or a dying daemon answering with HTML/nothing
+    signal('unreachable');
+    throw new UnreachableError(`HTTP ${res.status} without a JSON-RPC answer`);
+  }
+  signal('ok');
+  const msg = body as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+  if (msg.error) throw new RpcError(msg.error.code, msg.error.message, msg.error.data);
+  return msg.result as T;
+}
+
+/** One line for a person: the message plus the server's hint, if any. */
+export function explain(err: unknown): string {
+  if (err instanceof RpcError) return err.hint ? `${err.message} — ${err.hint}` : err.message;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,129 @@
+/**
+ * The shell: token, connection state, banners, tabs. Tabs render only once the page holds a
+ * token the daemon has not refused; a 401 on any call brings the token help back.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { LiveEvents, type LiveSnapshot } from '../api/live.js';
+import { onConnectionSignal } from '../api/rpc.js';
+import { captureToken, clearToken, setToken } from '../api/token.js';
+import type { StatusResult } from '../api/types.js';
+import { tabs } from '../tabs/index.js';
+import { Banners } from './Banners.js';
+import { ShellContext, type NoticeTone, type Shell } from './context.js';
+import { Notices, type Notice } from './Notices.js';
+import { useRpcResource } from './resource.js';
+import { TabBar } from './TabBar.js';
+import { TokenHelp } from './TokenHelp.js';
+
+type Auth = 'ok' | 'missing' | 'rejected';
+
+export function App() {
+  const [auth, setAuth] = useState<Auth>(() => (captureToken() ? 'ok' : 'missing'));
+  useEffect(
+    () =>
+      onConnectionSignal((s) => {
+        if (s === 'unauthorized') {
+          clearToken();
+          setAuth((a) => (a === 'missing' ? a : 'rejected'));
+        }
+      }),
+    [],
+  );
+  if (auth !== 'ok') {
+    return (
+      <TokenHelp
+        rejected={auth === 'rejected'}
+        onToken={(t) => {
+          setToken(t);
+          setAuth('ok');
+        }}
+      />
+    );
+  }
+  return <Connected />;
+}
+
+const STATUS_EVENTS = ['tick.started', 'tick.finished', 'status.changed'] as const;
+
+function Connected() {
+  const live = useMemo(() => new LiveEvents(), []);
+  const [liveState, setLiveState] = useState<LiveSnapshot>(live.state);
+  const [rpcDown, setRpcDown] = useState(false);
+  const [notices, setNotices] = useState<Notice[]>([]);
+  const [active, setActive] = useState(() => tabFromHash());
+  const noticeId = useRef(0);
+
+  useEffect(() => {
+    const offWatch = live.watch(setLiveState);
+    live.start();
+    return () => {
+      offWatch();
+      live.stop();
+    };
+  }, [live]);
+
+  useEffect(
+    () =>
+      onConnectionSignal((s) => {
+        if (s === 'ok') {
+          setRpcDown(false);
+          live.retryNow();
+        } else if (s === 'unreachable') setRpcDown(true);
+      }),
+    [live],
+  );
+
+  useEffect(() => {
+    const onHash = () => setActive(tabFromHash());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  // Status is polled while the stream is down, so the page notices by itself when the daemon is back.
+  const status = useRpcResource<StatusResult>('subconscious.status', {}, { live, liveState, events: STATUS_EVENTS, pollWhile: () => true });
+
+  const notify = useCallback((text: string, tone: NoticeTone = 'info') => {
+    const id = ++noticeId.current;
+    setNotices((n) => [...n.slice(-3), { id, text, tone }]);
+    setTimeout(() => setNotices((n) => n.filter((x) => x.id !== id)), tone === 'error' ? 12_000 : 5000);
+  }, []);
+
+  const navigate = useCallback((id: string) => {
+    if (!tabs.some((t) => t.id === id)) return;
+    window.location.hash = `#/${id}`;
+    setActive(id);
+    window.scrollTo(0, 0);
+  }, []);
+
+  const shell: Shell = useMemo(() => ({ live, liveState, status, notify, navigate }), [live, liveState, status, notify, navigate]);
+  const tab = tabs.find((t) => t.id === active) ?? tabs[0]!;
+  const retry = useCallback(() => {
+    live.retryNow();
+    void status.reload();
+  }, [live, status]);
+
+  return (
+    <ShellContext.Provider value={shell}>
+      <div className="app">
+        <header className="topbar">
+          <span className="brand">subconscious</span>
+          <span className={`live live-${liveState.state}`} data-testid="live-state" data-state={liveState.state}>
+            <span className="live-dot" aria-hidden="true" />
+            {liveState.state === 'open' ? 'Live' : liveState.state === 'connecting' ? 'Connecting…' : 'Offline'}
+          </span>
+          <TabBar tabs={tabs} active={tab.id} onSelect={navigate} />
+        </header>
+        <Banners liveState={liveState} rpcDown={rpcDown} worlds={status.data?.instances ?? []} retry={retry} />
+        <main role="tabpanel" id={`panel-${tab.id}`} aria-labelledby={`tab-${tab.id}`} className="panel" tabIndex={-1}>
+          <tab.Component key={tab.id} />
+        </main>
+        <Notices notices={notices} dismiss={(id) => setNotices((n) => n.filter((x) => x.id !== id))} />
+      </div>
+    </ShellContext.Provider>
+  );
+}
+
+function tabFromHash(): string {
+  const id = window.location.hash.replace(/^#\/?/, '');
+  return tabs.some((t) => t.id === id) ? id : (tabs[0]?.id ?? '');
+}

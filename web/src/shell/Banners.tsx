@@ -1,0 +1,52 @@
+/**
+ * The page-wide warnings: the daemon cannot be reached, or a world's model is unavailable or
+ * the world is halted. Each says what is wrong (the status's own reason) and what to do.
+ */
+import type { LiveSnapshot } from '../api/live.js';
+import type { WorldStatus } from '../api/types.js';
+import { worldLabel } from '../ui/format.js';
+import { useNow } from './hooks.js';
+
+export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worlds: WorldStatus[]; retry: () => void }) {
+  const down = props.liveState.state === 'down' || props.rpcDown;
+  const now = useNow(1000, down);
+  const retryIn = props.liveState.retryAt ? Math.max(0, Math.ceil((props.liveState.retryAt - now) / 1000)) : null;
+  return (
+    <div className="banners">
+      {down && (
+        <div className="banner banner-error" role="alert" data-testid="banner-unreachable">
+          <strong>The subconscious daemon is unreachable.</strong>{' '}
+          <span>
+            Nothing on this page is live until it answers again at {window.location.host}. Check that <code>subconscious start</code> is still
+            running (or start it again in the workspace).{' '}
+            {retryIn !== null && props.liveState.state === 'down' ? `Trying again in ${retryIn} s.` : 'Trying again…'}
+          </span>{' '}
+          <button type="button" className="link" onClick={props.retry}>
+            Retry now
+          </button>
+        </div>
+      )}
+      {!down &&
+        props.worlds.map((w) =>
+          w.halted ? (
+            <div key={`halt-${w.world}`} className="banner banner-error" role="alert" data-testid={`banner-halted-${w.world}`}>
+              <strong>{worldLabel(w.world)} is halted.</strong> <span>{w.halt_reason ?? 'No reason was recorded.'}</span>{' '}
+              <span className="banner-todo">
+                It will not tick again until the cause is fixed (often the model endpoint or its limits in <code>subconscious.toml</code>); then
+                press <em>Run now</em> on its card.
+              </span>
+            </div>
+          ) : w.enabled && w.provider_available === false ? (
+            <div key={`model-${w.world}`} className="banner banner-warn" role="status" data-testid={`banner-model-${w.world}`}>
+              <strong>{worldLabel(w.world)}: the model is unavailable.</strong>{' '}
+              <span>{w.provider_unavailable_reason ?? 'The model endpoint did not answer.'}</span>{' '}
+              <span className="banner-todo">
+                Start the model server (for Ollama: <code>ollama serve</code>) or fix the endpoint under <code>[models]</code> in{' '}
+                <code>subconscious.toml</code>. Work that needs no model keeps running; the next tick checks again.
+              </span>
+            </div>
+          ) : null,
+        )}
+    </div>
+  );
+}

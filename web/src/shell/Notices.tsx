@@ -1,0 +1,23 @@
+/** Short-lived messages (a rolled-back action, a started run), announced to screen readers. */
+import type { NoticeTone } from './context.js';
+
+export interface Notice {
+  id: number;
+  text: string;
+  tone: NoticeTone;
+}
+
+export function Notices(props: { notices: Notice[]; dismiss: (id: number) => void }) {
+  return (
+    <div className="notices" aria-live="polite" aria-relevant="additions">
+      {props.notices.map((n) => (
+        <div key={n.id} className={`notice notice-${n.tone}`} role={n.tone === 'error' ? 'alert' : 'status'} data-testid="notice">
+          <span>{n.text}</span>
+          <button type="button" className="link" aria-label="Dismiss message" onClick={() => props.dismiss(n.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}

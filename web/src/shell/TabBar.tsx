@@ -1,0 +1,41 @@
+/** The tab strip: a WAI-ARIA tablist (arrow keys move between tabs, Home/End jump). */
+import { useRef, type KeyboardEvent } from 'react';
+import type { TabDefinition } from '../tabs/types.js';
+
+export function TabBar(props: { tabs: readonly TabDefinition[]; active: string; onSelect: (id: string) => void }) {
+  const refs = useRef(new Map<string, HTMLButtonElement>());
+  const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    const i = props.tabs.findIndex((t) => t.id === props.active);
+    const n = props.tabs.length;
+    const target =
+      e.key === 'ArrowRight' ? (i + 1) % n : e.key === 'ArrowLeft' ? (i - 1 + n) % n : e.key === 'Home' ? 0 : e.key === 'End' ? n - 1 : -1;
+    const tab = props.tabs[target];
+    if (!tab) return;
+    e.preventDefault();
+    props.onSelect(tab.id);
+    refs.current.get(tab.id)?.focus();
+  };
+  return (
+    <div role="tablist" aria-label="Views" className="tabbar" onKeyDown={onKey}>
+      {props.tabs.map((t) => (
+        <button
+          key={t.id}
+          ref={(el) => {
+            if (el) refs.current.set(t.id, el);
+            else refs.current.delete(t.id);
+          }}
+          type="button"
+          role="tab"
+          id={`tab-${t.id}`}
+          aria-selected={t.id === props.active}
+          aria-controls={`panel-${t.id}`}
+          tabIndex={t.id === props.active ? 0 : -1}
+          className="tab"
+          onClick={() => props.onSelect(t.id)}
+        >
+          {t.label}
+        </button>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * `useRpcResource`: one RPC read kept fresh. It reloads when a named live event arrives (and on
+ * every (re)connect), polls every 2 s while `pollWhile(data)` holds and the event stream is
+ * down (seed 1: lists with `in_progress` rows), and lets actions apply optimistic changes.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { rpc } from '../api/rpc.js';
+import type { LiveEvents, LiveSnapshot } from '../api/live.js';
+
+export const POLL_MS = 2000;
+const COALESCE_MS = 120;
+
+export interface Resource<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload(): Promise<void>;
+  /** Replace the data now (optimistic update); drops answers of reads already in flight. */
+  mutate(fn: (current: T | undefined) => T | undefined): void;
+}
+
+export interface ResourceOptions<T> {
+  live: LiveEvents;
+  liveState: LiveSnapshot;
+  /** Event types that mean this data changed. */
+  events?: readonly string[];
+  pollWhile?: (data: T) => boolean;
+}
+
+export function useRpcResource<T>(method: string, params: Record<string, unknown>, opts: ResourceOptions<T>): Resource<T> {
+  const key = JSON.stringify(params);
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const seq = useRef(0);
+  const paramsRef = useRef(params);
+  paramsRef.current = params;
+
+  const reload = useCallback(async () => {
+    const mine = ++seq.current;
+    try {
+      const data = await rpc<T>(method, paramsRef.current);
+      if (mine === seq.current) setState({ data, error: undefined, loading: false });
+    } catch (error) {
+      if (mine === seq.current) setState((s) => ({ data: s.data, error, loading: false }));
+    }
+    // `key` stands for the params' content
+  }, [method, key]);
+
+  const mutate = useCallback((fn: (current: T | undefined) => T | undefined) => {
+    seq.current++;
+    setState((s) => ({ ...s, data: fn(s.data) }));
+  }, []);
+
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+
+  const { live } = opts;
+  const eventsKey = (opts.events ?? []).join(',');
+  useEffect(() => {
+    const wanted = new Set(eventsKey ? eventsKey.split(',') : []);
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const off = live.subscribe((e) => {
+      if (e.type !== 'hello' && !wanted.has(e.type)) return;
+      if (timer !== null) return;
+      timer = setTimeout(() => {
+        timer = null;
+        void reload();
+      }, COALESCE_MS);
+    });
+    return () => {
+      off();
+      if (timer !== null) clearTimeout(timer);
+    };
+  }, [live, eventsKey, reload]);
+
+  const { pollWhile } = opts;
+  const shouldPoll = opts.liveState.state !== 'open' && state.data !== undefined && pollWhile !== undefined && pollWhile(state.data);
+  useEffect(() => {
+    if (!shouldPoll) return;
+    const id = setInterval(() => void reload(), POLL_MS);
+    return () => clearInterval(id);
+  }, [shouldPoll, reload]);
+
+  return { ...state, reload, mutate };
+}

@@ -1,0 +1,53 @@
+/** Seed 1's status bar: task count, total ticks, last tick time, consecutive failures (if any). */
+import { useState } from 'react';
+import { explain, rpc } from '../../api/rpc.js';
+import type { Task, WorldStatus } from '../../api/types.js';
+import { useShell } from '../../shell/context.js';
+import { useNow } from '../../shell/hooks.js';
+import { count, fullTime, relativeTime } from '../../ui/format.js';
+
+export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatus[] | undefined }) {
+  const { notify, status } = useShell();
+  const now = useNow(15_000);
+  const [busy, setBusy] = useState(false);
+  const worlds = props.worlds ?? [];
+  const activeTasks = (props.tasks ?? []).filter((t) => t.enabled && !t.completed).length;
+  const totalTicks = worlds.reduce((a, w) => a + w.total_ticks, 0);
+  const failures = worlds.reduce((a, w) => a + w.consecutive_failures, 0);
+  const lastTick = worlds.reduce<number | null>((a, w) => (w.last_tick_at !== null && (a === null || w.last_tick_at > a) ? w.last_tick_at : a), null);
+
+  const runAll = async () => {
+    setBusy(true);
+    try {
+      await rpc('subconscious.trigger', { kind: 'all' });
+      notify('A tick was started for every enabled world.', 'info');
+    } catch (err) {
+      notify(`Could not start the ticks: ${explain(err)}`, 'error');
+    } finally {
+      setBusy(false);
+      void status.reload();
+    }
+  };
+
+  return (
+    <div className="statusbar" data-testid="status-bar" role="group" aria-label="Summary">
+      <span data-testid="status-tasks">
+        <strong>{props.tasks ? count(activeTasks) : '–'}</strong> {activeTasks === 1 ? 'task' : 'tasks'}
+      </span>
+      <span data-testid="status-ticks">
+        <strong>{count(totalTicks)}</strong> {totalTicks === 1 ? 'tick' : 'ticks'}
+      </span>
+      <span data-testid="status-last-tick" title={fullTime(lastTick)}>
+        last tick <strong>{relativeTime(lastTick, now)}</strong>
+      </span>
+      {failures > 0 && (
+        <span className="coral" data-testid="status-failures">
+          <strong>{count(failures)}</strong> failed
+        </span>
+      )}
+      <button type="button" className="primary statusbar-run" onClick={runAll} disabled={busy}>
+        {busy ? 'Starting…' : 'Run all now'}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,118 @@
+/** One card per world (seed 4 phase 7): state, last tick, totals, failures, halt reason, enable, Run now. */
+import { rpc } from '../../api/rpc.js';
+import type { StatusResult, WorldStatus } from '../../api/types.js';
+import { useShell } from '../../shell/context.js';
+import { useNow } from '../../shell/hooks.js';
+import type { Resource } from '../../shell/resource.js';
+import { Dot, type DotColor } from '../../ui/Dot.js';
+import { count, fullTime, relativeTime, worldLabel } from '../../ui/format.js';
+import { Switch } from '../../ui/Switch.js';
+import { optimistic } from './optimistic.js';
+
+export function WorldCards(props: { status: Resource<StatusResult> }) {
+  const { status } = props;
+  const now = useNow(15_000);
+  if (!status.data) {
+    return (
+      <p className="muted" data-testid="worlds-loading">
+        {status.error ? 'The worlds’ status could not be read.' : 'Reading the worlds’ status…'}
+      </p>
+    );
+  }
+  if (status.data.instances.length === 0) return <p className="muted">No world is configured in this daemon.</p>;
+  return (
+    <ul className="world-cards" aria-label="Worlds">
+      {status.data.instances.map((w) => (
+        <WorldCard key={w.world} world={w} now={now} status={status} />
+      ))}
+    </ul>
+  );
+}
+
+function stateOf(w: WorldStatus): { label: string; color: DotColor; pulse?: boolean } {
+  if (w.running) return { label: 'Running', color: 'blue', pulse: true };
+  if (w.halted) return { label: 'Halted', color: 'coral' };
+  if (!w.enabled) return { label: 'Disabled', color: 'gray' };
+  if (w.provider_available === false) return { label: 'Model unavailable', color: 'amber' };
+  if (w.consecutive_failures > 0) return { label: 'Failing', color: 'coral' };
+  return { label: 'Idle', color: 'green' };
+}
+
+function patchWorld(data: StatusResult, world: string, patch: Partial<WorldStatus>): StatusResult {
+  return { ...data, instances: data.instances.map((i) => (i.world === world ? { ...i, ...patch } : i)) };
+}
+
+function WorldCard(props: { world: WorldStatus; now: number; status: Resource<StatusResult> }) {
+  const { notify } = useShell();
+  const w = props.world;
+  const state = stateOf(w);
+  const name = worldLabel(w.world);
+
+  const setEnabled = (enabled: boolean) =>
+    optimistic(
+      props.status,
+      (d) => patchWorld(d, w.world, { enabled }),
+      () => rpc('subconscious.set_enabled', { world: w.world, enabled }),
+      `Could not ${enabled ? 'enable' : 'disable'} ${name}`,
+      notify,
+    );
+
+  const runNow = async () => {
+    const ok = await optimistic(
+      props.status,
+      (d) => patchWorld(d, w.world, { running: true }),
+      () => rpc('subconscious.trigger', { kind: w.world }),
+      `Could not start a ${name} tick`,
+      notify,
+    );
+    if (ok) notify(`${name}: tick started.`, 'info');
+  };
+
+  return (
+    <li className={`card world-card${w.halted ? ' world-halted' : ''}`} data-testid={`world-${w.world}`} data-state={state.label}>
+      <header className="world-head">
+        <h3>{name}</h3>
+        <span className="state" data-testid="world-state">
+          <Dot color={state.color} pulse={state.pulse} /> {state.label}
+        </span>
+      </header>
+      <dl className="world-facts">
+        <div>
+          <dt>Last tick</dt>
+          <dd title={fullTime(w.last_tick_at)}>{relativeTime(w.last_tick_at, props.now)}</dd>
+        </div>
+        <div>
+          <dt>Next tick</dt>
+          <dd title={fullTime(w.next_tick_at)}>{w.enabled && !w.halted && w.next_tick_at ? relativeTime(w.next_tick_at, props.now) : '—'}</dd>
+        </div>
+        <div>
+          <dt>Total ticks</dt>
+          <dd data-testid="world-ticks">{count(w.total_ticks)}</dd>
+        </div>
+        <div>
+          <dt>Failures</dt>
+          <dd data-testid="world-failures" className={w.consecutive_failures > 0 ? 'coral' : undefined}>
+            {count(w.consecutive_failures)}
+          </dd>
+        </div>
+      </dl>
+      {w.halted && (
+        <p className="coral world-note" data-testid="world-halt-reason">
+          Halted: {w.halt_reason ?? 'no reason recorded'}
+        </p>
+      )}
+      {!w.halted && w.last_error && w.consecutive_failures > 0 && <p className="coral world-note">Last error: {w.last_error}</p>}
+      {w.last_summary && !w.halted && <p className="muted world-note">{w.last_summary}</p>}
+      <footer className="world-actions">
+        <span className="switch-label">
+          <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} />
+          <span aria-hidden="true">{w.enabled ? 'Enabled' : 'Disabled'}</span>
+        </span>
+        <span className="muted small">every {w.interval_minutes} min</span>
+        <button type="button" onClick={runNow} disabled={w.running} aria-label={`Run ${name} now`}>
+          {w.running ? 'Running…' : 'Run now'}
+        </button>
+      </footer>
+    </li>
+  );
+}

@@ -1,0 +1,109 @@
+/** Every ledger row, newest first: latency and outcome per call, paged, optionally one world. */
+import { useState } from 'react';
+import type { UsageCalls } from '../../api/types.js';
+import { useLiveRpc, useNow } from '../../shell/hooks.js';
+import { clockTime, count, duration, fullTime } from '../../ui/format.js';
+import { Section } from '../../ui/Section.js';
+import { USAGE_EVENTS } from './metrics.js';
+
+const PAGE = 20;
+
+export function CallsTable(props: { worlds: string[] }) {
+  const [page, setPage] = useState(0);
+  const [world, setWorld] = useState('');
+  const calls = useLiveRpc<UsageCalls>('usage.calls', { limit: PAGE, offset: page * PAGE, ...(world ? { world } : {}) }, USAGE_EVENTS);
+  const now = useNow(60_000);
+  const total = calls.data?.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / PAGE));
+  const first = total === 0 ? 0 : page * PAGE + 1;
+  const last = Math.min(total, (page + 1) * PAGE);
+  return (
+    <Section
+      id="usage-calls"
+      title="Calls"
+      count={calls.data?.total}
+      actions={
+        <label className="choice">
+          <span>World</span>{' '}
+          <select
+            value={world}
+            onChange={(e) => {
+              setWorld(e.target.value);
+              setPage(0);
+            }}
+          >
+            <option value="">all</option>
+            {props.worlds.map((w) => (
+              <option key={w} value={w}>
+                {w}
+              </option>
+            ))}
+          </select>
+        </label>
+      }
+    >
+      <div className="table-wrap">
+        <table className="data-table calls-table" data-testid="calls-table">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">World</th>
+              <th scope="col">Purpose</th>
+              <th scope="col">Model</th>
+              <th scope="col" className="num">
+                In
+              </th>
+              <th scope="col" className="num">
+                Out
+              </th>
+              <th scope="col" className="num">
+                Latency
+              </th>
+              <th scope="col">Outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(calls.data?.rows ?? []).map((r) => (
+              <tr key={r.id} data-testid="call-row" data-outcome={r.outcome}>
+                <td title={fullTime(r.at)}>{clockTime(r.at, now)}</td>
+                <td>{r.world}</td>
+                <td>{r.purpose}</td>
+                <td title={`${r.role} model`}>{r.model}</td>
+                <td className="num">
+                  {count(r.input_tokens)}
+                  {r.estimated && <abbr title="estimated: the server gave no usage figures">~</abbr>}
+                </td>
+                <td className="num">{count(r.output_tokens)}</td>
+                <td className="num">{duration(r.latency_ms)}</td>
+                <td>
+                  <span className={`outcome ${r.outcome === 'ok' ? 'outcome-ok' : 'outcome-bad'}`} title={r.error ?? undefined}>
+                    {r.outcome}
+                  </span>
+                  {r.error && <div className="small muted call-error">{r.error}</div>}
+                </td>
+              </tr>
+            ))}
+            {calls.data && calls.data.rows.length === 0 && (
+              <tr>
+                <td colSpan={8} className="muted">
+                  No model calls recorded{world ? ` for ${world}` : ''}.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      <nav className="pager" aria-label="Calls pages">
+        <button type="button" onClick={() => setPage((p) => Math.max(0, p - 1))} disabled={page === 0}>
+          Previous
+        </button>
+        <span data-testid="calls-range" aria-live="polite">
+          {first}–{last} of {count(total)} · page {page + 1} of {pages}
+        </span>
+        <button type="button" onClick={() => setPage((p) => p + 1)} disabled={page + 1 >= pages}>
+          Next
+        </button>
+      </nav>
+    </Section>
+  );
+}
