@@ -1,0 +1,104 @@
+/**
+ * `subconscious tasks list|add|enable|disable|remove`: the task loop without the page. Every
+ * command is one RPC call (the same methods the page uses); `--json` prints the raw result.
+ *
+ * `program` may be the `tasks` command itself (the subcommands are added to it) or the root
+ * program (a `tasks` command is created).
+ */
+import type { Command } from 'commander';
+import { SubconsciousError } from '../core/errors.js';
+
+type Call = (method: string, params?: unknown) => Promise<unknown>;
+
+interface TaskRow {
+  id: string;
+  title: string;
+  source: string;
+  recurrence: string;
+  enabled: boolean;
+  needs_tools: boolean;
+  last_run_at: number | null;
+  next_run_at: number | null;
+  completed: boolean;
+}
+
+export function registerTasksCommands(program: Command, call: Call, print: (line: string) => void = (l) => console.log(l)): Command {
+  const tasks = program.name() === 'tasks' ? program : program.command('tasks').description('standing tasks of the task loop');
+
+  tasks
+    .command('list')
+    .description('list tasks (system and user)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = (await call('subconscious.tasks_list', {})) as TaskRow[];
+      if (opts.json) return print(JSON.stringify(rows, null, 2));
+      for (const line of formatTaskTable(rows)) print(line);
+    });
+
+  tasks
+    .command('add')
+    .description('add a user task')
+    .argument('<title...>', 'what to check or do, e.g. "Check urgent emails"')
+    .option('-r, --recurrence <recurrence>', 'pending (every tick), once, or cron:<expr>', 'pending')
+    .option('--write', 'the task asks for a write action (send, post, …)')
+    .option('--read-only', 'the task only reads')
+    .option('--json', 'print JSON')
+    .action(async (words: string[], opts: { recurrence: string; write?: boolean; readOnly?: boolean; json?: boolean }) => {
+      if (opts.write && opts.readOnly) {
+        throw new SubconsciousError('invalid_params', '--write and --read-only contradict each other; give one of them (or neither to decide from the title).');
+      }
+      const params: Record<string, unknown> = { title: words.join(' '), recurrence: opts.recurrence };
+      if (opts.write) params.needs_tools = true;
+      if (opts.readOnly) params.needs_tools = false;
+      const task = (await call('subconscious.tasks_add', params)) as TaskRow;
+      if (opts.json) return print(JSON.stringify(task, null, 2));
+      print(`added ${task.id}: ${task.title} (${task.recurrence}, ${task.needs_tools ? 'write' : 'read-only'})`);
+    });
+
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    tasks
+      .command(name)
+      .description(`${name} a task (system tasks too)`)
+      .argument('<id>', 'task id (see `tasks list`)')
+      .option('--json', 'print JSON')
+      .action(async (id: string, opts: { json?: boolean }) => {
+        const task = (await call('subconscious.tasks_update', { id, enabled })) as TaskRow;
+        if (opts.json) return print(JSON.stringify(task, null, 2));
+        print(`${enabled ? 'enabled' : 'disabled'} ${task.id}: ${task.title}`);
+      });
+  }
+
+  tasks
+    .command('remove')
+    .description('remove a user task (system tasks can only be disabled)')
+    .argument('<id>', 'task id (see `tasks list`)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const task = (await call('subconscious.tasks_remove', { id })) as TaskRow;
+      if (opts.json) return print(JSON.stringify(task, null, 2));
+      print(`removed ${task.id}: ${task.title}`);
+    });
+
+  return tasks;
+}
+
+/** A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT, TITLE. */
+export function formatTaskTable(rows: TaskRow[]): string[] {
+  if (rows.length === 0) return ['no tasks'];
+  const table = rows.map((t) => [
+    t.id,
+    t.completed ? 'done' : t.enabled ? 'on' : 'off',
+    t.source,
+    t.needs_tools ? 'write' : 'read',
+    t.recurrence,
+    t.completed ? '-' : t.next_run_at ? new Date(t.next_run_at).toISOString().slice(0, 16).replace('T', ' ') : 'every tick',
+    t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,
+  ]);
+  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT', 'TITLE'];
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  return [line(head), ...table.map(line)];
+}

@@ -1,0 +1,96 @@
+/**
+ * `subconscious_escalations`: unsolicited writes an analysis run recommended, waiting for the
+ * user (seed 1, "Approval Gate"). One per log row (unique `log_id`), so a resumed commit cannot
+ * raise it twice; resolving is a compare-and-set on `status = 'pending'`, so approving twice
+ * (or after a dismissal) is refused and runs nothing.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import { SubconsciousError } from '../../core/errors.js';
+import type { Database, SubconsciousEscalationsTable } from '../../store/schema.js';
+import type { Escalation, EscalationPriority, EscalationStatus } from './types.js';
+
+type Db = Kysely<Database>;
+type Row = Selectable<SubconsciousEscalationsTable>;
+
+export function toEscalation(row: Row): Escalation {
+  return {
+    id: row.id,
+    task_id: row.task_id,
+    log_id: row.log_id,
+    title: row.title,
+    description: row.description,
+    analysis: row.analysis,
+    priority: row.priority as EscalationPriority,
+    status: row.status as EscalationStatus,
+    skill_related: Number(row.skill_related) === 1,
+    created_at: Number(row.created_at),
+    resolved_at: row.resolved_at === null ? null : Number(row.resolved_at),
+  };
+}
+
+export interface NewEscalation {
+  id: string;
+  task_id: string;
+  log_id: string;
+  title: string;
+  description: string;
+  analysis: string | null;
+  priority: EscalationPriority;
+  skill_related: boolean;
+}
+
+const PRIORITY_ORDER: Record<EscalationPriority, number> = { critical: 0, important: 1, normal: 2 };
+
+export class EscalationStore {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number,
+  ) {}
+
+  /** Insert unless this log row already has one; returns the row that exists afterwards. */
+  async create(e: NewEscalation, db: Db = this.db): Promise<Escalation> {
+    await db
+      .insertInto('subconscious_escalations')
+      .values({ ...e, skill_related: e.skill_related ? 1 : 0, status: 'pending', created_at: this.now(), resolved_at: null })
+      .onConflict((oc) => oc.column('log_id').doNothing())
+      .execute();
+    const row = await db.selectFrom('subconscious_escalations').selectAll().where('log_id', '=', e.log_id).executeTakeFirstOrThrow();
+    return toEscalation(row);
+  }
+
+  async get(id: string): Promise<Escalation | undefined> {
+    const row = await this.db.selectFrom('subconscious_escalations').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toEscalation(row) : undefined;
+  }
+
+  /** Pending ones by priority then age; resolved ones newest first. */
+  async list(status?: EscalationStatus, limit = 200): Promise<Escalation[]> {
+    let q = this.db.selectFrom('subconscious_escalations').selectAll();
+    if (status) q = q.where('status', '=', status);
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    return rows.map(toEscalation).sort((a, b) => {
+      if (a.status === 'pending' && b.status === 'pending') return PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.created_at - b.created_at;
+      if (a.status === 'pending') return -1;
+      if (b.status === 'pending') return 1;
+      return 0;
+    });
+  }
+
+  /** pending → `to`, exactly once. Unknown id → not_found; already resolved → conflict. */
+  async resolve(id: string, to: 'approved' | 'dismissed'): Promise<Escalation> {
+    const res = await this.db
+      .updateTable('subconscious_escalations')
+      .set({ status: to, resolved_at: this.now() })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    const after = await this.get(id);
+    if (!after) {
+      throw new SubconsciousError('not_found', `No escalation with id "${id}".`, { hint: 'List them with subconscious.escalations_list.', details: { field: 'id' } });
+    }
+    if (Number(res.numUpdatedRows) !== 1) {
+      throw new SubconsciousError('conflict', `Escalation "${id}" was already ${after.status}; nothing was run.`, { details: { field: 'id', status: after.status } });
+    }
+    return after;
+  }
+}

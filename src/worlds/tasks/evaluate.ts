@@ -1,0 +1,97 @@
+/**
+ * The evaluation (seed 1, step 4): ONE `local` model call for all due tasks, schema
+ * `{decisions: [{task_id, decision, reason}]}`. Tasks are split into batches only when the
+ * report plus the task list would not fit the context budget. A task the model left out or
+ * named wrongly becomes `noop` with the reason "no decision"; a decision for a task that was
+ * not asked about is ignored.
+ */
+import { z } from 'zod';
+import { estimateTokens } from '../../llm/index.js';
+import type { Llm } from '../../llm/types.js';
+import { EVALUATION_SYSTEM, evaluationPrompt } from './prompts.js';
+import type { ModelDecision } from './types.js';
+
+export const decisionsSchema = z.object({
+  decisions: z.array(
+    z.object({
+      task_id: z.string(),
+      decision: z.enum(['noop', 'act', 'escalate']),
+      reason: z.string().optional(),
+    }),
+  ),
+});
+
+export type DecisionsOutput = z.output<typeof decisionsSchema>;
+
+export interface TaskDecision {
+  task_id: string;
+  decision: ModelDecision;
+  reason: string;
+}
+
+export const NO_DECISION = 'no decision';
+const MAX_REASON_CHARS = 500;
+
+/** Fixed tokens of one evaluation call besides the report and the task lines. */
+export function evaluationOverheadTokens(): number {
+  return estimateTokens(EVALUATION_SYSTEM + evaluationPrompt('', [])) + 16;
+}
+
+/**
+ * Split task lines into as few batches as fit `budget` next to a report of `reportTokens`.
+ * A single line too big for any batch still gets a batch of its own (it is capped by fencing).
+ */
+export function planBatches(lines: readonly { id: string; tokens: number }[], reportTokens: number, budget: number): string[][] {
+  const room = Math.max(1, budget - reportTokens - evaluationOverheadTokens());
+  const batches: string[][] = [];
+  let current: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    if (current.length && used + line.tokens > room) {
+      batches.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(line.id);
+    used += line.tokens;
+  }
+  if (current.length) batches.push(current);
+  return batches;
+}
+
+/** One decision per asked task, in the asked order: first answer wins, missing ones are noop. */
+export function normalizeDecisions(askedIds: readonly string[], output: DecisionsOutput): TaskDecision[] {
+  const asked = new Set(askedIds);
+  const got = new Map<string, TaskDecision>();
+  for (const d of output.decisions) {
+    const id = d.task_id.trim();
+    if (!asked.has(id) || got.has(id)) continue;
+    const reason = (d.reason ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_REASON_CHARS);
+    got.set(id, { task_id: id, decision: d.decision, reason: reason || `(${d.decision}, no reason given)` });
+  }
+  return askedIds.map((id) => got.get(id) ?? { task_id: id, decision: 'noop', reason: NO_DECISION });
+}
+
+export async function evaluateBatch(
+  llm: Llm,
+  call: { world: string; signal: AbortSignal },
+  report: string,
+  batch: readonly { id: string; line: string }[],
+): Promise<TaskDecision[]> {
+  const { value } = await llm.object(
+    { world: call.world, purpose: 'evaluate', role: 'local', signal: call.signal },
+    {
+      system: EVALUATION_SYSTEM,
+      prompt: evaluationPrompt(
+        report,
+        batch.map((b) => b.line),
+      ),
+      schema: decisionsSchema,
+      temperature: 0,
+    },
+  );
+  return normalizeDecisions(
+    batch.map((b) => b.id),
+    value,
+  );
+}

@@ -1,0 +1,90 @@
+/**
+ * `HEARTBEAT.md` in the workspace: one system task per `- ` line (seed 1). Headers, blank
+ * lines, other text and duplicate lines are ignored. The file is re-read only when its size,
+ * mtime or content hash changed since the last read.
+ */
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+export const HEARTBEAT_FILE = 'HEARTBEAT.md';
+export const MAX_TITLE_CHARS = 500;
+
+/** The key two lines share when they are "the same task": case and spacing ignored. */
+export function titleKey(title: string): string {
+  return title.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
+export function heartbeatTaskId(title: string): string {
+  return `heartbeat:${createHash('sha256').update(titleKey(title)).digest('hex').slice(0, 20)}`;
+}
+
+/** The task titles in a HEARTBEAT.md text, first occurrence wins, in file order. */
+export function parseHeartbeatMd(text: string): string[] {
+  const seen = new Set<string>();
+  const titles: string[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trimStart();
+    if (!line.startsWith('- ')) continue;
+    const title = line
+      .slice(2)
+      .replace(/^\[[ xX]\]\s+/, '') // a Markdown checkbox is not part of the task
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, MAX_TITLE_CHARS);
+    if (!title) continue;
+    const key = titleKey(title);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    titles.push(title);
+  }
+  return titles;
+}
+
+export interface HeartbeatSnapshot {
+  /** False when the file does not exist (every imported task's line has then disappeared). */
+  exists: boolean;
+  titles: string[];
+  hash: string | null;
+  mtimeMs: number | null;
+}
+
+/** Watches one workspace's HEARTBEAT.md by stat and hash; `read()` says whether it changed. */
+export class HeartbeatFile {
+  readonly file: string;
+  private last: { size: number; mtimeMs: number; hash: string; titles: string[] } | null | undefined;
+
+  constructor(workspace: string) {
+    this.file = path.join(workspace, HEARTBEAT_FILE);
+  }
+
+  /** `changed` is true on the first call and whenever the file appeared, vanished or its content changed. */
+  async read(): Promise<{ changed: boolean; snapshot: HeartbeatSnapshot }> {
+    let info: { size: number; mtimeMs: number } | null = null;
+    try {
+      const s = await stat(this.file);
+      if (s.isFile()) info = { size: s.size, mtimeMs: s.mtimeMs };
+    } catch {
+      info = null;
+    }
+    if (!info) {
+      const changed = this.last !== null;
+      this.last = null;
+      return { changed, snapshot: { exists: false, titles: [], hash: null, mtimeMs: null } };
+    }
+    const prev = this.last;
+    if (prev && prev.size === info.size && prev.mtimeMs === info.mtimeMs) {
+      return { changed: false, snapshot: { exists: true, titles: prev.titles, hash: prev.hash, mtimeMs: prev.mtimeMs } };
+    }
+    const text = await readFile(this.file, 'utf8');
+    const hash = createHash('sha256').update(text).digest('hex');
+    const titles = prev && prev.hash === hash ? prev.titles : parseHeartbeatMd(text);
+    this.last = { ...info, hash, titles };
+    return { changed: !prev || prev.hash !== hash, snapshot: { exists: true, titles, hash, mtimeMs: info.mtimeMs } };
+  }
+
+  /** Forget what was read (the next `read()` imports again). */
+  reset(): void {
+    this.last = undefined;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Small text rules of seed 1: a task's write intent (decided when it is added, editable later),
+ * skill-related escalations ("Fix in Skills"), and the `RECOMMENDED ACTION:` line with its
+ * priority.
+ */
+import type { EscalationPriority } from './types.js';
+
+const WRITE_VERBS = [
+  'send', 'post', 'delete', 'remove', 'create', 'forward', 'reply', 'respond', 'write', 'update', 'publish', 'upload',
+  'share', 'invite', 'archive', 'move', 'rename', 'edit', 'modify', 'submit', 'book', 'pay', 'purchase', 'notify',
+  'tweet', 'comment', 'push', 'deploy', 'commit', 'merge', 'label', 'mark', 'email', 'message', 'schedule', 'cancel',
+  'add', 'save', 'file', 'assign', 'close', 'open', 'approve', 'decline', 'accept', 'unsubscribe', 'order', 'ping',
+];
+
+/**
+ * A verb counts only where an instruction starts: the title's first word, or after "and",
+ * "then", "also", "please", "to" or a clause separator. So "Send daily summary to Slack" and
+ * "Check urgent emails and forward them" have write intent, "Summarize Notion updates" does not.
+ */
+const WRITE_INTENT = new RegExp(
+  `(?:^|[,;:.!?&]\\s*|\\b(?:and|then|also|please|to)\\s+)(?:${WRITE_VERBS.join('|')})(?:s|es|ed|d|ing)?\\b`,
+  'i',
+);
+
+export function detectWriteIntent(title: string): boolean {
+  return WRITE_INTENT.test(title.trim());
+}
+
+/** Seed 1's keywords for escalations that are about a skill (an MCP server / integration). */
+const SKILL_WORDS = /\b(?:skills?|oauth|notion|gmail|integrations?|disconnect(?:ed|ion|ions|s)?|re-?auth(?:enticate|orize|orise)?)\b/i;
+
+export function isSkillRelated(...texts: (string | null | undefined)[]): boolean {
+  return texts.some((t) => typeof t === 'string' && SKILL_WORDS.test(t));
+}
+
+const RECOMMENDED = /^\s*RECOMMENDED ACTION:\s*(.+)$/im;
+
+/** The `RECOMMENDED ACTION:` line of a text, when the runner did not already extract it. */
+export function findRecommendedAction(text: string): string | undefined {
+  const m = RECOMMENDED.exec(text);
+  const action = m?.[1]?.trim();
+  return action ? action : undefined;
+}
+
+/**
+ * The analysis prompt asks for `RECOMMENDED ACTION: [critical|important|normal] …`; the tag is
+ * optional and anything else is `normal`.
+ */
+export function splitPriority(action: string): { priority: EscalationPriority; action: string } {
+  const m = /^\s*(?:\[(critical|important|normal)\]|\((critical|important|normal)\)|(critical|important|normal)\s*:)\s*(.*)$/is.exec(action);
+  const tag = m?.[1] ?? m?.[2] ?? m?.[3];
+  const rest = m?.[4]?.trim();
+  return tag && rest ? { priority: tag.toLowerCase() as EscalationPriority, action: rest } : { priority: 'normal', action: action.trim() };
+}

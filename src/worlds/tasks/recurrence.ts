@@ -1,0 +1,85 @@
+/**
+ * Recurrence (seed 1): `pending` (every tick until disabled), `once` (completes after its run)
+ * and `cron:<expr>` (croner, in the configured time zone). Invalid input is rejected with the
+ * reason, naming the field.
+ */
+import { Cron } from 'croner';
+import { SubconsciousError } from '../../core/errors.js';
+
+export type Recurrence = { kind: 'pending' } | { kind: 'once' } | { kind: 'cron'; expr: string };
+
+export function defaultTimezone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+export function validateTimezone(timezone: string): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return timezone;
+  } catch {
+    throw new SubconsciousError('config_invalid', `heartbeat.timezone: "${timezone}" is not an IANA time zone.`, {
+      hint: 'Use a name such as "Europe/Paris" or "UTC".',
+    });
+  }
+}
+
+/** Parse and validate; throws `invalid_params` naming `field` with croner's reason. */
+export function parseRecurrence(input: string, timezone: string, field = 'recurrence'): Recurrence {
+  const value = input.trim();
+  if (value === 'pending') return { kind: 'pending' };
+  if (value === 'once') return { kind: 'once' };
+  if (value.startsWith('cron:')) {
+    const expr = value.slice('cron:'.length).trim();
+    if (!expr) throw invalid(field, 'the cron expression after "cron:" is empty');
+    try {
+      const job = new Cron(expr, { timezone, paused: true });
+      job.stop();
+    } catch (err) {
+      throw invalid(field, `invalid cron expression "${expr}": ${(err as Error).message}`);
+    }
+    return { kind: 'cron', expr };
+  }
+  throw invalid(field, `"${value.slice(0, 60)}" is not one of pending, once, cron:<expr>`);
+}
+
+export function formatRecurrence(r: Recurrence): string {
+  return r.kind === 'cron' ? `cron:${r.expr}` : r.kind;
+}
+
+/** The next run strictly after `after` (epoch ms), or null when the expression never fires again. */
+export function nextCronRun(expr: string, after: number, timezone: string): number | null {
+  const job = new Cron(expr, { timezone, paused: true });
+  try {
+    const next = job.nextRun(new Date(after));
+    return next ? next.getTime() : null;
+  } finally {
+    job.stop();
+  }
+}
+
+/**
+ * Where a task's schedule goes after a run at `ranAt`: `once` completes, `cron` moves to its next
+ * time, `pending` stays due (runs every tick).
+ */
+export function advanceSchedule(recurrence: string, ranAt: number, timezone: string): { next_run_at: number | null; completed: boolean } {
+  const r = parseRecurrence(recurrence, timezone);
+  if (r.kind === 'once') return { next_run_at: null, completed: true };
+  if (r.kind === 'cron') {
+    const next = nextCronRun(r.expr, ranAt, timezone);
+    return next === null ? { next_run_at: null, completed: true } : { next_run_at: next, completed: false };
+  }
+  return { next_run_at: null, completed: false };
+}
+
+/** The first due time of a new (or re-scheduled) task. */
+export function initialNextRun(recurrence: string, now: number, timezone: string): number | null {
+  const r = parseRecurrence(recurrence, timezone);
+  return r.kind === 'cron' ? nextCronRun(r.expr, now, timezone) : null;
+}
+
+function invalid(field: string, reason: string): SubconsciousError {
+  return new SubconsciousError('invalid_params', `${field}: ${reason}`, {
+    details: { field },
+    hint: 'Use "pending", "once" or "cron:<expr>", e.g. "cron:0 9 * * 1-5".',
+  });
+}

@@ -1,0 +1,258 @@
+/**
+ * `subconscious_tasks`: the seed's three system defaults (stable ids, seeded once, never
+ * deleted), HEARTBEAT.md tasks (system, imported idempotently; a vanished line disables its
+ * task, a returning line re-enables it) and user tasks (add, update, remove).
+ */
+import type { Kysely, Selectable } from 'kysely';
+import { SubconsciousError } from '../../core/errors.js';
+import type { Clock, IdGen } from '../../core/index.js';
+import type { Database, SubconsciousTasksTable } from '../../store/schema.js';
+import { MAX_TITLE_CHARS, heartbeatTaskId, titleKey } from './heartbeat-md.js';
+import { detectWriteIntent } from './intent.js';
+import { advanceSchedule, formatRecurrence, initialNextRun, parseRecurrence } from './recurrence.js';
+import type { Task, TaskOrigin, TaskSource } from './types.js';
+
+/** Seed 1's default system tasks. Ids are stable so seeding is idempotent across restarts. */
+export const DEFAULT_SYSTEM_TASKS: readonly { id: string; title: string }[] = [
+  { id: 'system:check-skills', title: 'Check connected skills for errors or disconnections' },
+  { id: 'system:review-memory', title: 'Review new memory updates for actionable items' },
+  { id: 'system:system-health', title: 'Monitor system health (Ollama, memory, connections)' },
+];
+
+export interface AddTaskInput {
+  title: string;
+  recurrence?: string | undefined;
+  /** Write intent; decided from the title when absent. */
+  needs_tools?: boolean | undefined;
+}
+
+export interface UpdateTaskInput {
+  title?: string | undefined;
+  enabled?: boolean | undefined;
+  recurrence?: string | undefined;
+  needs_tools?: boolean | undefined;
+}
+
+export interface HeartbeatSyncResult {
+  added: number;
+  disabled: number;
+  reenabled: number;
+  renamed: number;
+}
+
+type Row = Selectable<SubconsciousTasksTable>;
+type Db = Kysely<Database>;
+
+export function toTask(row: Row): Task {
+  return {
+    id: row.id,
+    title: row.title,
+    source: row.source as TaskSource,
+    origin: row.origin as TaskOrigin,
+    recurrence: row.recurrence,
+    enabled: Number(row.enabled) === 1,
+    needs_tools: Number(row.needs_tools) === 1,
+    last_run_at: row.last_run_at === null ? null : Number(row.last_run_at),
+    next_run_at: row.next_run_at === null ? null : Number(row.next_run_at),
+    completed: Number(row.completed) === 1,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
+
+export function cleanTitle(title: string, field = 'title'): string {
+  const clean = title.replace(/\s+/g, ' ').trim();
+  if (!clean) throw new SubconsciousError('invalid_params', `${field}: must not be empty.`, { details: { field } });
+  if (clean.length > MAX_TITLE_CHARS) {
+    throw new SubconsciousError('invalid_params', `${field}: at most ${MAX_TITLE_CHARS} characters (got ${clean.length}).`, { details: { field } });
+  }
+  return clean;
+}
+
+export class TaskStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly ids: IdGen,
+    private readonly timezone: string,
+  ) {}
+
+  /** Insert the defaults that are missing; never touches existing rows (a disabled default stays disabled). */
+  async seedDefaults(): Promise<number> {
+    const now = this.clock.now();
+    let inserted = 0;
+    for (const t of DEFAULT_SYSTEM_TASKS) {
+      const res = await this.db
+        .insertInto('subconscious_tasks')
+        .values(newRow({ id: t.id, title: t.title, source: 'system', origin: 'default', recurrence: 'pending', needs_tools: false, now, next: null }))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      inserted += Number(res.numInsertedOrUpdatedRows ?? 0);
+    }
+    return inserted;
+  }
+
+  async list(): Promise<Task[]> {
+    const rows = await this.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
+    // System tasks first (the page shows them on top), each group in creation order.
+    return rows.map(toTask).sort((a, b) => (a.source === b.source ? 0 : a.source === 'system' ? -1 : 1));
+  }
+
+  async get(id: string): Promise<Task | undefined> {
+    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toTask(row) : undefined;
+  }
+
+  async require(id: string): Promise<Task> {
+    const task = await this.get(id);
+    if (!task) throw new SubconsciousError('not_found', `No task with id "${id}".`, { hint: 'List tasks with `subconscious tasks list`.', details: { field: 'id' } });
+    return task;
+  }
+
+  async add(input: AddTaskInput): Promise<Task> {
+    const title = cleanTitle(input.title);
+    const recurrence = formatRecurrence(parseRecurrence(input.recurrence ?? 'pending', this.timezone));
+    const now = this.clock.now();
+    const row = newRow({
+      id: this.ids(),
+      title,
+      source: 'user',
+      origin: 'user',
+      recurrence,
+      needs_tools: input.needs_tools ?? detectWriteIntent(title),
+      now,
+      next: initialNextRun(recurrence, now, this.timezone),
+    });
+    await this.db.insertInto('subconscious_tasks').values(row).execute();
+    return toTask(row);
+  }
+
+  async update(id: string, input: UpdateTaskInput): Promise<Task> {
+    const task = await this.require(id);
+    if (task.source === 'system') {
+      const refused = (['title', 'recurrence', 'needs_tools'] as const).filter((k) => input[k] !== undefined);
+      if (refused.length) {
+        throw new SubconsciousError('forbidden', `System task "${task.title}" can only be enabled or disabled (refused: ${refused.join(', ')}).`, {
+          hint: task.origin === 'heartbeat_md' ? 'Edit its line in HEARTBEAT.md instead.' : 'Add a user task with the wording you want.',
+          details: { field: refused[0] },
+        });
+      }
+    }
+    const now = this.clock.now();
+    const patch: Partial<Row> = { updated_at: now };
+    if (input.title !== undefined) patch.title = cleanTitle(input.title);
+    if (input.enabled !== undefined) patch.enabled = input.enabled ? 1 : 0;
+    if (input.needs_tools !== undefined) patch.needs_tools = input.needs_tools ? 1 : 0;
+    if (input.recurrence !== undefined) {
+      const recurrence = formatRecurrence(parseRecurrence(input.recurrence, this.timezone));
+      patch.recurrence = recurrence;
+      // A new schedule starts over: a completed `once` task becomes due again.
+      patch.completed = 0;
+      patch.next_run_at = initialNextRun(recurrence, now, this.timezone);
+    }
+    await this.db.updateTable('subconscious_tasks').set(patch).where('id', '=', id).execute();
+    return this.require(id);
+  }
+
+  async remove(id: string): Promise<Task> {
+    const task = await this.require(id);
+    if (task.source === 'system') {
+      throw new SubconsciousError('forbidden', `"${task.title}" is a system task: system tasks cannot be removed, only disabled.`, {
+        hint: `Disable it instead: subconscious tasks disable ${task.id}`,
+        details: { field: 'id' },
+      });
+    }
+    await this.db.deleteFrom('subconscious_tasks').where('id', '=', id).execute();
+    return task;
+  }
+
+  /** Enabled, not completed, and due (never run, or `next_run_at <= now`). */
+  async due(now: number, exclude: readonly string[] = []): Promise<Task[]> {
+    let q = this.db
+      .selectFrom('subconscious_tasks')
+      .selectAll()
+      .where('enabled', '=', 1)
+      .where('completed', '=', 0)
+      .where((eb) => eb.or([eb('next_run_at', 'is', null), eb('next_run_at', '<=', now)]));
+    if (exclude.length) q = q.where('id', 'not in', [...exclude]);
+    const rows = await q.orderBy('created_at').orderBy('id').execute();
+    return rows.map(toTask);
+  }
+
+  /**
+   * Make the HEARTBEAT.md tasks match the file's lines. Idempotent. A task the user disabled
+   * stays disabled while its line stays; a line that vanishes disables its task, and the task
+   * comes back enabled when the line returns.
+   */
+  async syncHeartbeat(titles: readonly string[]): Promise<HeartbeatSyncResult> {
+    const result: HeartbeatSyncResult = { added: 0, disabled: 0, reenabled: 0, renamed: 0 };
+    const now = this.clock.now();
+    const wanted = new Map(titles.map((t) => [heartbeatTaskId(t), t]));
+    await this.db.transaction().execute(async (trx) => {
+      const existing = await trx.selectFrom('subconscious_tasks').selectAll().where('origin', '=', 'heartbeat_md').execute();
+      const byId = new Map(existing.map((r) => [r.id, r]));
+      for (const row of existing) {
+        if (!wanted.has(row.id) && Number(row.origin_present) === 1) {
+          await trx.updateTable('subconscious_tasks').set({ origin_present: 0, enabled: 0, updated_at: now }).where('id', '=', row.id).execute();
+          result.disabled++;
+        }
+      }
+      const fresh: Row[] = [];
+      for (const [id, title] of wanted) {
+        const row = byId.get(id);
+        if (!row) {
+          fresh.push(newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: detectWriteIntent(title), now, next: null }));
+          continue;
+        }
+        if (Number(row.origin_present) === 0) {
+          await trx.updateTable('subconscious_tasks').set({ origin_present: 1, enabled: 1, title, updated_at: now }).where('id', '=', id).execute();
+          result.reenabled++;
+        } else if (row.title !== title && titleKey(row.title) === titleKey(title)) {
+          await trx.updateTable('subconscious_tasks').set({ title, updated_at: now }).where('id', '=', id).execute();
+          result.renamed++;
+        }
+      }
+      // Chunked: SQLite caps bound parameters per statement.
+      for (let i = 0; i < fresh.length; i += 50) {
+        await trx.insertInto('subconscious_tasks').values(fresh.slice(i, i + 50)).onConflict((oc) => oc.column('id').doNothing()).execute();
+      }
+      result.added = fresh.length;
+    });
+    return result;
+  }
+
+  /** Record a run at `ranAt` and move the schedule on (`once` completes, `cron` to its next time). */
+  async advance(db: Db, taskId: string, ranAt: number): Promise<void> {
+    const row = await db.selectFrom('subconscious_tasks').select(['recurrence']).where('id', '=', taskId).executeTakeFirst();
+    if (!row) return; // removed while it ran: nothing to advance
+    const next = advanceSchedule(row.recurrence, ranAt, this.timezone);
+    await db
+      .updateTable('subconscious_tasks')
+      .set({ last_run_at: ranAt, next_run_at: next.next_run_at, completed: next.completed ? 1 : 0, updated_at: this.clock.now() })
+      .where('id', '=', taskId)
+      .execute();
+  }
+
+  /** Record an evaluation without moving the schedule (a failed `once` execution stays due). */
+  async touch(db: Db, taskId: string, ranAt: number): Promise<void> {
+    await db.updateTable('subconscious_tasks').set({ last_run_at: ranAt, updated_at: this.clock.now() }).where('id', '=', taskId).execute();
+  }
+}
+
+function newRow(v: { id: string; title: string; source: TaskSource; origin: TaskOrigin; recurrence: string; needs_tools: boolean; now: number; next: number | null }): Row {
+  return {
+    id: v.id,
+    title: v.title,
+    source: v.source,
+    origin: v.origin,
+    origin_present: 1,
+    recurrence: v.recurrence,
+    enabled: 1,
+    needs_tools: v.needs_tools ? 1 : 0,
+    last_run_at: null,
+    next_run_at: v.next,
+    completed: 0,
+    created_at: v.now,
+    updated_at: v.now,
+  };
+}
