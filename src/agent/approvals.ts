@@ -1,0 +1,251 @@
+/**
+ * The approval gate's durable half (seed 1 "Approval Gate", seed 2 §7.1): one row per writing
+ * tool call that needs a human answer. A row moves exactly once, from `pending` to `approved`,
+ * `denied` or `expired`; every later answer is a `conflict` that changes nothing.
+ *
+ * Attended runs have `expires_at = null` and wait for the answer; unattended runs get a
+ * 10-minute expiry measured on the injected Clock. Waiters in this process are woken at once
+ * by `approve`/`deny`; with `pollMs` set, a waiter also re-reads the row periodically, so an
+ * answer given by another process sharing the database (Postgres) is seen too.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import { SubconsciousError } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import type { EventBus } from '../core/events.js';
+import type { IdGen } from '../core/ids.js';
+import type { ApprovalsTable, Database } from '../store/schema.js';
+
+export type ApprovalState = ApprovalsTable['state'];
+export type ApprovalAnswer = Exclude<ApprovalState, 'pending'>;
+export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
+
+/** How long an unattended run's approval waits before it expires (seed 2 §7.1). */
+export const UNATTENDED_APPROVAL_MS = 10 * 60_000;
+
+export interface Approval {
+  id: string;
+  run_id: string;
+  world: string;
+  tool: string;
+  server: string;
+  arguments: unknown;
+  reason: string;
+  created_at: number;
+  expires_at: number | null;
+  state: ApprovalState;
+  answered_at: number | null;
+}
+
+export interface NewApproval {
+  runId: string;
+  world: string;
+  tool: string;
+  server: string;
+  arguments: unknown;
+  reason: string;
+  /** null: attended, waits for the answer. */
+  expiresAt: number | null;
+}
+
+export interface ApprovalStoreOptions {
+  db: Kysely<Database>;
+  clock: Clock;
+  ids: IdGen;
+  events?: EventBus | undefined;
+  /** Re-read pending rows this often while waiting (for answers from other processes). Off by default. */
+  pollMs?: number | undefined;
+}
+
+export class ApprovalStore {
+  private readonly db: Kysely<Database>;
+  private readonly clock: Clock;
+  private readonly ids: IdGen;
+  private readonly events: EventBus | undefined;
+  private readonly pollMs: number | undefined;
+  private readonly waiters = new Map<string, Set<() => void>>();
+
+  constructor(opts: ApprovalStoreOptions) {
+    this.db = opts.db;
+    this.clock = opts.clock;
+    this.ids = opts.ids;
+    this.events = opts.events;
+    this.pollMs = opts.pollMs;
+  }
+
+  async create(input: NewApproval): Promise<Approval> {
+    const row: Selectable<ApprovalsTable> = {
+      id: this.ids(),
+      run_id: input.runId,
+      world: input.world,
+      tool: input.tool,
+      server: input.server,
+      arguments: JSON.stringify(input.arguments ?? null),
+      reason: input.reason,
+      created_at: this.clock.now(),
+      expires_at: input.expiresAt,
+      state: 'pending',
+      answered_at: null,
+    };
+    await this.db.insertInto('approvals').values(row).execute();
+    const approval = toApproval(row);
+    this.changed(approval);
+    return approval;
+  }
+
+  async get(id: string): Promise<Approval | undefined> {
+    const row = await this.db.selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toApproval(row) : undefined;
+  }
+
+  /** Newest first. */
+  async list(filter: { state?: ApprovalState | undefined; runId?: string | undefined; limit?: number | undefined } = {}): Promise<Approval[]> {
+    let q = this.db.selectFrom('approvals').selectAll();
+    if (filter.state) q = q.where('state', '=', filter.state);
+    if (filter.runId) q = q.where('run_id', '=', filter.runId);
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 200)
+      .execute();
+    return rows.map(toApproval);
+  }
+
+  approve(id: string): Promise<Approval> {
+    return this.answer(id, 'approved');
+  }
+
+  deny(id: string): Promise<Approval> {
+    return this.answer(id, 'denied');
+  }
+
+  /** pending → expired. False when the row was no longer pending (answered first). */
+  async expire(id: string): Promise<boolean> {
+    const now = this.clock.now();
+    const res = await this.db
+      .updateTable('approvals')
+      .set({ state: 'expired', answered_at: now })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return false;
+    const row = await this.get(id);
+    if (row) this.changed(row);
+    this.wake(id);
+    return true;
+  }
+
+  /** Expire the pending rows of one run (the run ended: nobody can act on them any more). */
+  async expireRun(runId: string): Promise<number> {
+    const rows = await this.db.selectFrom('approvals').select('id').where('run_id', '=', runId).where('state', '=', 'pending').execute();
+    let n = 0;
+    for (const r of rows) if (await this.expire(r.id)) n++;
+    return n;
+  }
+
+  /**
+   * At start: pending rows whose run is not alive any more (the process restarted) can never
+   * be acted on, so they become `expired`. Pass the ids of the runs that are still alive.
+   */
+  async expireOrphans(liveRunIds: Iterable<string> = []): Promise<number> {
+    const live = new Set(liveRunIds);
+    const rows = await this.db.selectFrom('approvals').select(['id', 'run_id']).where('state', '=', 'pending').execute();
+    let n = 0;
+    for (const r of rows) if (!live.has(r.run_id) && (await this.expire(r.id))) n++;
+    return n;
+  }
+
+  /**
+   * Wait until the row is answered or expires (expiry is applied here, on the injected clock).
+   * Rejects with `cancelled` when `signal` aborts; the row is left as it is.
+   */
+  async waitForAnswer(id: string, signal?: AbortSignal): Promise<ApprovalAnswer> {
+    for (;;) {
+      if (signal?.aborted) throw new SubconsciousError('cancelled', 'Stopped waiting for an approval: the run was cancelled.');
+      const wake = new AbortController();
+      const onAbort = () => wake.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const unsubscribe = this.onAnswer(id, onAbort);
+      try {
+        const row = await this.get(id);
+        if (!row) throw new SubconsciousError('not_found', `No approval with id "${id}".`);
+        if (row.state !== 'pending') return row.state;
+        const now = this.clock.now();
+        if (row.expires_at !== null && now >= row.expires_at) {
+          await this.expire(id);
+          continue;
+        }
+        let waitMs = row.expires_at === null ? Infinity : row.expires_at - now;
+        if (this.pollMs && this.pollMs > 0) waitMs = Math.min(waitMs, this.pollMs);
+        if (wake.signal.aborted) continue;
+        if (Number.isFinite(waitMs)) await this.clock.sleep(waitMs, wake.signal).catch(() => undefined);
+        else await new Promise<void>((resolve) => wake.signal.addEventListener('abort', () => resolve(), { once: true }));
+      } finally {
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
+      }
+    }
+  }
+
+  private async answer(id: string, state: 'approved' | 'denied'): Promise<Approval> {
+    const now = this.clock.now();
+    const res = await this.db
+      .updateTable('approvals')
+      .set({ state, answered_at: now })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) {
+      const row = (await this.get(id))!;
+      this.changed(row);
+      this.wake(id);
+      return row;
+    }
+    const row = await this.get(id);
+    if (!row) throw new SubconsciousError('not_found', `No approval with id "${id}".`, { hint: 'List pending approvals with approvals.list.' });
+    if (row.state === 'pending') {
+      // Past its expiry but the waiter has not noticed yet: the expiry wins.
+      await this.expire(id);
+      throw new SubconsciousError('conflict', `Approval "${id}" expired before it was answered; the tool did not run.`, { details: { state: 'expired' } });
+    }
+    const verb = state === 'approved' ? 'approve' : 'deny';
+    throw new SubconsciousError('conflict', `Cannot ${verb} approval "${id}": it is already ${row.state}.`, {
+      hint: 'An approval is answered once; nothing was changed.',
+      details: { state: row.state },
+    });
+  }
+
+  private onAnswer(id: string, fn: () => void): () => void {
+    let set = this.waiters.get(id);
+    if (!set) this.waiters.set(id, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.waiters.delete(id);
+    };
+  }
+
+  private wake(id: string): void {
+    for (const fn of [...(this.waiters.get(id) ?? [])]) fn();
+  }
+
+  private changed(a: Approval): void {
+    this.events?.emit('approvals.changed', { id: a.id, run_id: a.run_id, world: a.world, tool: a.tool, server: a.server, state: a.state });
+  }
+}
+
+function toApproval(row: Selectable<ApprovalsTable>): Approval {
+  return {
+    id: row.id,
+    run_id: row.run_id,
+    world: row.world,
+    tool: row.tool,
+    server: row.server,
+    arguments: JSON.parse(row.arguments) as unknown,
+    reason: row.reason,
+    created_at: Number(row.created_at),
+    expires_at: row.expires_at === null ? null : Number(row.expires_at),
+    state: row.state,
+    answered_at: row.answered_at === null ? null : Number(row.answered_at),
+  };
+}

@@ -1,0 +1,486 @@
+/**
+ * A full-effort run (seed 1's agentic executor, seed 2's Tier-2 resume): the `agent` model in
+ * a multi-step AI SDK tool loop over the MCP tools, under the permission mode, the approval
+ * gate, a step limit and a time cap, cancellable at any moment. Every model call goes through
+ * `llm.languageModel(...)`, so each step is a row in the ledger.
+ *
+ * The run never throws: `settled` always resolves to a typed `RunOutcome` (seed 2 §7.5).
+ */
+import { dynamicTool, jsonSchema, stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
+import { z } from 'zod';
+import type { Clock } from '../core/clock.js';
+import { SubconsciousError, describeError, isSubconsciousError } from '../core/errors.js';
+import type { EventBus } from '../core/events.js';
+import type { IdGen } from '../core/ids.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { classifyModelError, isModelError } from '../llm/errors.js';
+import { UNTRUSTED_PREAMBLE, fence } from '../llm/fence.js';
+import type { Llm, ModelErrorKind } from '../llm/types.js';
+import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
+import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';
+import { ControlLineFilter, parseControlLines, type ControlLine } from './control-lines.js';
+import type { McpManager, McpToolInfo } from './mcp.js';
+import { settleStatus, type CancelCause, type RunErrorKind, type RunStatus, type SettleFacts } from './outcome.js';
+import { permissionModeSchema, toolPolicy, type PermissionMode, type ToolAccess } from './permissions.js';
+
+/** The default run cap (seed 2 §7.1: "the existing 20-minute cap"). */
+export const DEFAULT_RUN_CAP_MS = 20 * 60_000;
+export const DEFAULT_MAX_STEPS = 25;
+/** What a tool result may put back into the prompt (fenced, capped). */
+const TOOL_RESULT_MAX_CHARS = 8000;
+const STEP_TEXT_MAX = 300;
+
+export interface RunOptions {
+  /** The world (or host) the run works for: written to the ledger. */
+  world: string;
+  /** Why: written to the ledger (`task_execute`, `heartbeat_resume`, …). */
+  purpose: string;
+  system?: string | undefined;
+  /** The history (exactly one of `messages` or `prompt`). */
+  messages?: ModelMessage[] | undefined;
+  prompt?: string | undefined;
+  mode: PermissionMode;
+  /** A person is there to answer approvals: they wait. Unattended approvals expire after 10 minutes. */
+  attended: boolean;
+  runId?: string | undefined;
+  /** Shown in the checkpoint when the run produced no text (the task's title). */
+  title?: string | undefined;
+  maxSteps?: number | undefined;
+  capMs?: number | undefined;
+  /** An outside abort (tick timeout, shutdown): cancels the run with cause `external`. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface RunOutcome {
+  runId: string;
+  status: RunStatus;
+  errorKind?: RunErrorKind;
+  error?: string;
+  /** The final assistant text with control lines stripped. */
+  text: string;
+  controls: ControlLine[];
+  checkpoint: Checkpoint;
+  /** Model calls that finished (each is one ledger row). */
+  steps: number;
+  /** Tool steps, in order. */
+  toolSteps: RecordedStep[];
+  startedAt: number;
+  finishedAt: number;
+}
+
+export type RunEvent =
+  | { type: 'text-delta'; runId: string; text: string }
+  | { type: 'tool-call'; runId: string; toolCallId: string; tool: string; server: string; access: ToolAccess; input: unknown }
+  | { type: 'tool-result'; runId: string; toolCallId: string; tool: string; step: RecordedStep }
+  | { type: 'approval-requested'; runId: string; toolCallId: string; approval: Approval }
+  | { type: 'step-finished'; runId: string; step: number; finishReason: string; inputTokens: number | undefined; outputTokens: number | undefined }
+  | { type: 'settled'; runId: string; outcome: RunOutcome };
+
+export type RunEventType = RunEvent['type'];
+
+export interface RunEvents {
+  /** Listen to this run's events; returns the unsubscribe function. */
+  subscribe(listener: (event: RunEvent) => void): () => void;
+}
+
+export interface Run {
+  readonly id: string;
+  readonly world: string;
+  readonly purpose: string;
+  readonly startedAt: number;
+  readonly events: RunEvents;
+  /** `user`: stopped for good (cancelled); `preempted`: a person needs the bot (failed, resumable); `external`: cancelled. */
+  cancel(cause: CancelCause): void;
+  readonly settled: Promise<RunOutcome>;
+}
+
+export interface AgentRunnerOptions {
+  llm: Llm;
+  mcp: McpManager;
+  approvals: ApprovalStore;
+  clock: Clock;
+  ids: IdGen;
+  events?: EventBus | undefined;
+  log?: Logger | undefined;
+  /** Defaults for runs that do not say (the `[agent]` config section). */
+  capMs?: number | undefined;
+  maxSteps?: number | undefined;
+  /** Unattended approval expiry (default 10 minutes). */
+  approvalExpiryMs?: number | undefined;
+}
+
+const runOptionsSchema = z
+  .object({
+    world: z.string().min(1),
+    purpose: z.string().min(1),
+    system: z.string().optional(),
+    messages: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
+    prompt: z.string().min(1).optional(),
+    mode: permissionModeSchema,
+    attended: z.boolean(),
+    runId: z.string().min(1).optional(),
+    title: z.string().optional(),
+    maxSteps: z.number().int().min(1).max(500).optional(),
+    capMs: z.number().int().positive().optional(),
+    signal: z.instanceof(AbortSignal).optional(),
+  })
+  .refine((o) => (o.messages === undefined) !== (o.prompt === undefined), { path: ['prompt'], message: 'give exactly one of `messages` or `prompt`' });
+
+export class AgentRunner {
+  private readonly active = new Map<string, RunState>();
+
+  constructor(private readonly deps: AgentRunnerOptions) {}
+
+  /** Start a run. Throws `invalid_params` (naming the field) for bad options, `conflict` for a duplicate run id. */
+  start(options: RunOptions): Run {
+    const checked = runOptionsSchema.safeParse(options);
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new SubconsciousError('invalid_params', `agent run: ${issue.path.join('.') || '(options)'}: ${issue.message}`);
+    }
+    const id = options.runId ?? this.deps.ids();
+    if (this.active.has(id)) throw new SubconsciousError('conflict', `A run with id "${id}" is already running.`);
+    const state = new RunState(id, options, this.deps, () => this.active.delete(id));
+    this.active.set(id, state);
+    return state.handle;
+  }
+
+  /** Runs in flight (their ids keep their approvals alive across `recover`). */
+  activeRuns(): { id: string; world: string; purpose: string; startedAt: number }[] {
+    return [...this.active.values()].map((s) => ({ id: s.id, world: s.options.world, purpose: s.options.purpose, startedAt: s.startedAt }));
+  }
+
+  get(runId: string): Run | undefined {
+    return this.active.get(runId)?.handle;
+  }
+
+  /**
+   * At start: pending approvals of runs that no longer exist can never be acted on; expire them.
+   * With several processes on one Postgres database, call `approvals.expireOrphans` with the
+   * ids of every live run instead.
+   */
+  recover(): Promise<number> {
+    return this.deps.approvals.expireOrphans(this.active.keys());
+  }
+
+  /** Cancel every run (shutdown) and wait for them to settle. */
+  async cancelAll(cause: CancelCause = 'external'): Promise<void> {
+    const runs = [...this.active.values()];
+    for (const r of runs) r.cancel(cause);
+    await Promise.all(runs.map((r) => r.handle.settled));
+  }
+}
+
+/** One run's mutable state; the public face is `handle`. */
+class RunState {
+  readonly handle: Run;
+  readonly startedAt: number;
+  private readonly controller = new AbortController();
+  private readonly capTimer = new AbortController();
+  private readonly listeners = new Set<(e: RunEvent) => void>();
+  private readonly facts: SettleFacts = { userStopped: false, preempted: false, aborted: false };
+  private readonly toolSteps: RecordedStep[] = [];
+  private readonly log: Logger;
+  private steps = 0;
+
+  constructor(
+    readonly id: string,
+    readonly options: RunOptions,
+    private readonly deps: AgentRunnerOptions,
+    private readonly onDone: () => void,
+  ) {
+    this.startedAt = deps.clock.now();
+    this.log = (deps.log ?? silentLogger).child({ run: id, world: options.world });
+    const listeners = this.listeners;
+    // Start on a later turn so a caller can subscribe to events right after `start`.
+    const settled = Promise.resolve().then(() => this.execute());
+    this.handle = {
+      id,
+      world: options.world,
+      purpose: options.purpose,
+      startedAt: this.startedAt,
+      events: {
+        subscribe(listener) {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      },
+      cancel: (cause) => this.cancel(cause),
+      settled,
+    };
+  }
+
+  cancel(cause: CancelCause): void {
+    if (this.controller.signal.aborted && cause !== 'user') return;
+    if (cause === 'user') this.facts.userStopped = true;
+    else if (cause === 'preempted') this.facts.preempted = true;
+    this.abort();
+  }
+
+  private abort(): void {
+    this.facts.aborted = true;
+    if (!this.controller.signal.aborted) this.controller.abort(new SubconsciousError('cancelled', 'The run was cancelled.'));
+  }
+
+  /** Record the first failure and stop the run. */
+  private fail(kind: NonNullable<SettleFacts['failure']>['kind'], message: string): void {
+    this.facts.failure ??= { kind, message };
+    this.abort();
+  }
+
+  private async execute(): Promise<RunOutcome> {
+    const { options, deps } = this;
+    const capMs = options.capMs ?? deps.capMs ?? DEFAULT_RUN_CAP_MS;
+    const maxSteps = options.maxSteps ?? deps.maxSteps ?? DEFAULT_MAX_STEPS;
+    const onOutsideAbort = () => this.cancel('external');
+    options.signal?.addEventListener('abort', onOutsideAbort, { once: true });
+    if (options.signal?.aborted) this.cancel('external');
+    deps.clock.sleep(capMs, this.capTimer.signal).then(
+      () => this.fail('timeout', `The run hit its time cap (${formatDuration(capMs)}) and was stopped.`),
+      () => undefined,
+    );
+
+    let lastText = '';
+    try {
+      if (this.controller.signal.aborted) throw this.controller.signal.reason;
+      const tools = this.buildTools(await deps.mcp.listTools());
+      const hasTools = Object.keys(tools).length > 0;
+      const system = [options.system, hasTools ? UNTRUSTED_PREAMBLE : undefined].filter(Boolean).join('\n\n') || undefined;
+      const model = deps.llm.languageModel({ world: options.world, purpose: options.purpose, role: 'agent' });
+      const prompt = options.messages ? { messages: options.messages } : { prompt: options.prompt! };
+      const result = streamText({
+        model,
+        ...(system ? { system } : {}),
+        ...prompt,
+        ...(hasTools ? { tools } : {}),
+        stopWhen: stepCountIs(maxSteps),
+        abortSignal: this.controller.signal,
+        // Retries (429 backoff) belong to the model layer, where they are counted.
+        maxRetries: 0,
+        // Errors arrive as `error` parts below; the SDK's default handler would print them.
+        onError: () => undefined,
+      });
+      const filter = new ControlLineFilter();
+      let stepText = '';
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'start-step':
+            stepText = '';
+            break;
+          case 'text-delta': {
+            stepText += part.text;
+            const visible = filter.push(part.text);
+            if (visible) this.emit({ type: 'text-delta', runId: this.id, text: visible });
+            break;
+          }
+          case 'text-end': {
+            const rest = filter.end();
+            if (rest) this.emit({ type: 'text-delta', runId: this.id, text: rest });
+            break;
+          }
+          case 'tool-error':
+            // Invalid input or an unknown tool: execute never ran, so no step was recorded yet.
+            if (!this.toolSteps.some((s) => s.toolCallId === part.toolCallId)) {
+              this.recordStep(part.toolCallId, part.toolName, part.input, 'error', describeError(part.error));
+            }
+            break;
+          case 'finish-step':
+            this.steps++;
+            if (stepText.trim()) lastText = stepText;
+            stepText = '';
+            this.emit({
+              type: 'step-finished',
+              runId: this.id,
+              step: this.steps,
+              finishReason: part.finishReason,
+              inputTokens: part.usage.inputTokens,
+              outputTokens: part.usage.outputTokens,
+            });
+            break;
+          case 'error':
+            this.onModelError(part.error);
+            break;
+          default:
+            break;
+        }
+      }
+      if (stepText.trim()) lastText = stepText;
+    } catch (err) {
+      this.onModelError(err);
+    } finally {
+      options.signal?.removeEventListener('abort', onOutsideAbort);
+      this.capTimer.abort();
+    }
+    return this.settle(lastText);
+  }
+
+  private onModelError(err: unknown): void {
+    if (this.controller.signal.aborted) return; // the cause is already recorded
+    if (isSubconsciousError(err) && !isModelError(err)) {
+      this.fail('unknown', err.explain());
+      return;
+    }
+    const modelError = classifyModelError(err, { role: 'agent' });
+    if (modelError.kind === 'cancelled') {
+      this.abort();
+      return;
+    }
+    this.fail(runErrorKind(modelError.kind), modelError.explain());
+  }
+
+  private async settle(lastText: string): Promise<RunOutcome> {
+    const { text: visible, controls } = (() => {
+      const p = parseControlLines(lastText);
+      return { text: p.visible, controls: p.controls };
+    })();
+    const status = settleStatus(this.facts);
+    try {
+      await this.deps.approvals.expireRun(this.id);
+    } catch (err) {
+      this.log.warn({ err: describeError(err) }, 'could not expire the run’s pending approvals');
+    }
+    const finishedAt = this.deps.clock.now();
+    const outcome: RunOutcome = {
+      runId: this.id,
+      status: status.status,
+      ...(status.errorKind ? { errorKind: status.errorKind } : {}),
+      ...(status.error ? { error: status.error } : {}),
+      text: visible,
+      controls,
+      checkpoint: buildCheckpoint({ text: visible, steps: this.toolSteps, title: this.options.title, error: status.error, at: finishedAt }),
+      steps: this.steps,
+      toolSteps: [...this.toolSteps],
+      startedAt: this.startedAt,
+      finishedAt,
+    };
+    this.log.info({ status: outcome.status, errorKind: outcome.errorKind, steps: outcome.steps }, 'agent run settled');
+    this.onDone();
+    this.emit({ type: 'settled', runId: this.id, outcome });
+    return outcome;
+  }
+
+  private buildTools(infos: McpToolInfo[]): ToolSet {
+    const tools: ToolSet = {};
+    for (const info of infos) {
+      const policy = toolPolicy(this.options.mode, info);
+      if (policy === 'hidden') continue;
+      tools[info.exposedName] = dynamicTool({
+        description: info.description,
+        inputSchema: jsonSchema(info.inputSchema as Parameters<typeof jsonSchema>[0]),
+        execute: (input, { toolCallId, abortSignal }) => this.runTool(info, policy === 'needs_approval', toolCallId, input, abortSignal),
+      });
+    }
+    return tools;
+  }
+
+  private async runTool(info: McpToolInfo, needsApproval: boolean, toolCallId: string, input: unknown, signal: AbortSignal | undefined): Promise<string> {
+    const args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+    const runSignal = signal ?? this.controller.signal;
+    if (needsApproval) {
+      const answer = await this.askApproval(info, toolCallId, args, runSignal);
+      if (answer === 'denied') {
+        this.recordStep(toolCallId, info.exposedName, args, 'denied', 'denied by the user');
+        return `The user denied this call to ${info.exposedName}; it did not run. Do not retry it: continue without it, or ask the user.`;
+      }
+    }
+    this.emit({ type: 'tool-call', runId: this.id, toolCallId, tool: info.exposedName, server: info.server, access: info.access, input: args });
+    try {
+      const res = await this.deps.mcp.callTool(info.server, info.name, args, runSignal);
+      this.recordStep(toolCallId, info.exposedName, args, res.isError ? 'error' : 'ok', res.text);
+      const fenced = fence(res.text, { label: `tool_result ${info.exposedName}`, maxChars: TOOL_RESULT_MAX_CHARS });
+      return res.isError ? `The tool reported an error:\n${fenced}` : fenced;
+    } catch (err) {
+      if (runSignal.aborted || isSubconsciousError(err, 'cancelled')) {
+        this.recordStep(toolCallId, info.exposedName, args, 'cancelled', 'cancelled');
+        throw err;
+      }
+      // The tool server died or could not start: the run cannot trust its state, so it fails.
+      this.recordStep(toolCallId, info.exposedName, args, 'error', describeError(err));
+      this.fail('unknown', describeError(err));
+      throw err;
+    }
+  }
+
+  /** The approval gate: a durable row, then wait for the answer (or the expiry, when unattended). */
+  private async askApproval(info: McpToolInfo, toolCallId: string, args: Record<string, unknown>, signal: AbortSignal): Promise<'approved' | 'denied'> {
+    const { deps, options } = this;
+    const expiresAt = options.attended ? null : deps.clock.now() + (deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS);
+    const approval = await deps.approvals.create({
+      runId: this.id,
+      world: options.world,
+      tool: info.name,
+      server: info.server,
+      arguments: args,
+      reason: `${head(options.title ?? options.purpose, 120)}: wants to run the writing tool ${info.name} on ${info.server}; nobody asked for this write, so it needs your approval.`,
+      expiresAt,
+    });
+    this.emit({ type: 'approval-requested', runId: this.id, toolCallId, approval });
+    let answer: 'approved' | 'denied' | 'expired';
+    try {
+      answer = await deps.approvals.waitForAnswer(approval.id, signal);
+    } catch (err) {
+      this.recordStep(toolCallId, info.exposedName, args, 'cancelled', 'cancelled while waiting for approval');
+      throw err;
+    }
+    if (answer === 'expired') {
+      this.recordStep(toolCallId, info.exposedName, args, 'expired', 'approval expired; the tool did not run');
+      const wait = formatDuration(deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS);
+      this.fail('approval_expired', `Nobody answered the approval for ${info.name} on ${info.server} within ${wait}; the tool did not run.`);
+      throw new SubconsciousError('cancelled', 'The approval expired.');
+    }
+    return answer;
+  }
+
+  private recordStep(toolCallId: string, tool: string, input: unknown, outcome: RecordedStep['outcome'], output: string): void {
+    const step: RecordedStep = {
+      toolCallId,
+      tool,
+      input: head(safeJson(input), STEP_TEXT_MAX),
+      outcome,
+      output: head(output.replace(/\s+/g, ' ').trim(), STEP_TEXT_MAX),
+      at: this.deps.clock.now(),
+    };
+    this.toolSteps.push(step);
+    this.emit({ type: 'tool-result', runId: this.id, toolCallId, tool, step });
+  }
+
+  private emit(event: RunEvent): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(event);
+      } catch (err) {
+        this.log.warn({ err: describeError(err) }, 'a run event listener threw');
+      }
+    }
+    const { runId, type, ...rest } = event;
+    this.deps.events?.emit('agent.run', { run_id: runId, world: this.options.world, purpose: this.options.purpose, event: type, ...rest });
+  }
+}
+
+function runErrorKind(kind: ModelErrorKind): NonNullable<SettleFacts['failure']>['kind'] {
+  switch (kind) {
+    case 'rate_limit':
+      return 'rate_limit';
+    case 'timeout':
+      return 'timeout';
+    case 'cancelled':
+      return 'unknown';
+    default:
+      return 'provider'; // rate_cap, no_tools, unreachable, malformed, provider: the message says which
+  }
+}
+
+function formatDuration(ms: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
+  if (ms % 1000 === 0) return plural(ms / 1000, 'second');
+  return `${ms} ms`;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return String(value);
+  }
+}
