@@ -48,16 +48,23 @@ export function stripControlLines(text: string): string {
     .join('\n');
 }
 
-/** One line for a short field (a reason, an instruction): line breaks collapsed, control prefixes and fence tags gone, capped. */
+/**
+ * One line for a short field (a reason, an instruction; seed 2 §6.3): line breaks collapsed,
+ * control-line prefixes (not the text after them) and fence tags removed, capped.
+ */
 export function cleanLine(text: unknown, maxChars: number): string {
-  let line = scrub(toText(text)).split(LINE_BREAK).join(' ');
-  // Removing one prefix can expose another ("FOLLOWUP: HANDOFF: …"), so repeat.
+  let line = toText(text);
+  // Removing one prefix or tag can expose another ("FOLLOWUP: HANDOFF: …"), so repeat.
   for (let prev = ''; prev !== line; ) {
     prev = line;
-    line = line.replace(new RegExp(`^${LEAD}(?:${CONTROL_PREFIXES.map(escapeRegExp).join('|')})`, 'i'), '');
+    line = stripPrefix(line.split(LINE_BREAK).map(stripPrefix).join(' ').replace(FENCE_TAG, ''));
   }
   line = line.trim();
   return line.length <= maxChars ? line : `${line.slice(0, Math.max(0, maxChars - 1))}…`;
+}
+
+function stripPrefix(line: string): string {
+  return line.replace(CONTROL_LINE, '');
 }
 
 /** Tokens at 4 characters per token (what the ledger records when a server sends no usage). */

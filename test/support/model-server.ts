@@ -33,6 +33,11 @@ interface ReplyOptions {
   delayMs?: number;
   /** Usage figures to send; `null` omits usage; absent: estimated by the server (4 chars/token). */
   usage?: UsageFigures | null;
+  /**
+   * Send the headers and the first part of the answer, then go silent until the client aborts
+   * (a model that stalls mid-stream; without `stream`, a body that never completes).
+   */
+  stall?: boolean;
 }
 
 export type ScriptedReply =
@@ -232,6 +237,11 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     const model = body.model ?? state.models[0] ?? 'scripted-model';
     const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
 
+    if (!body.stream && 'stall' in reply && reply.stall) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":"' + id + '","object":"chat.completion","choices":[');
+      return; // never ends: the client's timeout or abort closes it
+    }
     if (!body.stream) {
       return sendJson(res, 200, {
         id,
@@ -257,6 +267,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
     send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
     for (const piece of splitText(text)) send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
+    if ('stall' in reply && reply.stall) return; // headers and text sent; the end never comes
     toolCalls.forEach((call, index) => {
       const args = call.function.arguments;
       const cut = Math.floor(args.length / 2);
