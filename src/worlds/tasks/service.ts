@@ -149,6 +149,7 @@ export class TasksService {
         prompt: approvedActionPrompt(escalation.title, escalation.description, escalation.analysis),
         mode: 'full',
         attended: true,
+        title: escalation.title,
       });
     } catch (err) {
       await this.finishApproved(escalation, startedAt, null, err);

@@ -83,7 +83,8 @@ export interface AgentOutcome {
   error?: string | undefined;
   /** Visible text, control lines stripped. */
   text: string;
-  controls?: { recommendedAction?: string | undefined } | undefined;
+  /** Control lines of the final answer; `recommended_action` becomes an escalation. */
+  controls?: readonly { kind: string; text?: string }[] | undefined;
 }
 
 export interface AgentStartRequest {
@@ -93,6 +94,10 @@ export interface AgentStartRequest {
   prompt: string;
   mode: 'full' | 'analysis' | 'tainted';
   attended: boolean;
+  /** Shown in the run's checkpoint when it produced no text. */
+  title?: string | undefined;
+  /** The tick's signal: a tick timeout or shutdown cancels the run. */
+  signal?: AbortSignal | undefined;
 }
 
 /** The agent runner as the tasks world uses it. */

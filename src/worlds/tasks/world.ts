@@ -233,6 +233,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         prompt: agentTaskPrompt(task, d.reason, report),
         mode,
         attended: false,
+        title: task.title,
+        signal: ctx.signal,
       });
       await service.logs.update(logId, { run_id: run.id });
       const outcome = await run.settled;
@@ -240,7 +242,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         const row = outcomeToRow(outcome, undefined);
         return { ...row, schedule: row.decision === 'cancelled' ? 'none' : mode === 'full' ? 'advance' : 'touch' };
       }
-      const recommended = mode === 'analysis' ? (outcome.controls?.recommendedAction ?? findRecommendedAction(outcome.text)) : undefined;
+      const recommended = mode === 'analysis' ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
       if (recommended) {
         const { priority, action } = splitPriority(recommended);
         return {
