@@ -71,9 +71,15 @@ export interface Escalation {
 export interface McpServer {
   name: string;
   status: string;
-  tools: number | string[];
-  error?: string | null;
+  /** Tool names (empty until the server connected once). */
+  tools: string[];
+  error?: string;
   last_checked_at: number | null;
+  restarts?: number;
+}
+
+export interface McpServersResult {
+  servers: McpServer[];
 }
 
 /** An SSE message from `/events`. */

@@ -1,6 +1,8 @@
-/** The skills (MCP servers) the agent can use, and whether each one is healthy. "Fix in Skills" lands here. */
-import { METHOD_NOT_FOUND, RpcError, explain } from '../../api/rpc.js';
-import type { McpServer } from '../../api/types.js';
+/** The skills (MCP servers) the agent can use and whether each one is healthy. "Fix in Skills" lands here. */
+import { useState } from 'react';
+import { METHOD_NOT_FOUND, RpcError, explain, rpc } from '../../api/rpc.js';
+import type { McpServer, McpServersResult } from '../../api/types.js';
+import { useShell } from '../../shell/context.js';
 import { useLiveRpc, useNow } from '../../shell/hooks.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
 import { fullTime, relativeTime } from '../../ui/format.js';
@@ -8,58 +10,84 @@ import { Section } from '../../ui/Section.js';
 
 const EVENTS = ['agent.run', 'mcp.changed'];
 
-function health(status: string): DotColor {
-  const s = status.toLowerCase();
-  if (['ok', 'ready', 'connected', 'healthy', 'up'].includes(s)) return 'green';
-  if (['starting', 'connecting', 'checking'].includes(s)) return 'blue';
-  if (['disabled', 'stopped', 'unknown'].includes(s)) return 'gray';
-  return 'coral';
-}
+const HEALTH: Record<string, { color: DotColor; label: string }> = {
+  connected: { color: 'green', label: 'connected' },
+  starting: { color: 'blue', label: 'starting' },
+  disconnected: { color: 'gray', label: 'not connected' },
+  error: { color: 'coral', label: 'error' },
+};
 
 export function SkillsTab() {
-  const servers = useLiveRpc<McpServer[]>('mcp.servers', {}, EVENTS);
+  const { notify } = useShell();
+  const servers = useLiveRpc<McpServersResult>('mcp.servers', {}, EVENTS);
+  const [checking, setChecking] = useState(false);
   const now = useNow(30_000);
   const missing = servers.error instanceof RpcError && servers.error.rpcCode === METHOD_NOT_FOUND;
+  const list = servers.data?.servers;
+
+  const check = async () => {
+    setChecking(true);
+    try {
+      const fresh = await rpc<McpServersResult>('mcp.servers', { check: true });
+      servers.mutate(() => fresh);
+    } catch (err) {
+      notify(`Could not check the skills: ${explain(err)}`, 'error');
+    } finally {
+      setChecking(false);
+    }
+  };
+
   return (
     <Section
       id="skills"
       title="Skills"
-      count={servers.data?.length}
+      count={list?.length}
       actions={
-        <button type="button" onClick={() => void servers.reload()}>
-          Check again
-        </button>
+        !missing && (
+          <button type="button" onClick={() => void check()} disabled={checking}>
+            {checking ? 'Checking…' : 'Check now'}
+          </button>
+        )
       }
     >
       <p className="muted">
-        Skills are the MCP servers listed under <code>[[mcp.servers]]</code> in <code>subconscious.toml</code>. A server that is down or
-        refuses its credentials makes tasks that need it fail or ask for approval; fix its command, environment or login, then restart the
-        daemon.
+        Skills are the MCP tool servers listed as <code>[[mcp.servers]]</code> in <code>subconscious.toml</code>. When one is down or its
+        login expired, tasks that need it fail or ask for approval: fix its command, environment or credentials there, restart the daemon, then
+        press <em>Check now</em>.
       </p>
       {missing && <p data-testid="skills-unavailable">This daemon runs no agent, so it has no skills to list.</p>}
       {servers.error !== undefined && !missing && <p className="coral">The skills could not be read: {explain(servers.error)}</p>}
-      {servers.data && servers.data.length === 0 && <p className="muted">No MCP server is configured.</p>}
-      {servers.data && servers.data.length > 0 && (
+      {list && list.length === 0 && <p className="muted">No MCP server is configured.</p>}
+      {list && list.length > 0 && (
         <ul className="skill-list">
-          {servers.data.map((s) => {
-            const tools = Array.isArray(s.tools) ? s.tools.length : s.tools;
-            return (
-              <li key={s.name} className="card skill-card" data-testid="skill-row" data-status={s.status}>
-                <header className="world-head">
-                  <h3>{s.name}</h3>
-                  <span className="state">
-                    <Dot color={health(s.status)} /> {s.status}
-                  </span>
-                </header>
-                <p className="small">
-                  {tools} {tools === 1 ? 'tool' : 'tools'} · checked <span title={fullTime(s.last_checked_at)}>{relativeTime(s.last_checked_at, now)}</span>
-                </p>
-                {s.error && <p className="coral small">{s.error}</p>}
-              </li>
-            );
-          })}
+          {list.map((s) => (
+            <SkillCard key={s.name} server={s} now={now} />
+          ))}
         </ul>
       )}
     </Section>
+  );
+}
+
+function SkillCard(props: { server: McpServer; now: number }) {
+  const s = props.server;
+  const health = HEALTH[s.status] ?? { color: 'coral' as const, label: s.status };
+  const tools = s.tools.length;
+  return (
+    <li className="card skill-card" data-testid="skill-row" data-status={s.status}>
+      <header className="world-head">
+        <h3>{s.name}</h3>
+        <span className="state">
+          <Dot color={health.color} /> {health.label}
+        </span>
+      </header>
+      <p className="small">
+        {tools} {tools === 1 ? 'tool' : 'tools'} · last answered{' '}
+        <span title={fullTime(s.last_checked_at)}>{relativeTime(s.last_checked_at, props.now)}</span>
+        {s.restarts ? ` · restarted ${s.restarts}×` : ''}
+      </p>
+      {tools > 0 && <p className="small muted skill-tools">{s.tools.join(', ')}</p>}
+      {s.error && <p className="coral small">{s.error}</p>}
+    </li>
   );
 }
