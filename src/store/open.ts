@@ -7,8 +7,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
+import { applyMigrations } from './migrate.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -38,8 +39,6 @@ export interface OpenStoreOptions {
 // int8 (bigint) columns hold epoch milliseconds: well inside Number's exact range.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
 export function defaultSqlitePath(workspace: string): string {
   return path.join(workspace, '.subconscious', 'subconscious.db');
 }
@@ -48,7 +47,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const url = opts.databaseUrl?.trim();
   const store = url ? await openPostgres(url, opts) : openSqlite(opts);
   try {
-    await migrate(store.db, store.dialect === 'postgres' ? opts.schema : undefined);
+    await applyMigrations(store.db, store.dialect, migrations);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw new SubconsciousError('store_unavailable', `Could not migrate the database at ${store.location}: ${(err as Error).message}`, {
@@ -111,19 +110,6 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
   }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', location, close: () => db.destroy() };
-}
-
-async function migrate(db: Kysely<Database>, schema: string | undefined): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider,
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(failed ? `migration ${failed.migrationName} failed: ${(error as Error).message}` : (error as Error).message);
-  }
 }
 
 function redact(url: string): string {

@@ -1,0 +1,405 @@
+/**
+ * One world, run by the generic tick (DESIGN.md "The one idea"):
+ *
+ *   lock → timeout guard → rate-cap halt
+ *     → observe ─┬─ (quiet) ─────────────────────────────────► commit
+ *                └─► prepare_context ─► provider gate + reflect ─► commit
+ *     → superseded-generation check → status update
+ *
+ * Every world gets the invariants from here: quiet ticks make no model call; state advances only
+ * on success; a superseded tick is discarded (not a failure); a killed tick resumes from its last
+ * finished stage; a permanent rate-cap error halts the world until its provider or model changes.
+ */
+import type { Kysely } from 'kysely';
+import { SubconsciousError, describeError, isSubconsciousError } from '../core/errors.js';
+import type { Clock, EventBus, IdGen, Logger } from '../core/index.js';
+import { END, START, StateGraph, type Checkpointer } from '../graph/index.js';
+import type { Llm } from '../llm/types.js';
+import { InstanceState } from '../store/instance-state.js';
+import type { Database } from '../store/schema.js';
+import { LEASE_TTL_MS, TickLease, holderId, thisProcess } from './lease.js';
+import { readStatus, type EngineKeys, type OpenTick } from './status.js';
+import type { AbandonReason, CommitSummary, InstanceStatus, Observation, TickContext, TickOutcome, World, WorldState } from './types.js';
+
+export const DEFAULT_TICK_TIMEOUT_MS = 30 * 60_000;
+
+export interface EngineDeps {
+  db: Kysely<Database>;
+  llm: Llm;
+  clock: Clock;
+  ids: IdGen;
+  events: EventBus;
+  log: Logger;
+  checkpointer: Checkpointer;
+}
+
+export interface InstanceOptions {
+  /** Default: the world's kind. */
+  name?: string;
+  tickTimeoutMs?: number;
+  /** Whether the instance runs when nothing was stored yet (the UI's toggle overrides it). */
+  enabledByDefault?: boolean;
+  /** Distinguishes lease holders within one process (tests run two "processes" in one). */
+  holderTag?: string;
+}
+
+export interface TickOptions {
+  /** Discard a tick that is running now and start over (seed 1's overlap guard). */
+  supersede?: boolean;
+}
+
+interface TickState {
+  observation?: Observation<unknown>;
+  context?: unknown;
+  reflection?: unknown;
+  summary?: CommitSummary;
+}
+
+interface RunHandle {
+  controller: AbortController;
+  startedAt: number;
+  done: Promise<TickOutcome>;
+}
+
+class Superseded extends Error {}
+class Shutdown extends Error {}
+class GateClosed extends SubconsciousError {}
+
+export class Instance {
+  readonly name: string;
+  private readonly state: InstanceState;
+  private readonly lease: TickLease;
+  private readonly tickTimeoutMs: number;
+  private readonly enabledByDefault: boolean;
+  private current: RunHandle | null = null;
+  /** The stage the running tick is in; a committing tick is never superseded (its effects are real). */
+  private stage: string | null = null;
+  private generation = 0;
+  private readonly graph;
+
+  constructor(
+    readonly world: World,
+    private readonly deps: EngineDeps,
+    opts: InstanceOptions = {},
+  ) {
+    this.name = opts.name ?? world.kind;
+    this.tickTimeoutMs = opts.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
+    this.enabledByDefault = opts.enabledByDefault ?? true;
+    const now = () => deps.clock.now();
+    this.state = new InstanceState(deps.db, now);
+    this.lease = new TickLease(deps.db, this.name, holderId(thisProcess(opts.holderTag ?? this.name)), now);
+    this.graph = this.buildGraph();
+  }
+
+  /** Read from the store only: never waits for a running tick. */
+  status(): Promise<InstanceStatus> {
+    return readStatus(this.deps.db, this.name, {
+      intervalMinutes: this.world.intervalMinutes(),
+      enabledByDefault: this.enabledByDefault,
+      now: this.deps.clock.now(),
+    });
+  }
+
+  get running(): boolean {
+    return this.current !== null;
+  }
+
+  /** When the running tick started (ms), or null. */
+  get runningSince(): number | null {
+    return this.current?.startedAt ?? null;
+  }
+
+  async isEnabled(): Promise<boolean> {
+    return (await this.state.get<boolean>(this.name, 'enabled')) ?? this.enabledByDefault;
+  }
+
+  async setEnabled(enabled: boolean): Promise<void> {
+    await this.state.set(this.name, 'enabled', enabled);
+    this.emit('status.changed', {});
+  }
+
+  /** Engine keys for the scheduler (last tick, next tick, open tick). */
+  async keys(): Promise<Partial<EngineKeys>> {
+    return (await this.state.all(this.name)) as Partial<EngineKeys>;
+  }
+
+  async setNextTickAt(at: number | null): Promise<void> {
+    await this.state.set(this.name, 'next_tick_at', at);
+  }
+
+  /** Run one tick. Resolves with its outcome; never rejects. */
+  async tick(opts: TickOptions = {}): Promise<TickOutcome> {
+    const startedAt = this.deps.clock.now();
+    if (!(await this.isEnabled())) return this.outcome('skipped', 'disabled', startedAt, false);
+    const running = this.current;
+    if (running) {
+      if (!opts.supersede) return this.outcome('skipped', 'a tick is already running', startedAt, false);
+      if (this.stage === 'commit') return this.outcome('skipped', 'the running tick is committing; not superseded', startedAt, false);
+      running.controller.abort(new Superseded('superseded by a newer tick'));
+      await running.done;
+    }
+    const controller = new AbortController();
+    const handle: RunHandle = { controller, startedAt, done: this.run(controller, startedAt) };
+    this.current = handle;
+    try {
+      return await handle.done;
+    } finally {
+      if (this.current === handle) this.current = null;
+    }
+  }
+
+  /** Stop the running tick (shutdown): it stays checkpointed and resumes at the next start. */
+  async stop(): Promise<void> {
+    const running = this.current;
+    if (!running) return;
+    running.controller.abort(new Shutdown('daemon shutting down'));
+    await running.done;
+  }
+
+  private async run(controller: AbortController, startedAt: number): Promise<TickOutcome> {
+    const { clock, log } = this.deps;
+    const lease = await this.lease.acquire().catch((err) => {
+      log.error({ err, world: this.name }, 'could not take the tick lease');
+      return null;
+    });
+    if (!lease) {
+      const holder = await this.lease.currentHolder().catch(() => null);
+      return this.outcome('skipped', `tick lock held${holder ? ` by ${holder}` : ''}`, startedAt, false);
+    }
+    this.generation = lease.generation;
+    const generation = lease.generation;
+    const stopRenewal = this.keepLease(controller.signal);
+    let resumed = false;
+    let observation: Observation<unknown> | undefined;
+    let ctx: TickContext | undefined;
+    try {
+      const halted = await this.checkHalt();
+      if (halted) return this.outcome('skipped', `halted: ${halted}`, startedAt, false);
+
+      let open = await this.state.get<OpenTick | null>(this.name, 'open_tick');
+      resumed = !!open;
+      if (!open) {
+        open = { tickId: this.deps.ids(), startedAt, since: (await this.state.get<number | null>(this.name, 'last_tick_at')) ?? null };
+        await this.state.set(this.name, 'open_tick', open);
+      }
+      ctx = this.context(open, generation, controller.signal, resumed);
+      this.emit('tick.started', { generation, resumed });
+      log.info({ world: this.name, generation, resumed }, 'tick started');
+
+      const timer = clock.sleep(this.tickTimeoutMs, controller.signal).then(
+        () => controller.abort(new SubconsciousError('tick_timeout', `tick ran past its ${Math.round(this.tickTimeoutMs / 60_000)}-minute timeout`)),
+        () => undefined,
+      );
+      void timer;
+      const tickCtx = ctx;
+      const result = await this.graph.invoke({}, { threadId: this.threadId(open.tickId), ctx: tickCtx, signal: controller.signal });
+      observation = result.observation;
+      const summary = result.summary ?? { summary: 'committed' };
+      await this.succeed(open, summary, observation?.quiet ?? false);
+      return this.outcome(observation?.quiet ? 'quiet' : 'committed', summary.summary, startedAt, resumed);
+    } catch (err) {
+      const open = ctx ? { tickId: ctx.tickId } : null;
+      return await this.fail(err, controller.signal, ctx, open?.tickId, startedAt, resumed);
+    } finally {
+      this.stage = null;
+      if (!controller.signal.aborted) controller.abort(new SubconsciousError('cancelled', 'tick finished'));
+      stopRenewal();
+      await this.lease.release().catch((err) => log.warn({ err, world: this.name }, 'could not release the tick lease'));
+    }
+  }
+
+  private buildGraph() {
+    const world = this.world;
+    const superseded = (ctx: TickContext) => ctx.generation !== this.generation || abortedBy(ctx.signal, Superseded);
+    return new StateGraph<TickState, TickContext>()
+      .addNode('observe', async (_s, ctx) => {
+        this.stage = 'observe';
+        return { observation: await world.observe(ctx) };
+      })
+      .addNode('prepare_context', async (s, ctx) => {
+        this.stage = 'prepare_context';
+        return { context: await world.prepareContext(ctx, s.observation!) };
+      })
+      .addNode('reflect', async (s, ctx) => {
+        this.stage = 'reflect';
+        await this.gate(ctx);
+        return { reflection: await world.reflect(ctx, s.context, s.observation!) };
+      })
+      .addNode('commit', async (s, ctx) => {
+        // The superseded-generation check: a stale tick never commits.
+        if (superseded(ctx)) throw new Superseded('superseded before commit');
+        this.stage = 'commit';
+        const input = s.reflection === undefined ? { observation: s.observation! } : { observation: s.observation!, reflection: s.reflection };
+        return { summary: await world.commit(ctx, input) };
+      })
+      .addEdge(START, 'observe')
+      .addConditionalEdges('observe', (s) => (s.observation?.quiet ? 'commit' : 'prepare_context'), ['commit', 'prepare_context'])
+      .addEdge('prepare_context', 'reflect')
+      .addEdge('reflect', 'commit')
+      .addEdge('commit', END)
+      .compile({ name: `tick:${this.name}`, checkpointer: this.deps.checkpointer });
+  }
+
+  /** Provider gate: every role reflect needs must answer; the result is kept for status. */
+  private async gate(ctx: TickContext): Promise<void> {
+    for (const role of this.world.roles) {
+      const probe = await this.deps.llm.probe(role);
+      await this.state.set(this.name, 'provider', { available: probe.available, reason: probe.reason ?? null, at: this.deps.clock.now() });
+      if (!probe.available) {
+        throw new GateClosed('model_unreachable', `the ${role} model is unavailable: ${probe.reason ?? 'no answer'}`, {
+          hint: 'Start the model server or fix [models] in subconscious.toml; the tick will retry on its next cadence.',
+        });
+      }
+    }
+    void ctx;
+  }
+
+  /** The rate-cap breaker: halted while the provider/model signature is the one that failed. */
+  private async checkHalt(): Promise<string | null> {
+    const halt = await this.state.get<EngineKeys['halt']>(this.name, 'halt');
+    if (!halt) return null;
+    if (halt.signature === this.signature()) return halt.reason;
+    await this.state.set(this.name, 'halt', null);
+    this.deps.log.info({ world: this.name }, 'provider or model changed: rate-cap halt lifted');
+    this.emit('status.changed', {});
+    return null;
+  }
+
+  private signature(): string {
+    return this.world.roles.map((r) => `${r}=${this.deps.llm.signature(r)}`).join(',');
+  }
+
+  private async succeed(open: OpenTick, summary: CommitSummary, quiet: boolean): Promise<void> {
+    const total = (await this.state.get<number>(this.name, 'total_ticks')) ?? 0;
+    await this.state.setMany(this.name, {
+      last_tick_at: open.startedAt,
+      total_ticks: total + 1,
+      consecutive_failures: 0,
+      last_outcome: quiet ? 'quiet' : 'committed',
+      last_summary: summary.summary,
+      last_error: null,
+      open_tick: null,
+    });
+    await this.deps.checkpointer.prune(this.threadId(open.tickId));
+  }
+
+  private async fail(err: unknown, signal: AbortSignal, ctx: TickContext | undefined, tickId: string | undefined, startedAt: number, resumed: boolean): Promise<TickOutcome> {
+    const cause = signal.aborted ? signal.reason : undefined;
+    const observation = ctx ? await this.loadObservation(tickId) : undefined;
+    // Shutdown: leave the tick open and checkpointed; the next start resumes it.
+    if (cause instanceof Shutdown) {
+      return this.outcome('skipped', 'stopped by shutdown; resumes at next start', startedAt, resumed);
+    }
+    const isSuperseded = err instanceof Superseded || cause instanceof Superseded;
+    const reason: AbandonReason = isSuperseded ? 'superseded' : isSubconsciousError(cause, 'tick_timeout') ? 'timeout' : 'failed';
+    const error = reason === 'timeout' ? cause : err;
+    if (ctx) await this.abandon(ctx, reason, observation, error);
+    if (tickId) {
+      await this.state.set(this.name, 'open_tick', null);
+      await this.deps.checkpointer.prune(this.threadId(tickId)).catch(() => undefined);
+    }
+    if (reason === 'superseded') {
+      await this.state.set(this.name, 'last_outcome', 'superseded');
+      return this.outcome('superseded', 'superseded by a newer tick; result discarded', startedAt, resumed);
+    }
+    const message = describeError(error);
+    const failures = ((await this.state.get<number>(this.name, 'consecutive_failures')) ?? 0) + 1;
+    const updates: Record<string, unknown> = { consecutive_failures: failures, last_outcome: 'failed', last_error: message };
+    if (isRateCap(error)) {
+      updates.halt = { signature: this.signature(), reason: message, at: this.deps.clock.now() };
+    }
+    if (isSubconsciousError(error, 'model_unreachable') || modelKind(error) === 'unreachable') {
+      updates.provider = { available: false, reason: message, at: this.deps.clock.now() };
+    }
+    await this.state.setMany(this.name, updates);
+    this.deps.log.warn({ world: this.name, err: message, failures }, 'tick failed');
+    const kind = error instanceof GateClosed ? 'skipped' : 'failed';
+    return this.outcome(kind, message, startedAt, resumed);
+  }
+
+  private async abandon(ctx: TickContext, reason: AbandonReason, observation: Observation<unknown> | undefined, error: unknown): Promise<void> {
+    if (!this.world.abandon) return;
+    try {
+      await this.world.abandon({ ...ctx, signal: new AbortController().signal }, reason, observation, error);
+    } catch (err) {
+      this.deps.log.error({ err, world: this.name }, 'world.abandon failed');
+    }
+  }
+
+  private async loadObservation(tickId: string | undefined): Promise<Observation<unknown> | undefined> {
+    if (!tickId) return undefined;
+    const saved = await this.deps.checkpointer.load(this.threadId(tickId)).catch(() => null);
+    return (saved?.state as TickState | undefined)?.observation;
+  }
+
+  private keepLease(signal: AbortSignal): () => void {
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    void (async () => {
+      for (;;) {
+        try {
+          await this.deps.clock.sleep(LEASE_TTL_MS / 3, both);
+        } catch {
+          return;
+        }
+        const ok = await this.lease.renew().catch(() => false);
+        if (!ok) this.deps.log.warn({ world: this.name }, 'tick lease lost');
+      }
+    })();
+    return () => stop.abort();
+  }
+
+  private context(open: OpenTick, generation: number, signal: AbortSignal, resumed: boolean): TickContext {
+    const { db, llm, clock, ids, events, log } = this.deps;
+    const name = this.name;
+    const state = this.state;
+    const worldState: WorldState = {
+      get: (key) => state.get(name, key),
+      set: (key, value) => state.set(name, key, value),
+    };
+    return {
+      world: name,
+      tickId: open.tickId,
+      generation,
+      startedAt: open.startedAt,
+      since: open.since,
+      signal,
+      resumed,
+      db,
+      llm,
+      clock,
+      ids,
+      events,
+      log: log.child({ world: name, tick: open.tickId }),
+      state: worldState,
+    };
+  }
+
+  private threadId(tickId: string): string {
+    return `${this.name}:${tickId}`;
+  }
+
+  private outcome(kind: TickOutcome['kind'], message: string, startedAt: number, resumed: boolean): TickOutcome {
+    const outcome: TickOutcome = { world: this.name, kind, message, generation: this.generation, durationMs: this.deps.clock.now() - startedAt, resumed };
+    this.emit('tick.finished', { outcome: kind, message, generation: this.generation, resumed, duration_ms: outcome.durationMs });
+    this.emit('status.changed', {});
+    return outcome;
+  }
+
+  private emit(type: string, data: Record<string, unknown>): void {
+    this.deps.events.emit(type, { world: this.name, ...data });
+  }
+}
+
+function abortedBy(signal: AbortSignal, type: new (...args: never[]) => Error): boolean {
+  return signal.aborted && signal.reason instanceof type;
+}
+
+function modelKind(err: unknown): string | undefined {
+  const kind = (err as { kind?: unknown } | null)?.kind;
+  return typeof kind === 'string' ? kind : undefined;
+}
+
+function isRateCap(err: unknown): boolean {
+  return isSubconsciousError(err, 'model_rate_cap') || modelKind(err) === 'rate_cap';
+}

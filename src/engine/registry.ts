@@ -1,0 +1,77 @@
+/**
+ * The instances of a process: created from the catalog, started and stopped together, triggered
+ * by name or all at once. Teardown stops every tick (each stays checkpointed) and closes worlds.
+ */
+import { SubconsciousError } from '../core/errors.js';
+import { Instance, type EngineDeps, type InstanceOptions } from './instance.js';
+import { Scheduler, type SchedulerOptions } from './scheduler.js';
+import type { InstanceStatus, TickOutcome, World } from './types.js';
+
+export class Registry {
+  private readonly instances = new Map<string, Instance>();
+  readonly scheduler: Scheduler;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    schedulerOptions: SchedulerOptions = {},
+  ) {
+    this.scheduler = new Scheduler(() => [...this.instances.values()], deps.clock, deps.log, schedulerOptions);
+  }
+
+  add(world: World, opts: InstanceOptions = {}): Instance {
+    const instance = new Instance(world, this.deps, opts);
+    if (this.instances.has(instance.name)) throw new SubconsciousError('conflict', `an instance named "${instance.name}" is already registered`);
+    this.instances.set(instance.name, instance);
+    return instance;
+  }
+
+  get(name: string): Instance {
+    const instance = this.instances.get(name);
+    if (!instance) {
+      throw new SubconsciousError('not_found', `no world named "${name}"`, { hint: `known worlds: ${this.names().join(', ') || '(none)'}` });
+    }
+    return instance;
+  }
+
+  names(): string[] {
+    return [...this.instances.keys()];
+  }
+
+  list(): Instance[] {
+    return [...this.instances.values()];
+  }
+
+  start(): void {
+    this.scheduler.start();
+  }
+
+  /** Run now in the background: returns the worlds started at once; the ticks run on. */
+  trigger(kind: string | 'all' = 'all'): { triggered: string[]; done: Promise<TickOutcome[]> } {
+    const targets = kind === 'all' ? this.list() : [this.get(kind)];
+    const done = Promise.all(targets.map((i) => this.scheduler.fire(i, true)));
+    return { triggered: targets.map((i) => i.name), done };
+  }
+
+  /** One tick of each named world (or all), awaited: `subconscious tick`. */
+  async tickOnce(kind: string | 'all' = 'all'): Promise<TickOutcome[]> {
+    const targets = kind === 'all' ? this.list() : [this.get(kind)];
+    return Promise.all(targets.map((i) => i.tick()));
+  }
+
+  status(): Promise<InstanceStatus[]> {
+    return Promise.all(this.list().map((i) => i.status()));
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<void> {
+    await this.get(name).setEnabled(enabled);
+    if (enabled) this.scheduler.dueNow(name);
+  }
+
+  /** Stop the loop and every tick, then close the worlds. Safe to call twice. */
+  async stop(): Promise<void> {
+    const stopping = this.scheduler.stop();
+    await Promise.all(this.list().map((i) => i.stop()));
+    await stopping;
+    for (const instance of this.list()) await instance.world.close?.().catch(() => undefined);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Status is read from the store, never through the tick lock (DESIGN.md invariant 5), so a
+ * page or `subconscious status` answers at once even while a tick runs for minutes.
+ */
+import type { Kysely } from 'kysely';
+import { InstanceState } from '../store/instance-state.js';
+import type { Database } from '../store/schema.js';
+import type { InstanceStatus, TickOutcomeKind } from './types.js';
+
+/** The keys the engine keeps under `<world>:` (besides the world's own). */
+export interface EngineKeys {
+  enabled: boolean;
+  last_tick_at: number | null;
+  total_ticks: number;
+  consecutive_failures: number;
+  halt: { signature: string; reason: string; at: number } | null;
+  provider: { available: boolean; reason: string | null; at: number } | null;
+  last_outcome: TickOutcomeKind | null;
+  last_summary: string | null;
+  last_error: string | null;
+  next_tick_at: number | null;
+  open_tick: OpenTick | null;
+}
+
+/** A tick that started and has not ended: present after a crash, so the next start resumes it. */
+export interface OpenTick {
+  tickId: string;
+  startedAt: number;
+  since: number | null;
+}
+
+export async function readEngineKeys(state: InstanceState, world: string): Promise<Partial<EngineKeys>> {
+  return (await state.all(world)) as Partial<EngineKeys>;
+}
+
+export async function readStatus(
+  db: Kysely<Database>,
+  world: string,
+  opts: { intervalMinutes: number; enabledByDefault: boolean; now: number },
+): Promise<InstanceStatus> {
+  const keys = await readEngineKeys(new InstanceState(db, () => opts.now), world);
+  const lease = await db.selectFrom('tick_leases').select(['holder', 'expires_at']).where('world', '=', world).executeTakeFirst();
+  return {
+    world,
+    enabled: keys.enabled ?? opts.enabledByDefault,
+    provider_available: keys.provider ? keys.provider.available : null,
+    provider_unavailable_reason: keys.provider && !keys.provider.available ? keys.provider.reason : null,
+    interval_minutes: opts.intervalMinutes,
+    last_tick_at: keys.last_tick_at ?? null,
+    total_ticks: keys.total_ticks ?? 0,
+    consecutive_failures: keys.consecutive_failures ?? 0,
+    halted: !!keys.halt,
+    halt_reason: keys.halt?.reason ?? null,
+    running: !!(lease && lease.holder && lease.expires_at > opts.now),
+    last_outcome: keys.last_outcome ?? null,
+    last_summary: keys.last_summary ?? null,
+    last_error: keys.last_error ?? null,
+    next_tick_at: keys.next_tick_at ?? null,
+  };
+}

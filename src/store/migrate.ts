@@ -1,0 +1,33 @@
+/**
+ * Applies the numbered migrations in name order, each in its own transaction, under a lock so
+ * two processes starting at once never migrate twice. Our own runner rather than Kysely's
+ * Migrator: that one introspects every schema of the database, which fails when another schema
+ * is dropped at the same moment (parallel test runs, tenants).
+ */
+import { sql, type Kysely, type Migration } from 'kysely';
+import type { DialectName } from './open.js';
+
+const LOCK_KEY = 7_224_001; // pg advisory lock id for migrations
+
+export async function applyMigrations(db: Kysely<any>, dialect: DialectName, migrations: Record<string, Migration>, now: () => number = Date.now): Promise<string[]> {
+  await sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)`.execute(db);
+  if (dialect === 'sqlite') {
+    await sql`CREATE TABLE IF NOT EXISTS schema_migrations_lock (id integer PRIMARY KEY, locked_at bigint NOT NULL)`.execute(db);
+    await sql`INSERT OR IGNORE INTO schema_migrations_lock (id, locked_at) VALUES (1, 0)`.execute(db);
+  }
+  const applied: string[] = [];
+  for (const name of Object.keys(migrations).sort()) {
+    const done = await db.transaction().execute(async (trx) => {
+      // Take the lock first: a write (SQLite) or an advisory lock (Postgres), then re-check.
+      if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
+      else await sql`UPDATE schema_migrations_lock SET locked_at = ${now()} WHERE id = 1`.execute(trx);
+      const row = await sql<{ name: string }>`SELECT name FROM schema_migrations WHERE name = ${name}`.execute(trx);
+      if (row.rows.length > 0) return false;
+      await migrations[name]!.up(trx);
+      await sql`INSERT INTO schema_migrations (name, applied_at) VALUES (${name}, ${now()})`.execute(trx);
+      return true;
+    });
+    if (done) applied.push(name);
+  }
+  return applied;
+}

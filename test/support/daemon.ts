@@ -1,0 +1,139 @@
+/**
+ * Starts the real daemon (`subconscious start`) as a child process on a temporary workspace,
+ * the way a person would, and waits for it to print its page URL. `restart()` reuses the port
+ * (a page left open reconnects to the same origin); `kill()` is a SIGKILL for crash tests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
+
+export interface TestDaemon {
+  url: string;
+  /** The page URL with the token, as `start` prints it. */
+  pageUrl: string;
+  token: string;
+  port: number;
+  workspace: string;
+  /** Everything the process printed so far (stdout + stderr). */
+  output(): string;
+  /** JSON-RPC call with the token; throws on an RPC error. */
+  rpc<T = unknown>(method: string, params?: unknown): Promise<T>;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit (no cleanup runs in the daemon). */
+  kill(): Promise<void>;
+  /** Start again on the same workspace and port. */
+  restart(): Promise<void>;
+  /** Stop (if running) and delete the workspace (unless `keepWorkspace`). */
+  dispose(): Promise<void>;
+}
+
+export interface StartDaemonOptions {
+  workspace?: string;
+  /** Extra environment (e.g. SUBCONSCIOUS_LOCAL_BASE_URL of a scripted model server). */
+  env?: Record<string, string>;
+  /** Written to `<workspace>/subconscious.toml` before start. */
+  config?: string;
+  port?: number;
+  keepWorkspace?: boolean;
+}
+
+export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDaemon> {
+  const workspace = opts.workspace ?? mkdtempSync(path.join(os.tmpdir(), 'subc-daemon-'));
+  if (opts.config !== undefined) writeFileSync(path.join(workspace, 'subconscious.toml'), opts.config);
+  let child: ChildProcess | null = null;
+  let log = '';
+  let port = opts.port ?? 0;
+  let url = '';
+  let token = '';
+
+  const launch = () =>
+    new Promise<void>((resolve, reject) => {
+      const proc = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--workspace', workspace, '--port', String(port)], {
+        cwd: ROOT,
+        env: { ...process.env, SUBCONSCIOUS_LOG_LEVEL: process.env.SUBCONSCIOUS_LOG_LEVEL ?? 'warn', ...opts.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = proc;
+      const timer = setTimeout(() => reject(new Error(`daemon did not start within 30 s:\n${log}`)), 30_000);
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        const m = /open (http:\/\/[^/\s]+)\/\?token=([\w-]+)/.exec(log);
+        if (m && !url) {
+          url = m[1]!;
+          token = m[2]!;
+          port = Number(new URL(url).port);
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      proc.stdout!.on('data', onData);
+      proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        if (!url) reject(new Error(`daemon exited with ${code} before starting:\n${log}`));
+      });
+    });
+
+  const waitExit = (proc: ChildProcess) =>
+    new Promise<number | null>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
+      proc.once('exit', (code) => resolve(code));
+    });
+
+  await launch();
+
+  const daemon: TestDaemon = {
+    get url() {
+      return url;
+    },
+    get pageUrl() {
+      return `${url}/?token=${token}`;
+    },
+    get token() {
+      return token;
+    },
+    get port() {
+      return port;
+    },
+    workspace,
+    output: () => log,
+    async rpc<T>(method: string, params: unknown = {}) {
+      const res = await fetch(`${url}/rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      const body = (await res.json()) as { result?: T; error?: { message: string } };
+      if (body.error) throw new Error(`${method}: ${body.error.message}`);
+      return body.result as T;
+    },
+    async stop() {
+      const proc = child;
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null;
+      proc.kill('SIGTERM');
+      return waitExit(proc);
+    },
+    async kill() {
+      const proc = child;
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await waitExit(proc);
+    },
+    async restart() {
+      await daemon.stop();
+      url = '';
+      await launch();
+    },
+    async dispose() {
+      await daemon.stop();
+      if (!opts.keepWorkspace && !opts.workspace) rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+  return daemon;
+}
