@@ -1,0 +1,95 @@
+/**
+ * The composition root: config → store → llm → worlds → scheduler, and the RPC surface over
+ * them. The only place where concrete pieces are wired together (DESIGN.md "Layers").
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EventBus, RpcDispatcher, createLogger, systemClock, uuid, type Clock, type IdGen, type Logger, type RpcMethod } from '../core/index.js';
+import { Registry, engineRpcMethods, type EngineDeps } from '../engine/index.js';
+import { StoreCheckpointer } from '../graph/index.js';
+import { createLlm, type Llm, type ModelsConfig } from '../llm/index.js';
+import { InstanceState, openStore, type Store } from '../store/index.js';
+import { loadConfig, type Config } from './config.js';
+import { defineWorlds, type AppServices } from './worlds.js';
+
+export interface AppOptions {
+  workspace: string;
+  env?: NodeJS.ProcessEnv;
+  overrides?: { port?: number; host?: string };
+  clock?: Clock;
+  ids?: IdGen;
+  log?: Logger;
+}
+
+export interface App {
+  workspace: string;
+  config: Config;
+  store: Store;
+  llm: Llm;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  registry: Registry;
+  rpc: RpcDispatcher;
+  services: AppServices;
+  /** Stop every tick (each stays checkpointed), close worlds, tools and the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Where the built page lives (same relative place from src/ and dist/). */
+export const WEB_ROOT = path.resolve(fileURLToPath(new URL('../../web/dist', import.meta.url)));
+
+export function modelsConfig(config: Config): ModelsConfig {
+  const role = (m: Config['models']['local']) => ({ baseUrl: m.base_url, model: m.model, apiKey: m.api_key, timeoutMs: Math.round(m.timeout_seconds * 1000) });
+  return { local: role(config.models.local), agent: role(config.models.agent) };
+}
+
+export async function createApp(opts: AppOptions): Promise<App> {
+  const workspace = path.resolve(opts.workspace);
+  const config = loadConfig({ workspace, ...(opts.env ? { env: opts.env } : {}), ...(opts.overrides ? { overrides: opts.overrides } : {}) });
+  const clock = opts.clock ?? systemClock;
+  const ids = opts.ids ?? uuid;
+  const log = opts.log ?? createLogger();
+  const events = new EventBus(() => clock.now());
+  const store = await openStore({ workspace, ...(config.database.url ? { databaseUrl: config.database.url } : {}) });
+  try {
+    // Seed 4 back-compat: bare keys from before namespacing belonged to the memory world.
+    await new InstanceState(store.db, () => clock.now()).migrateLegacyKeys('memory');
+    const llm = createLlm({ models: modelsConfig(config), db: store.db, clock, ids, log });
+    const checkpointer = new StoreCheckpointer(store.db, clock);
+    const deps: EngineDeps = { db: store.db, llm, clock, ids, events, log, checkpointer };
+    const registry = new Registry(deps);
+    const services = await defineWorlds({ workspace, config, deps, registry });
+    const rpc = new RpcDispatcher();
+    const methods: RpcMethod[] = [...engineRpcMethods(registry), ...services.rpcMethods];
+    for (const m of methods) rpc.add(m);
+    rpc.add({
+      name: 'rpc.methods',
+      description: 'The methods this daemon serves.',
+      params: (await import('zod')).z.object({}).strict(),
+      handler: () => rpc.list(),
+    });
+    let closed: Promise<void> | null = null;
+    return {
+      workspace,
+      config,
+      store,
+      llm,
+      events,
+      clock,
+      log,
+      registry,
+      rpc,
+      services,
+      close: () =>
+        (closed ??= (async () => {
+          await registry.stop();
+          await services.close();
+          await store.close();
+        })()),
+    };
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}

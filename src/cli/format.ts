@@ -1,0 +1,31 @@
+/** Plain-text output for the CLI: one line per world, readable without the page. */
+import type { StatusResult, TickOutcome } from '../engine/index.js';
+
+function ago(at: number | null, now = Date.now()): string {
+  if (!at) return 'never';
+  const s = Math.round((now - at) / 1000);
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return new Date(at).toISOString();
+}
+
+export function printTickOutcomes(outcomes: TickOutcome[], print: (line: string) => void): void {
+  if (outcomes.length === 0) print('no worlds are configured');
+  for (const o of outcomes) print(`${o.world}: ${o.kind}${o.resumed ? ' (resumed)' : ''} — ${o.message} (${o.durationMs} ms)`);
+}
+
+export function printStatus(status: StatusResult, print: (line: string) => void): void {
+  if (status.instances.length === 0) print('no worlds are configured');
+  for (const i of status.instances) {
+    const flags = [
+      i.enabled ? 'enabled' : 'disabled',
+      i.running ? 'running' : null,
+      i.halted ? `HALTED: ${i.halt_reason}` : null,
+      i.provider_available === false ? `model unavailable: ${i.provider_unavailable_reason}` : null,
+      i.consecutive_failures > 0 ? `${i.consecutive_failures} failed` : null,
+    ].filter(Boolean);
+    print(`${i.world}: ${flags.join(', ')} — every ${i.interval_minutes} min, ${i.total_ticks} ticks, last ${ago(i.last_tick_at)}${i.last_summary ? ` (${i.last_summary})` : ''}`);
+    if (i.last_error && i.consecutive_failures > 0) print(`  last error: ${i.last_error}`);
+  }
+}

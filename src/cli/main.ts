@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+/**
+ * The `subconscious` command: start | tick | status | tasks …
+ * Errors print one clear line (code, message, what to do) and exit non-zero.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { createApp, type App } from '../app/app.js';
+import { describeError, isSubconsciousError } from '../core/errors.js';
+import { silentLogger } from '../core/logger.js';
+import { announce, startDaemon } from './daemon.js';
+import { printStatus, printTickOutcomes } from './format.js';
+
+const program = new Command();
+program.name('subconscious').description('Background cognition engine for AI agents: the loops that run while nobody is typing.').showHelpAfterError();
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
+  return n;
+}
+
+const workspaceOption = ['-w, --workspace <dir>', 'workspace folder (config, HEARTBEAT.md, .subconscious/)', process.cwd()] as const;
+
+/** Open the app for a one-shot command (no scheduler, no HTTP, quiet logs). */
+async function withApp<T>(workspace: string, fn: (app: App) => Promise<T>): Promise<T> {
+  const app = await createApp({ workspace, log: silentLogger });
+  try {
+    return await fn(app);
+  } finally {
+    await app.close();
+  }
+}
+
+program
+  .command('start')
+  .description('run the daemon: scheduler, JSON-RPC, events and the web page')
+  .option(...workspaceOption)
+  .option('-p, --port <n>', 'HTTP port (default 7777, or SUBCONSCIOUS_PORT)', port)
+  .option('-H, --host <host>', 'address to bind (default 127.0.0.1)')
+  .action(async (opts: { workspace: string; port?: number; host?: string }) => {
+    const daemon = await startDaemon(opts);
+    await announce(daemon, (line) => console.log(line));
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`${signal}: stopping (running ticks stop at a checkpoint)…`);
+      daemon.stop().then(
+        () => process.exit(0),
+        (err) => {
+          console.error(`error while stopping: ${describeError(err)}`);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+
+program
+  .command('tick')
+  .description('run one tick of each world (or one) and exit')
+  .option(...workspaceOption)
+  .option('--world <name>', 'only this world')
+  .option('--json', 'print the outcomes as JSON')
+  .action(async (opts: { workspace: string; world?: string; json?: boolean }) => {
+    const outcomes = await withApp(opts.workspace, (app) => app.registry.tickOnce(opts.world ?? 'all'));
+    if (opts.json) console.log(JSON.stringify(outcomes, null, 2));
+    else printTickOutcomes(outcomes, (l) => console.log(l));
+    if (outcomes.some((o) => o.kind === 'failed')) process.exitCode = 1;
+  });
+
+program
+  .command('status')
+  .description('print each world’s status (read from the store)')
+  .option(...workspaceOption)
+  .option('--json', 'print the same JSON as the subconscious.status RPC')
+  .action(async (opts: { workspace: string; json?: boolean }) => {
+    const status = await withApp(opts.workspace, (app) => app.rpc.call('subconscious.status'));
+    if (opts.json) console.log(JSON.stringify(status, null, 2));
+    else printStatus(status as Parameters<typeof printStatus>[0], (l) => console.log(l));
+  });
+
+await registerWorldCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  const code = isSubconsciousError(err) ? ` [${err.code}]` : '';
+  console.error(`subconscious: ${describeError(err)}${code}`);
+  process.exit(isSubconsciousError(err, 'config_invalid') ? 78 : 1);
+}
+
+/** World-specific commands (`tasks …`) call the same RPC methods as the page. */
+async function registerWorldCommands(cli: Command): Promise<void> {
+  const { registerTasksCommands } = await import('./tasks.js');
+  const tasks = cli.command('tasks').description('standing tasks of the task loop').option(...workspaceOption);
+  registerTasksCommands(tasks, (method, params) => withApp(tasks.opts<{ workspace: string }>().workspace, (app) => app.rpc.call(method, params ?? {})));
+}
