@@ -41,7 +41,7 @@ async function run(mode: 'generate' | 'stream', prompt = 'Summarise notes.md and
   const result = streamText({ ...args, onError: ({ error }) => void (streamError = error) });
   // streamText reports the model's error through onError; `text` then rejects with a generic
   // NoOutputGeneratedError, so the error that says what happened is the one onError saw.
-  const text = await result.text.catch((err: unknown) => {
+  const text = await Promise.resolve(result.text).catch((err: unknown) => {
     throw streamError ?? err;
   });
   if (streamError) throw streamError;

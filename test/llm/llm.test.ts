@@ -170,6 +170,14 @@ describe('rate limits', () => {
     expect(await call).toMatchObject({ ok: true, value: { text: 'done' } });
   });
 
+  it('a Retry-After longer than a minute is not waited for: rate_limit at once', async () => {
+    rig.server.enqueue({ status: 429, retryAfter: 3600 });
+    const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
+    expect(error).toMatchObject({ kind: 'rate_limit', retryAfterMs: 3_600_000 });
+    expect(rig.clock.pending).toBe(0);
+    expect(rig.server.chatRequests).toHaveLength(1);
+  });
+
   it('a cancel while waiting out a 429 ends the call as cancelled', async () => {
     rig.server.enqueue({ status: 429 });
     const controller = new AbortController();

@@ -100,6 +100,13 @@ describe('scripted model server', () => {
     expect((await generateText({ model: model(), prompt: 'x', maxRetries: 0 })).text).toBe('echo 1');
   });
 
+  it('answers late when told to, and a delay alone is an empty answer', async () => {
+    server.enqueue({ text: 'late', delayMs: 30 }, { delayMs: 10 });
+    expect((await generateText({ model: model(), prompt: 'x', maxRetries: 0 })).text).toBe('late');
+    expect((await generateText({ model: model(), prompt: 'x', maxRetries: 0 })).text).toBe('');
+    expect(server.pending).toBe(0);
+  });
+
   it('returns an invalid body for malformed replies', async () => {
     server.enqueue({ malformed: true });
     await expect(generateText({ model: model(), prompt: 'x', maxRetries: 0 })).rejects.toThrow();
