@@ -1,0 +1,157 @@
+/**
+ * The tasks world's tables on both dialects: system defaults, HEARTBEAT.md import (1,000
+ * lines with headers, blank lines and duplicates; idempotent; vanished lines disable), user
+ * task rules, recurrence validation, log rows, escalation compare-and-set, and the RPC surface.
+ */
+import { utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventBus, FakeClock, RpcDispatcher, uuid, type BusEvent } from '../../../src/core/index.js';
+import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcMethods, type Task } from '../../../src/worlds/tasks/index.js';
+import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
+
+describe.each(await testDialects())('tasks store on %s', (dialect) => {
+  let store: TestStore;
+  let clock: FakeClock;
+  let events: BusEvent[];
+  let service: TasksService;
+  let rpc: RpcDispatcher;
+
+  beforeEach(async () => {
+    store = await openTestStore(dialect);
+    clock = new FakeClock();
+    events = [];
+    const bus = new EventBus(() => clock.now());
+    bus.subscribe((e) => events.push(e));
+    service = new TasksService({ db: store.db, clock, ids: uuid, events: bus, workspace: store.workspace, timezone: 'Europe/Paris' });
+    rpc = new RpcDispatcher(tasksRpcMethods(service));
+  });
+  afterEach(async () => {
+    await store.dispose();
+  });
+
+  const heartbeatFile = () => path.join(store.workspace, 'HEARTBEAT.md');
+  const heartbeatTasks = async () => (await service.listTasks()).filter((t) => t.origin === 'heartbeat_md');
+
+  it('seeds the three system defaults once, with stable ids; they can be disabled, never removed', async () => {
+    const tasks = await service.listTasks();
+    expect(tasks.map((t) => t.id)).toEqual(DEFAULT_SYSTEM_TASKS.map((t) => t.id));
+    expect(tasks.every((t) => t.source === 'system' && t.enabled && t.recurrence === 'pending' && !t.needs_tools)).toBe(true);
+    await service.updateTask('system:check-skills', { enabled: false });
+    // A second process seeding again neither duplicates nor re-enables.
+    const again = new TasksService({ ...service.deps });
+    const after = await again.listTasks();
+    expect(after).toHaveLength(3);
+    expect(after.find((t) => t.id === 'system:check-skills')!.enabled).toBe(false);
+    await expect(rpc.call('subconscious.tasks_remove', { id: 'system:health-nope' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_remove', { id: 'system:system-health' })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining('cannot be removed, only disabled'),
+    });
+    await expect(rpc.call('subconscious.tasks_update', { id: 'system:system-health', title: 'x' })).rejects.toMatchObject({ code: 'forbidden' });
+    expect(await service.listTasks()).toHaveLength(3);
+  });
+
+  it('imports HEARTBEAT.md with 1,000 lines, headers, blank lines and duplicates; re-import is idempotent', async () => {
+    const lines: string[] = ['# Heartbeat', '', 'Standing instructions for the assistant:', ''];
+    for (let i = 0; i < 1000; i++) {
+      if (i % 100 === 0) lines.push(`## Section ${i / 100}`, '');
+      if (i % 10 === 9) lines.push(`-   CHECK   item ${i - 1}  `); // a duplicate of the previous line (case and spacing differ)
+      else lines.push(`- Check item ${i}`);
+      if (i % 7 === 0) lines.push('');
+    }
+    lines.push('* not a task (wrong bullet)', '-no space is not a task either', '- ', '  - Nested item counts');
+    writeFileSync(heartbeatFile(), lines.join('\n'));
+    const imported = await heartbeatTasks();
+    // 900 unique "Check item N" lines + the nested one.
+    expect(imported).toHaveLength(901);
+    expect(imported.every((t) => t.source === 'system' && t.enabled)).toBe(true);
+    expect(new Set(imported.map((t) => t.title.toLowerCase())).size).toBe(901);
+    expect(imported.find((t) => t.id === heartbeatTaskId('Check item 8'))!.title).toBe('Check item 8');
+
+    // Same content, new mtime: nothing changes. A fresh process re-imports idempotently.
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 5000));
+    expect((await service.syncHeartbeat()).sync).toBeNull(); // hash unchanged: not even re-imported
+    const fresh = new TasksService({ ...service.deps });
+    expect(await fresh.listTasks()).toHaveLength(904);
+  });
+
+  it('a vanished line disables its task, a returning one re-enables it; a user-disabled task stays disabled', async () => {
+    writeFileSync(heartbeatFile(), '# tasks\n- Check the backups\n- Check the certificates\n- Send the weekly digest\n');
+    const first = await heartbeatTasks();
+    expect(first).toHaveLength(3);
+    expect(first.find((t) => t.title === 'Send the weekly digest')!.needs_tools).toBe(true);
+    await service.updateTask(heartbeatTaskId('Check the certificates'), { enabled: false });
+    await expect(service.updateTask(heartbeatTaskId('Check the backups'), { title: 'other' })).rejects.toMatchObject({ code: 'forbidden' });
+
+    writeFileSync(heartbeatFile(), '# tasks\n- Check the certificates\n- Send the weekly digest\n- Check the logs\n');
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 10_000));
+    expect((await service.syncHeartbeat()).sync).toMatchObject({ added: 1, disabled: 1 });
+    const second = await heartbeatTasks();
+    const byTitle = (t: string) => second.find((x) => x.title === t)!;
+    expect(byTitle('Check the backups').enabled).toBe(false);
+    expect(byTitle('Check the certificates').enabled).toBe(false); // the user's choice stands
+    expect(byTitle('Check the logs').enabled).toBe(true);
+
+    writeFileSync(heartbeatFile(), '- Check the backups\n');
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 20_000));
+    await service.syncHeartbeat();
+    const third = await heartbeatTasks();
+    expect(third.filter((t) => t.enabled).map((t) => t.title)).toEqual(['Check the backups']);
+    expect(events.some((e) => e.type === 'tasks.changed' && e.data.reason === 'heartbeat_md')).toBe(true);
+  });
+
+  it('user tasks: add with write intent decided or given, update, remove; recurrence validated with the reason', async () => {
+    const send = (await rpc.call('subconscious.tasks_add', { title: 'Send daily summary to Slack' })) as Task;
+    expect(send).toMatchObject({ source: 'user', recurrence: 'pending', needs_tools: true, enabled: true });
+    const check = (await rpc.call('subconscious.tasks_add', { title: '  Check   urgent emails ', recurrence: 'cron:0 9 * * 1-5' })) as Task;
+    expect(check.title).toBe('Check urgent emails');
+    expect(check.needs_tools).toBe(false);
+    // Next weekday 09:00 in Paris after 2026-01-01 10:00 Paris (a Thursday) is Friday 08:00 UTC.
+    expect(new Date(check.next_run_at!).toISOString()).toBe('2026-01-02T08:00:00.000Z');
+    const forced = (await rpc.call('subconscious.tasks_add', { title: 'Check urgent emails', needs_tools: true })) as Task;
+    expect(forced.needs_tools).toBe(true);
+
+    await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'cron:61 * * * *' })).rejects.toMatchObject({
+      code: 'invalid_params',
+      message: expect.stringMatching(/recurrence: invalid cron expression "61 \* \* \* \*": .*minute/),
+    });
+    await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'weekly' })).rejects.toMatchObject({ message: expect.stringContaining('recurrence') });
+    await expect(rpc.call('subconscious.tasks_add', { title: '' })).rejects.toMatchObject({ message: expect.stringContaining('title') });
+    await expect(rpc.call('subconscious.tasks_add', { titel: 'typo' })).rejects.toMatchObject({ message: expect.stringMatching(/title|titel/) });
+    await expect(rpc.call('subconscious.tasks_update', { id: send.id })).rejects.toMatchObject({ message: expect.stringContaining('at least one') });
+    await expect(rpc.call('subconscious.tasks_update', { id: send.id, enabled: 'yes' })).rejects.toMatchObject({ message: expect.stringContaining('enabled') });
+
+    const updated = (await rpc.call('subconscious.tasks_update', { id: send.id, title: 'Post daily summary to Slack', recurrence: 'once', needs_tools: false, enabled: false })) as Task;
+    expect(updated).toMatchObject({ title: 'Post daily summary to Slack', recurrence: 'once', needs_tools: false, enabled: false, completed: false });
+    const removed = (await rpc.call('subconscious.tasks_remove', { id: send.id })) as Task;
+    expect(removed.id).toBe(send.id);
+    await expect(rpc.call('subconscious.tasks_remove', { id: send.id })).rejects.toMatchObject({ code: 'not_found' });
+    expect((await service.listTasks()).map((t) => t.id)).not.toContain(send.id);
+    expect(events.filter((e) => e.type === 'tasks.changed').map((e) => e.data.action)).toEqual(['added', 'added', 'added', 'updated', 'removed']);
+  });
+
+  it('log rows: one per task per tick, reused by a resumed observe; escalations resolve exactly once', async () => {
+    const tasks = await service.listTasks();
+    const first = await service.logs.openRows('tick-1', clock.now(), tasks, uuid);
+    const again = await service.logs.openRows('tick-1', clock.now(), tasks, uuid);
+    expect([...again.values()].map((r) => r.id)).toEqual([...first.values()].map((r) => r.id));
+    expect(await service.listLog()).toHaveLength(3);
+    expect((await service.listLog()).every((r) => r.decision === 'in_progress' && r.result === 'Evaluating...')).toBe(true);
+
+    const row = first.get('system:check-skills')!;
+    const e = await service.escalations.create({ id: 'esc-1', task_id: row.task_id, log_id: row.id, title: 't', description: 'Fix the Notion connection', analysis: null, priority: 'important', skill_related: true });
+    const dup = await service.escalations.create({ id: 'esc-2', task_id: row.task_id, log_id: row.id, title: 't', description: 'd', analysis: null, priority: 'normal', skill_related: false });
+    expect(dup.id).toBe(e.id);
+    expect(await service.listEscalations()).toHaveLength(1);
+    await rpc.call('subconscious.escalations_dismiss', { id: 'esc-1' });
+    await expect(rpc.call('subconscious.escalations_dismiss', { id: 'esc-1' })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(rpc.call('subconscious.escalations_dismiss', { id: 'nope' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.escalations_list', { status: 'waiting' })).rejects.toMatchObject({ message: expect.stringContaining('status') });
+    expect((await service.listLog()).find((r) => r.id === row.id)).toMatchObject({ decision: 'dismissed', result: 'Skipped' });
+
+    // Rows another tick left open are cancelled by the next one; finished rows are untouched.
+    expect(await service.logs.cancelStale('tick-2')).toHaveLength(2);
+    expect((await service.listLog()).map((r) => r.decision).sort()).toEqual(['cancelled', 'cancelled', 'dismissed']);
+  });
+});
