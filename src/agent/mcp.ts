@@ -69,7 +69,7 @@ export interface McpServerHealth {
   error?: string;
   /** Last time the server was known to answer (connect, list, call or ping). */
   last_checked_at: number | null;
-  /** How many times it was started again after dying or failing. */
+  /** Start attempts after the first (after it died or failed to start). */
   restarts: number;
   /** The child process (stdio servers while running). */
   pid: number | null;
@@ -120,7 +120,7 @@ interface Entry {
   failures: number;
   retryAt: number;
   restarts: number;
-  /** Started before (a later start is a restart). */
+  /** A start was attempted before (a later one is a restart). */
   started: boolean;
   /** Bumped on each connect, so a stale transport's close is ignored. */
   generation: number;
@@ -289,6 +289,8 @@ export class McpManager {
     const { config } = e;
     e.status = 'starting';
     e.stderrTail = '';
+    if (e.started) e.restarts++;
+    e.started = true;
     const client = new Client(
       { name: 'subconscious', version: '0.1.0' },
       {
@@ -317,8 +319,6 @@ export class McpManager {
         cursor = page.nextCursor;
       } while (cursor);
       if (e.generation !== generation) throw new Error('superseded while starting');
-      if (e.started) e.restarts++;
-      e.started = true;
       e.client = client;
       e.transport = transport;
       e.tools = tools.map((t) => toToolInfo(config, t));

@@ -243,7 +243,8 @@ class RunState {
     let lastText = '';
     try {
       if (this.controller.signal.aborted) throw this.controller.signal.reason;
-      const tools = this.buildTools(await deps.mcp.listTools());
+      // Starting a tool server may take a while: a cancel or the cap must not wait for it.
+      const tools = this.buildTools(await untilAborted(deps.mcp.listTools(), this.controller.signal));
       const hasTools = Object.keys(tools).length > 0;
       const system = [options.system, hasTools ? UNTRUSTED_PREAMBLE : undefined].filter(Boolean).join('\n\n') || undefined;
       const model = deps.llm.languageModel({ world: options.world, purpose: options.purpose, role: 'agent' });
@@ -475,6 +476,24 @@ function formatDuration(ms: number): string {
   if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
   if (ms % 1000 === 0) return plural(ms / 1000, 'second');
   return `${ms} ms`;
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function safeJson(value: unknown): string {
