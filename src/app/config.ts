@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { mcpServersSchema } from '../agent/index.js';
 import { SubconsciousError } from '../core/errors.js';
 
 export const CONFIG_FILE = 'subconscious.toml';
@@ -68,7 +69,7 @@ export const configSchema = z
       .default({ run_cap_minutes: 20, max_steps: 25 }),
     mcp: z
       .object({
-        servers: z.array(z.record(z.string(), z.unknown())).default([]),
+        servers: mcpServersSchema.default([]),
       })
       .strict()
       .default({ servers: [] }),

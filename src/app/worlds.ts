@@ -2,9 +2,11 @@
  * The worlds this product ships and the services they need (tools, the agent runner), wired
  * from the resolved config. A new world is a factory in `src/worlds/` plus one entry here.
  */
+import { AgentRunner, ApprovalStore, McpManager, agentRpcMethods } from '../agent/index.js';
 import type { RpcMethod } from '../core/index.js';
 import { WorldCatalog, type EngineDeps, type Registry } from '../engine/index.js';
 import { usageRpcMethods } from '../server/methods/usage.js';
+import { createTasksWorld, tasksRpcMethods, type TasksWorld } from '../worlds/tasks/index.js';
 import type { Config } from './config.js';
 
 export interface WorldSetup {
@@ -15,16 +17,64 @@ export interface WorldSetup {
 }
 
 export interface AppServices {
+  mcp: McpManager;
+  approvals: ApprovalStore;
+  agent: AgentRunner;
   rpcMethods: RpcMethod[];
   close(): Promise<void>;
 }
 
+interface WorldDeps extends WorldSetup {
+  mcp: McpManager;
+  agent: AgentRunner;
+}
+
+/** Every world kind this product ships: `makeWorld(kind, deps)`. */
+export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspace, config, deps, agent, mcp }) =>
+  createTasksWorld({
+    db: deps.db,
+    clock: deps.clock,
+    ids: deps.ids,
+    events: deps.events,
+    log: deps.log,
+    workspace,
+    agent,
+    skills: mcp,
+    settings: {
+      intervalMinutes: config.heartbeat.interval_minutes,
+      inferenceEnabled: config.heartbeat.inference_enabled,
+      contextBudgetTokens: config.heartbeat.context_budget_tokens,
+    },
+  }),
+);
+
 export async function defineWorlds(setup: WorldSetup): Promise<AppServices> {
-  const { deps } = setup;
-  const catalog = new WorldCatalog<WorldSetup>();
-  for (const kind of catalog.kinds()) setup.registry.add(catalog.makeWorld(kind, setup));
+  const { deps, config } = setup;
+  const mcp = new McpManager({ servers: config.mcp.servers, clock: deps.clock, log: deps.log });
+  const approvals = new ApprovalStore({ db: deps.db, clock: deps.clock, ids: deps.ids, events: deps.events, pollMs: 1000 });
+  const agent = new AgentRunner({
+    llm: deps.llm,
+    mcp,
+    approvals,
+    clock: deps.clock,
+    ids: deps.ids,
+    events: deps.events,
+    log: deps.log,
+    capMs: config.agent.run_cap_minutes * 60_000,
+    maxSteps: config.agent.max_steps,
+  });
+  await agent.recover();
+  const worldDeps: WorldDeps = { ...setup, mcp, agent };
+  const tickTimeoutMs = config.engine.tick_timeout_minutes * 60_000;
+  const tasks = catalog.makeWorld('tasks', worldDeps) as TasksWorld;
+  setup.registry.add(tasks, { enabledByDefault: config.heartbeat.enabled, tickTimeoutMs });
   return {
-    rpcMethods: [...usageRpcMethods(deps.db, deps.clock)],
-    close: async () => undefined,
+    mcp,
+    approvals,
+    agent,
+    rpcMethods: [...tasksRpcMethods(tasks.service), ...agentRpcMethods({ approvals, mcp }), ...usageRpcMethods(deps.db, deps.clock)],
+    close: async () => {
+      await mcp.close();
+    },
   };
 }

@@ -22,10 +22,11 @@ export function printStatus(status: StatusResult, print: (line: string) => void)
       i.enabled ? 'enabled' : 'disabled',
       i.running ? 'running' : null,
       i.halted ? `HALTED: ${i.halt_reason}` : null,
-      i.provider_available === false ? `model unavailable: ${i.provider_unavailable_reason}` : null,
+      i.provider_available === false ? 'model unavailable' : null,
       i.consecutive_failures > 0 ? `${i.consecutive_failures} failed` : null,
     ].filter(Boolean);
     print(`${i.world}: ${flags.join(', ')} — every ${i.interval_minutes} min, ${i.total_ticks} ticks, last ${ago(i.last_tick_at)}${i.last_summary ? ` (${i.last_summary})` : ''}`);
-    if (i.last_error && i.consecutive_failures > 0) print(`  last error: ${i.last_error}`);
+    if (i.provider_available === false) print(`  model: ${i.provider_unavailable_reason}`);
+    if (i.last_error && i.consecutive_failures > 0 && i.last_error !== i.provider_unavailable_reason) print(`  last error: ${i.last_error}`);
   }
 }

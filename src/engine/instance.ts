@@ -246,9 +246,7 @@ export class Instance {
       const probe = await this.deps.llm.probe(role);
       await this.state.set(this.name, 'provider', { available: probe.available, reason: probe.reason ?? null, at: this.deps.clock.now() });
       if (!probe.available) {
-        throw new GateClosed('model_unreachable', `the ${role} model is unavailable: ${probe.reason ?? 'no answer'}`, {
-          hint: 'Start the model server or fix [models] in subconscious.toml; the tick will retry on its next cadence.',
-        });
+        throw new GateClosed('model_unreachable', `the ${role} model is unavailable: ${probe.reason ?? 'no answer'}`);
       }
     }
     void ctx;
@@ -308,7 +306,7 @@ export class Instance {
     if (isRateCap(error)) {
       updates.halt = { signature: this.signature(), reason: message, at: this.deps.clock.now() };
     }
-    if (isSubconsciousError(error, 'model_unreachable') || modelKind(error) === 'unreachable') {
+    if (!(error instanceof GateClosed) && modelKind(error) === 'unreachable') {
       updates.provider = { available: false, reason: message, at: this.deps.clock.now() };
     }
     await this.state.setMany(this.name, updates);
