@@ -48,6 +48,8 @@ export function scriptPageModels(server: ModelServer): PageModels {
     const messages = req.body?.messages ?? [];
     const system = messages.filter((m) => m.role === 'system').map(contentText).join('\n');
     const user = messages.filter((m) => m.role === 'user').map(contentText).join('\n');
+    // Execution prompts end with `# Task` and the fenced title; the report before it may name other tasks.
+    const taskPart = user.includes('# Task\n') ? user.slice(user.lastIndexOf('# Task\n')) : user;
     const usage = { prompt_tokens: Math.ceil((system.length + user.length) / 4), completion_tokens: 0 };
     const reply = (text: string): ScriptedReply => ({ text, usage: { ...usage, completion_tokens: Math.ceil(text.length / 4) } });
 
@@ -70,11 +72,11 @@ export function scriptPageModels(server: ModelServer): PageModels {
     }
     if (system.includes(first(EXECUTION_SYSTEM))) {
       seen.push('execute');
-      return reply(pick(acts, user) ?? 'Checked: nothing needs attention.');
+      return reply(pick(acts, taskPart) ?? 'Checked: nothing needs attention.');
     }
     if (system.includes(first(AGENT_ANALYSIS_SYSTEM))) {
       seen.push('analysis');
-      return reply(pick(analyses, user) ?? 'Read everything; no action is needed.');
+      return reply(pick(analyses, taskPart) ?? 'Read everything; no action is needed.');
     }
     if (system.includes(first(AGENT_APPROVED_SYSTEM))) {
       seen.push('approved');

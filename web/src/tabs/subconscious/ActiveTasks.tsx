@@ -19,7 +19,7 @@ export function ActiveTasks(props: { tasks: Resource<Task[]> }) {
   const system = list.filter((t) => t.source === 'system');
   const user = list.filter((t) => t.source === 'user');
   return (
-    <Section id="active-tasks" title="Active Tasks" count={list.length}>
+    <Section id="active-tasks" title="Active Tasks" count={tasks.data ? list.length : undefined}>
       {!tasks.data && <p className="muted">{tasks.error ? 'The tasks could not be read.' : 'Loading tasks…'}</p>}
       <ul className="task-list">
         {system.map((t) => (

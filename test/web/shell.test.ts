@@ -1,0 +1,132 @@
+/**
+ * The page's shell in real Chromium against the real daemon: the token leaves the address bar
+ * and stays for the tab, the page explains how to get a token, and the "unreachable" banner
+ * shows when the daemon stops and clears when it is back.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
+import { launchBrowser, screenshots, type TestBrowser } from './support/browser.js';
+import { scriptPageModels } from './support/models.js';
+import { ensurePageBuilt } from './support/page-build.js';
+
+/** Browser noise that is the expected result of what a test did (not a bug of the page). */
+const NETWORK_DOWN = /ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_RESET|ERR_NETWORK_CHANGED/;
+const REFUSED_TOKEN = /status of 401/;
+
+describe('page shell in Chromium', () => {
+  let browser: TestBrowser;
+  let models: ModelServer;
+  let daemon: TestDaemon;
+
+  beforeAll(async () => {
+    await ensurePageBuilt();
+    models = await startModelServer();
+    scriptPageModels(models);
+    daemon = await startDaemon({
+      env: {
+        SUBCONSCIOUS_LOCAL_BASE_URL: `${models.baseUrl}`,
+        SUBCONSCIOUS_AGENT_BASE_URL: `${models.baseUrl}`,
+      },
+    });
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.dispose();
+    await models?.close();
+  });
+
+  it('takes the token out of the address bar, keeps it for the tab, and works after a reload', async () => {
+    const { page, errors } = await browser.newPage();
+    await page.goto(daemon.pageUrl);
+    await page.locator('[data-testid="status-bar"]').waitFor();
+    expect(page.url()).not.toContain('token=');
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(await page.evaluate(() => sessionStorage.getItem('subconscious.token'))).toBe(daemon.token);
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+
+    await page.reload();
+    await page.locator('[data-testid="status-bar"]').waitFor();
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+    expect(await page.locator('[data-testid="token-help"]').count()).toBe(0);
+    expect(page.url()).not.toContain('token=');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('without a token says where to get one, refuses a wrong one, and accepts a pasted one', async () => {
+    const { page, errors } = await browser.newPage();
+    await page.goto(`${daemon.url}/`);
+    const help = page.locator('[data-testid="token-help"]');
+    await help.waitFor();
+    const text = await help.innerText();
+    expect(text).toContain('.subconscious/token');
+    expect(text).toContain('subconscious start');
+    await screenshots(page, 'token-help');
+    expect(errors).toEqual([]); // no token: the page did not even try the daemon
+
+    await page.goto(`${daemon.url}/?token=not-the-token`);
+    await help.getByText('This token was not accepted').waitFor();
+    expect(page.url()).not.toContain('token=');
+    expect(await page.evaluate(() => sessionStorage.getItem('subconscious.token'))).toBeNull();
+
+    await page.getByLabel('Access token').fill(daemon.token);
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await page.locator('[data-testid="status-bar"]').waitFor();
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+    // The only console errors are the browser's own reports of the refused (401) requests.
+    expect(errors.filter((e) => !REFUSED_TOKEN.test(e))).toEqual([]);
+    await page.close();
+  });
+
+  it('shows the unreachable banner while the daemon is stopped and clears it when it is back', async () => {
+    const { page, errors } = await browser.newPage();
+    await page.goto(daemon.pageUrl);
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+    const banner = page.locator('[data-testid="banner-unreachable"]');
+    expect(await banner.count()).toBe(0);
+
+    await daemon.stop();
+    await banner.waitFor();
+    expect(await banner.innerText()).toContain('subconscious start');
+    await page.locator('[data-testid="live-state"][data-state="down"]').waitFor();
+    await screenshots(page, 'daemon-unreachable');
+
+    await daemon.restart();
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor({ timeout: 30_000 });
+    await banner.waitFor({ state: 'detached' });
+    await page.locator('[data-testid="status-bar"]').waitFor();
+    // While the daemon was down the browser reported the refused connections; nothing else.
+    expect(errors.filter((e) => !NETWORK_DOWN.test(e))).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('says when a world\'s model is unavailable, with the reason from status and what to do', async () => {
+    const nowhere = await unreachableBaseUrl();
+    const offline = await startDaemon({ env: { SUBCONSCIOUS_LOCAL_BASE_URL: nowhere, SUBCONSCIOUS_AGENT_BASE_URL: nowhere } });
+    try {
+      const { page, errors } = await browser.newPage();
+      await page.goto(offline.pageUrl);
+      await page.locator('[data-testid="world-tasks"]').waitFor();
+      await page.getByRole('button', { name: 'Run Tasks now' }).click();
+      const banner = page.locator('[data-testid="banner-model-tasks"]');
+      await banner.waitFor();
+      const status = await offline.rpc<{ instances: { world: string; provider_available: boolean | null; provider_unavailable_reason: string | null }[] }>(
+        'subconscious.status',
+      );
+      const tasks = status.instances.find((i) => i.world === 'tasks')!;
+      expect(tasks.provider_available).toBe(false);
+      const text = await banner.innerText();
+      expect(text).toContain(tasks.provider_unavailable_reason!);
+      expect(text).toContain('subconscious.toml');
+      expect(await page.locator('[data-testid="world-tasks"] [data-testid="world-state"]').innerText()).toContain('Model unavailable');
+      await screenshots(page, 'model-unavailable');
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await offline.dispose();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,371 @@
+/**
+ * The Subconscious and Usage tabs in real Chromium against the real daemon and the scripted
+ * model server: tasks added, toggled and deleted from the page; Run now with its log row going
+ * from pulsing blue to its final colour live; escalations approved and skipped; the usage chart
+ * agreeing with the ledger; screenshots of every tab at desktop and phone sizes.
+ */
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UsageCalls, UsageSummary } from '../../src/server/methods/usage.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { horizontalOverflow, launchBrowser, screenshots, VIEWPORTS, type TestBrowser, type WatchedPage } from './support/browser.js';
+import { scriptPageModels, type PageModels } from './support/models.js';
+import { ensurePageBuilt } from './support/page-build.js';
+
+interface TaskRow {
+  id: string;
+  title: string;
+  source: string;
+  recurrence: string;
+  enabled: boolean;
+}
+interface LogRow {
+  id: string;
+  task_id: string;
+  decision: string;
+  result: string | null;
+}
+interface EscalationRow {
+  id: string;
+  title: string;
+  status: string;
+  priority: string;
+}
+interface StatusRow {
+  world: string;
+  running: boolean;
+  total_ticks: number;
+}
+
+const LONG_RESULT =
+  'Release notes summarised: the importer now streams large files, the scheduler no longer stacks ticks after a sleep, ' +
+  'three flaky tests were fixed, and the settings page gained a dark theme. Nothing needs your attention.';
+
+describe('Subconscious and Usage tabs in Chromium', () => {
+  let browser: TestBrowser;
+  let server: ModelServer;
+  let models: PageModels;
+  let daemon: TestDaemon;
+  let watched: WatchedPage;
+  let page: Page;
+
+  const waitIdle = async () => {
+    // A tick in flight would take the next scripted evaluation; start each scenario from rest.
+    await page.waitForFunction(async () => {
+      const token = sessionStorage.getItem('subconscious.token');
+      const res = await fetch('/rpc', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subconscious.status', params: {} }),
+      });
+      const body = (await res.json()) as { result: { instances: { running: boolean }[] } };
+      return body.result.instances.every((i) => !i.running);
+    }, undefined, { polling: 200 });
+  };
+  const taskRow = (title: string) => page.locator('[data-testid="task-row"]', { hasText: title });
+  const logRowFor = (taskId: string) => page.locator(`[data-testid="log-row"][data-task-id="${taskId}"]`);
+  const tasks = () => daemon.rpc<TaskRow[]>('subconscious.tasks_list');
+
+  beforeAll(async () => {
+    await ensurePageBuilt();
+    server = await startModelServer();
+    models = scriptPageModels(server);
+    daemon = await startDaemon({
+      env: {
+        SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
+        SUBCONSCIOUS_LOCAL_MODEL: 'scripted-local',
+        SUBCONSCIOUS_AGENT_BASE_URL: server.baseUrl,
+        SUBCONSCIOUS_AGENT_MODEL: 'scripted-agent',
+      },
+    });
+    browser = await launchBrowser();
+    watched = await browser.newPage();
+    page = watched.page;
+    await page.goto(daemon.pageUrl);
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+    await page.locator('[data-testid="world-tasks"]').waitFor();
+    // A marker that a reload would wipe: every update below must arrive without one.
+    await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.dispose();
+    await server?.close();
+  });
+
+  it('shows system tasks with the default badge and no controls', async () => {
+    const system = page.locator('[data-testid="task-row"][data-source="system"]');
+    await system.first().waitFor();
+    const fromDaemon = (await tasks()).filter((t) => t.source === 'system' && !('completed' in t && t.completed));
+    expect(await system.count()).toBe(fromDaemon.length);
+    for (const row of await system.all()) {
+      expect(await row.locator('.badge', { hasText: 'default' }).count()).toBe(1);
+      expect(await row.locator('button').count()).toBe(0);
+      expect(await row.locator('.dot-green').count()).toBe(1);
+    }
+  });
+
+  it('adds a user task (every tick, once, cron), toggles it, deletes it; a refused add rolls back with a message', async () => {
+    const input = page.getByLabel('New task');
+    await input.fill('Summarize the team notes');
+    await page.getByLabel('Recurrence').selectOption('once');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const row = taskRow('Summarize the team notes');
+    await row.and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
+    let added = (await tasks()).find((t) => t.title === 'Summarize the team notes');
+    expect(added).toMatchObject({ source: 'user', recurrence: 'once', enabled: true });
+    expect(await input.inputValue()).toBe('');
+
+    await page.getByLabel('Recurrence').selectOption('cron');
+    await input.fill('Weekday digest');
+    await page.getByLabel('Cron expression').fill('0 9 * * 1-5');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await taskRow('Weekday digest').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
+    expect((await tasks()).find((t) => t.title === 'Weekday digest')?.recurrence).toBe('cron:0 9 * * 1-5');
+
+    // The daemon refuses a bad cron expression: the optimistic row goes away, the text comes back.
+    await input.fill('Broken schedule');
+    await page.getByLabel('Cron expression').fill('not a cron');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const notice = page.locator('[data-testid="notice"]', { hasText: 'Could not add “Broken schedule”' });
+    await notice.waitFor();
+    expect(await notice.innerText()).toMatch(/cron/i);
+    await taskRow('Broken schedule').waitFor({ state: 'detached' });
+    expect(await input.inputValue()).toBe('Broken schedule');
+    expect((await tasks()).some((t) => t.title === 'Broken schedule')).toBe(false);
+    await input.fill('');
+    await page.getByLabel('Recurrence').selectOption('default');
+
+    // Toggle off and on again.
+    const toggle = row.getByRole('switch', { name: 'Enable task: Summarize the team notes' });
+    await toggle.click();
+    await page.locator(`[data-testid="task-row"][data-task-id="${added!.id}"][data-enabled="false"]`).waitFor();
+    await expect.poll(async () => (await tasks()).find((t) => t.id === added!.id)?.enabled).toBe(false);
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    await toggle.click();
+    await expect.poll(async () => (await tasks()).find((t) => t.id === added!.id)?.enabled).toBe(true);
+
+    // Delete shows on hover (and on keyboard focus) and removes the task.
+    const del = row.getByRole('button', { name: 'Delete task: Summarize the team notes' });
+    expect(await del.evaluate((el) => getComputedStyle(el).opacity)).toBe('0');
+    await row.hover();
+    await page.waitForFunction((el) => getComputedStyle(el!).opacity === '1', await del.elementHandle());
+    await del.click();
+    await row.waitFor({ state: 'detached' });
+    added = (await tasks()).find((t) => t.title === 'Summarize the team notes');
+    expect(added).toBeUndefined();
+
+    await taskRow('Weekday digest').getByRole('button', { name: 'Delete task: Weekday digest' }).focus();
+    expect(await taskRow('Weekday digest').getByRole('button', { name: 'Delete task: Weekday digest' }).evaluate((el) => getComputedStyle(el).opacity)).toBe('1');
+    await page.keyboard.press('Enter');
+    await taskRow('Weekday digest').waitFor({ state: 'detached' });
+    expect((await tasks()).some((t) => t.title === 'Weekday digest')).toBe(false);
+  });
+
+  it('Run now: the log row pulses blue while evaluating and turns green with its result, without a reload', async () => {
+    models.decide('Summarize the release notes', 'act');
+    models.act('release notes', LONG_RESULT);
+    await daemon.rpc('subconscious.tasks_add', { title: 'Summarize the release notes', needs_tools: false });
+    const task = (await tasks()).find((t) => t.title === 'Summarize the release notes')!;
+    await taskRow('Summarize the release notes').waitFor();
+    await waitIdle();
+
+    const hold = models.holdEvaluations();
+    await page.getByRole('button', { name: 'Run Tasks now' }).click();
+    await hold.reached;
+    const row = logRowFor(task.id).first();
+    await row.and(page.locator('[data-decision="in_progress"]')).waitFor();
+    expect(await row.locator('.dot.dot-blue.dot-pulse').count()).toBe(1);
+    expect(await row.locator('[data-testid="log-text"]').innerText()).toBe('Evaluating...');
+    await page.locator('[data-testid="world-tasks"][data-state="Running"]').waitFor();
+    await screenshots(page, 'subconscious-tick-running');
+
+    hold.release();
+    await row.and(page.locator('[data-decision="act"]')).waitFor();
+    expect(await row.locator('.dot.dot-green').count()).toBe(1);
+    expect(await row.locator('.dot-pulse').count()).toBe(0);
+    // Over 120 characters: collapsed, then expanded on request.
+    const text = row.locator('[data-testid="log-text"]');
+    expect((await text.innerText()).length).toBeLessThanOrEqual(121);
+    const more = row.getByRole('button', { name: 'Show more' });
+    expect(await more.getAttribute('aria-expanded')).toBe('false');
+    await more.click();
+    expect(await text.innerText()).toBe(LONG_RESULT);
+    expect(await row.getByRole('button', { name: 'Show less' }).getAttribute('aria-expanded')).toBe('true');
+
+    const log = await daemon.rpc<LogRow[]>('subconscious.log_list', { task_id: task.id });
+    expect(log[0]).toMatchObject({ decision: 'act', result: LONG_RESULT });
+    expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
+    await page.locator('[data-testid="world-tasks"]:not([data-state="Running"])').waitFor();
+  });
+
+  it('escalations appear as amber cards; "Go ahead" runs one, "Skip" dismisses another, "Fix in Skills" leads to the skills', async () => {
+    const specs = [
+      { title: 'Check urgent emails', analysis: 'Three urgent emails from the bank.\nRECOMMENDED ACTION: [important] Forward the 3 urgent emails to #team-alerts' },
+      { title: 'Check the shared calendar', analysis: 'Two invites collide on Friday.\nRECOMMENDED ACTION: Decline the duplicate meeting invite' },
+      { title: 'Review the Notion workspace', analysis: 'The Notion connection answers 401.\nRECOMMENDED ACTION: [critical] Re-authenticate the Notion integration' },
+    ];
+    for (const s of specs) {
+      models.decide(s.title, 'escalate');
+      models.analyse(s.title, s.analysis);
+      await daemon.rpc('subconscious.tasks_add', { title: s.title, needs_tools: false });
+    }
+    await waitIdle();
+    await page.getByRole('button', { name: 'Run Tasks now' }).click();
+
+    const cards = page.locator('[data-testid="approval-card"]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"]').length === 3);
+    const card = (title: string) => cards.filter({ hasText: title });
+    expect(await card('Check urgent emails').locator('[data-testid="priority"]').innerText()).toBe('important');
+    expect(await card('Review the Notion workspace').locator('[data-testid="priority"]').innerText()).toBe('critical');
+    expect(await card('Check the shared calendar').locator('[data-testid="priority"]').innerText()).toBe('normal');
+    expect(await card('Check urgent emails').innerText()).toContain('Forward the 3 urgent emails to #team-alerts');
+    expect(await card('Review the Notion workspace').getByRole('button', { name: 'Fix in Skills' }).count()).toBe(1);
+    expect(await card('Review the Notion workspace').getByRole('button', { name: 'Go ahead' }).count()).toBe(0);
+    const amber = await card('Check urgent emails').evaluate((el) => getComputedStyle(el).backgroundColor);
+    expect(amber).toBe('rgb(255, 246, 220)');
+    const emailsTask = (await tasks()).find((t) => t.title === 'Check urgent emails')!;
+    const calendarTask = (await tasks()).find((t) => t.title === 'Check the shared calendar')!;
+    const emailsRow = logRowFor(emailsTask.id).first();
+    await emailsRow.and(page.locator('[data-decision="escalate"]')).waitFor();
+    expect(await emailsRow.locator('.dot-amber').count()).toBe(1);
+    expect(await emailsRow.locator('[data-testid="log-text"]').innerText()).toBe('Waiting for approval');
+    await waitIdle();
+    await screenshots(page, 'subconscious');
+
+    await card('Check urgent emails').getByRole('button', { name: 'Go ahead' }).click();
+    await card('Check urgent emails').waitFor({ state: 'detached' });
+    await emailsRow.and(page.locator('[data-decision="act"]')).waitFor();
+    expect(await emailsRow.locator('[data-testid="log-text"]').innerText()).toBe('Done: carried out the approved action.');
+    expect((await daemon.rpc<EscalationRow[]>('subconscious.escalations_list', { status: 'approved' })).map((e) => e.title)).toEqual(['Check urgent emails']);
+    expect(models.seen).toContain('approved');
+
+    await card('Check the shared calendar').getByRole('button', { name: 'Skip' }).click();
+    await card('Check the shared calendar').waitFor({ state: 'detached' });
+    const calendarRow = logRowFor(calendarTask.id).first();
+    await calendarRow.and(page.locator('[data-decision="dismissed"]')).waitFor();
+    expect(await calendarRow.locator('[data-testid="log-text"]').innerText()).toBe('Skipped');
+    expect(await calendarRow.locator('.dot-gray').count()).toBe(1);
+    expect((await daemon.rpc<EscalationRow[]>('subconscious.escalations_list', { status: 'dismissed' })).map((e) => e.title)).toEqual(['Check the shared calendar']);
+    expect(models.seen.filter((k) => k === 'approved')).toHaveLength(1); // skipping ran nothing
+
+    await card('Review the Notion workspace').getByRole('button', { name: 'Fix in Skills' }).click();
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Skills' }).waitFor();
+    await page.locator('[data-testid="skills"]').waitFor();
+    expect(page.url()).toContain('#/skills');
+    await page.getByRole('tab', { name: 'Subconscious' }).click();
+    await card('Review the Notion workspace').waitFor();
+  });
+
+  it('the Usage tab agrees with the ledger: chart, totals, by world and purpose, and paged calls', async () => {
+    await waitIdle();
+    // Older calls, as earlier days would have left them in the ledger (some failed), so the
+    // chart has more than one day and the calls table more than one page.
+    const dbFile = path.join(daemon.workspace, '.subconscious', 'subconscious.db');
+    const db = new SQLite(dbFile);
+    db.pragma('busy_timeout = 5000');
+    const DAY = 86_400_000;
+    const insert = db.prepare(
+      'insert into model_calls (id, at, world, purpose, role, model, input_tokens, output_tokens, estimated, latency_ms, outcome, error) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (let i = 0; i < 30; i++) {
+      const failed = i % 7 === 3;
+      insert.run(`seed-${i}`, Date.now() - (1 + (i % 12)) * DAY, i % 3 ? 'tasks' : 'heartbeat', i % 2 ? 'evaluate' : 'pulse', 'local', 'scripted-local', 200 + i * 10, 20 + i, 0, 100 + i, failed ? 'timeout' : 'ok', failed ? 'took longer than 120 s' : null);
+    }
+
+    await page.getByRole('tab', { name: 'Usage' }).click();
+    await page.locator('[data-testid="usage-chart"]').waitFor();
+    const summary = await daemon.rpc<UsageSummary>('usage.summary', { days: 14 });
+    const from = summary.from;
+    const direct = db.prepare('select count(*) as calls, coalesce(sum(input_tokens),0) as input, coalesce(sum(output_tokens),0) as output from model_calls where at >= ?').get(from) as { calls: number; input: number; output: number };
+    const allCalls = (db.prepare('select count(*) as n from model_calls').get() as { n: number }).n;
+    db.close();
+    expect(direct.calls).toBeGreaterThan(30); // the seeded rows plus the real calls of the ticks above
+    expect(summary.totals).toMatchObject({ calls: direct.calls, input_tokens: direct.input, output_tokens: direct.output });
+
+    const num = async (sel: string) => Number((await page.locator(sel).innerText()).replace(/[^0-9]/g, ''));
+    // The page may have read the ledger before the seeded rows: it refreshes on the next tick; reload its data by re-opening the tab.
+    await page.getByRole('tab', { name: 'Subconscious' }).click();
+    await page.getByRole('tab', { name: 'Usage' }).click();
+    await page.waitForFunction((n) => document.querySelector('[data-testid="usage-total-figures"] [data-testid="figure-calls"]')?.textContent?.replace(/[^0-9]/g, '') === String(n), direct.calls);
+    expect(await num('[data-testid="usage-total-figures"] [data-testid="figure-input"]')).toBe(direct.input);
+    expect(await num('[data-testid="usage-total-figures"] [data-testid="figure-output"]')).toBe(direct.output);
+    expect(await num('[data-testid="usage-today-figures"] [data-testid="figure-calls"]')).toBe(summary.today.calls);
+
+    const chart = page.locator('[data-testid="usage-chart"]');
+    const drawn = async () => Number(await chart.getAttribute('data-drawn-total'));
+    expect(await chart.getAttribute('data-metric')).toBe('input_tokens');
+    expect(await drawn()).toBe(direct.input);
+    await page.getByLabel('Show').selectOption('calls');
+    await page.locator('[data-testid="usage-chart"][data-metric="calls"]').waitFor();
+    expect(await drawn()).toBe(direct.calls);
+    const perDay = await page.locator('[data-testid="chart-day"]').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-total'))));
+    expect(perDay).toEqual(summary.per_day.map((d) => d.calls));
+    await page.getByLabel('Show').selectOption('output_tokens');
+    await page.locator('[data-testid="usage-chart"][data-metric="output_tokens"]').waitFor();
+    expect(await drawn()).toBe(direct.output);
+    await page.getByLabel('Split').selectOption('by_purpose');
+    expect(await drawn()).toBe(direct.output);
+
+    for (const [testid, groups] of [
+      ['usage-by-world', summary.totals.by_world],
+      ['usage-by-purpose', summary.totals.by_purpose],
+    ] as const) {
+      for (const g of groups) {
+        const cells = await page.locator(`[data-testid="${testid}"] tr[data-key="${g.key}"] td`).allInnerTexts();
+        expect(cells.slice(0, 3).map((c) => Number(c.replace(/[^0-9]/g, '')))).toEqual([g.calls, g.input_tokens, g.output_tokens]);
+      }
+    }
+
+    // Calls: newest first, 20 a page, latency and outcome per row.
+    const calls = await daemon.rpc<UsageCalls>('usage.calls', { limit: 20 });
+    expect(calls.total).toBe(allCalls);
+    await page.locator('[data-testid="calls-range"]', { hasText: `of ${allCalls}` }).waitFor();
+    expect(await page.locator('[data-testid="call-row"]').count()).toBe(20);
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.locator('[data-testid="calls-range"]', { hasText: '21–' }).waitFor();
+    expect(await page.locator('[data-testid="call-row"]').count()).toBe(Math.min(20, allCalls - 20));
+    const failedRows = page.locator('[data-testid="call-row"][data-outcome="timeout"]');
+    await page.getByLabel('World').selectOption('heartbeat');
+    await page.locator('[data-testid="calls-range"]', { hasText: 'of 10' }).waitFor();
+    expect(await failedRows.count()).toBeGreaterThan(0);
+    expect(await failedRows.first().innerText()).toContain('took longer than 120 s');
+    await page.getByLabel('World').selectOption('');
+    await page.getByLabel('Show').selectOption('input_tokens');
+    await page.getByLabel('Split').selectOption('by_world');
+    await screenshots(page, 'usage');
+  });
+
+  it('every tab is keyboard reachable, fits 360 px without sideways scrolling, and logged no console error', async () => {
+    await page.getByRole('tab', { name: 'Usage' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Skills' }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skills');
+    await page.locator('[data-testid="skills"]').waitFor();
+    await screenshots(page, 'skills');
+    await page.keyboard.press('Home');
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Subconscious' }).waitFor();
+
+    for (const tab of ['Subconscious', 'Usage', 'Skills']) {
+      await page.getByRole('tab', { name: tab }).click();
+      await page.setViewportSize(VIEWPORTS[1]);
+      expect(await horizontalOverflow(page), `${tab} at 360 px`).toBeLessThanOrEqual(0);
+      await page.setViewportSize(VIEWPORTS[0]);
+      // Every button, switch, input and select has an accessible name.
+      const unnamed = await page.evaluate(() =>
+        [...document.querySelectorAll('button, input, select, [role="switch"]')]
+          .filter((el) => {
+            const label = el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || el.textContent;
+            return !label || !label.trim();
+          })
+          .map((el) => el.outerHTML.slice(0, 120)),
+      );
+      expect(unnamed, tab).toEqual([]);
+    }
+    expect(watched.errors).toEqual([]);
+  });
+});
