@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig, OLLAMA_BASE_URL } from '../../src/app/config.js';
+import { isSubconsciousError } from '../../src/core/index.js';
+
+let workspace: string;
+beforeEach(() => {
+  workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-config-'));
+});
+afterEach(() => rmSync(workspace, { recursive: true, force: true }));
+
+const write = (toml: string) => writeFileSync(path.join(workspace, 'subconscious.toml'), toml);
+const failure = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    if (isSubconsciousError(err, 'config_invalid')) return err;
+    throw err;
+  }
+  throw new Error('expected a config_invalid error');
+};
+
+describe('config', () => {
+  it('has sane defaults with no file and no environment (Ollama, port 7777, seed 1 heartbeat)', () => {
+    const c = loadConfig({ workspace, env: {} });
+    expect(c.heartbeat).toEqual({ enabled: true, interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000 });
+    expect(c.models.local.base_url).toBe(OLLAMA_BASE_URL);
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 7777 });
+    expect(c.engine.tick_timeout_minutes).toBe(30);
+    expect(c.mcp.servers).toEqual([]);
+  });
+
+  it('reads subconscious.toml and lets SUBCONSCIOUS_* variables and flags override it', () => {
+    write(`[heartbeat]\ninterval_minutes = 15\n[models.local]\nmodel = "phi4"\n[server]\nport = 9000\n[[mcp.servers]]\nname = "fs"\ncommand = "mcp-server-filesystem"\nargs = ["/tmp"]\n`);
+    const c = loadConfig({
+      workspace,
+      env: { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://10.0.0.5:8000/v1', SUBCONSCIOUS_AGENT_MODEL: 'gpt-x', SUBCONSCIOUS_API_KEY: 'k', SUBCONSCIOUS_PORT: '9100' },
+      overrides: { host: '0.0.0.0' },
+    });
+    expect(c.heartbeat.interval_minutes).toBe(15);
+    expect(c.models.local).toMatchObject({ base_url: 'http://10.0.0.5:8000/v1', model: 'phi4', api_key: 'k' });
+    expect(c.models.agent).toMatchObject({ model: 'gpt-x', api_key: 'k' });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 9100 });
+    expect(c.mcp.servers[0]).toMatchObject({ name: 'fs', command: 'mcp-server-filesystem', args: ['/tmp'] });
+    expect(loadConfig({ workspace, env: {}, overrides: { port: 1234 } }).server.port).toBe(1234);
+  });
+
+  it.each([
+    ['[heartbeat]\ninterval_minutes = 2\n', 'heartbeat.interval_minutes', /at least 5/],
+    ['[heartbeat]\nenabled = "yes"\n', 'heartbeat.enabled', /boolean/],
+    ['[models.local]\nbase_url = "ftp://x"\n', 'models.local.base_url', /http/],
+    ['[heartbeat]\ninterval_minuts = 10\n', 'heartbeat', /interval_minuts/],
+    ['[surprise]\nx = 1\n', 'surprise', /unknown key/],
+    ['[[mcp.servers]]\ncommand = "x"\n', 'mcp.servers.0.name', /./],
+  ])('rejects %j naming the key and the reason', (toml, key, reason) => {
+    write(toml);
+    const err = failure(() => loadConfig({ workspace, env: {} }));
+    expect(err.message).toContain(key);
+    expect(err.message).toMatch(reason);
+  });
+
+  it('rejects invalid TOML and a bad SUBCONSCIOUS_PORT clearly', () => {
+    write('[heartbeat\nenabled = true');
+    expect(failure(() => loadConfig({ workspace, env: {} })).message).toMatch(/not valid TOML/);
+    write('');
+    expect(failure(() => loadConfig({ workspace, env: { SUBCONSCIOUS_PORT: 'eighty' } })).message).toMatch(/SUBCONSCIOUS_PORT.*server\.port/);
+  });
+});

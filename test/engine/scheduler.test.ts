@@ -1,0 +1,116 @@
+/**
+ * The scheduler with a fake clock: it sleeps between passes (no fixed interval), ticks what is
+ * due, runs worlds concurrently, never hot-loops on failures, and supersedes an overrun tick.
+ */
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { flush } from '../../src/core/index.js';
+import { Registry } from '../../src/engine/index.js';
+import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { engineFor, worldState, type EngineUnderTest } from './support/engine.js';
+import { addInboxItems, inboxWorld } from './support/inbox-world.js';
+
+let store: TestStore;
+let server: ModelServer;
+let engine: EngineUnderTest;
+let registry: Registry;
+
+beforeEach(async () => {
+  store = await openTestStore('sqlite');
+  server = await startModelServer();
+  engine = engineFor(store, server.baseUrl);
+  registry = new Registry(engine.deps, { maxSleepMs: 60_000 });
+});
+afterEach(async () => {
+  await registry.stop();
+  await server.close();
+  await store.dispose();
+});
+
+const totalTicks = async (name: string) => (await registry.get(name).status()).total_ticks;
+async function settle() {
+  for (let i = 0; i < 20; i++) await flush();
+}
+
+it('ticks each world on its own cadence and sleeps in between', async () => {
+  registry.add(inboxWorld({ kind: 'fast', intervalMinutes: 5 }));
+  registry.add(inboxWorld({ kind: 'slow', intervalMinutes: 30 }));
+  registry.start();
+  await settle();
+  expect(await totalTicks('fast')).toBe(1); // due at start: never ticked
+  expect(await totalTicks('slow')).toBe(1);
+  for (let minute = 0; minute < 60; minute++) {
+    await engine.clock.advance(60_000);
+    await settle();
+  }
+  expect(await totalTicks('fast')).toBe(13); // 0, 5, …, 60
+  expect(await totalTicks('slow')).toBe(3); // 0, 30, 60
+  expect(server.chatRequests).toHaveLength(0); // quiet worlds never call the model
+  // Passes are driven by due times, not a tight loop.
+  expect(registry.scheduler.passes).toBeLessThan(200);
+});
+
+it('does not hot-loop a failing world: the next try waits for the interval', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+  server.handle(() => ({ status: 500, message: 'down' }));
+  registry.start();
+  await settle();
+  for (let minute = 0; minute < 20; minute++) {
+    await engine.clock.advance(60_000);
+    await settle();
+  }
+  const status = await registry.get('inbox').status();
+  expect(status.consecutive_failures).toBe(5); // 0, 5, 10, 15, 20
+  expect(server.chatRequests).toHaveLength(5);
+  expect(status.last_tick_at).toBeNull();
+});
+
+it('runs worlds concurrently: a slow evaluation does not hold another world back', async () => {
+  registry.add(inboxWorld({ kind: 'slow', intervalMinutes: 5 }));
+  registry.add(inboxWorld({ kind: 'quiet', intervalMinutes: 5 }));
+  await addInboxItems(worldState(engine.state, 'slow'), ['x']);
+  let release!: () => void;
+  server.handle(() => new Promise((r) => (release = () => r({ json: { summary: 's', important: [] } }))));
+  registry.start();
+  while (server.chatRequests.length === 0) await flush();
+  await settle();
+  expect(await totalTicks('quiet')).toBe(1);
+  expect((await registry.get('slow').status()).running).toBe(true);
+  release();
+  await settle();
+  await settle();
+  expect(await totalTicks('slow')).toBe(1);
+});
+
+it('supersedes a tick that overran its cadence', async () => {
+  const world = inboxWorld({ kind: 'inbox', intervalMinutes: 5 });
+  registry.add(world);
+  await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+  let calls = 0;
+  server.handle(async () => {
+    calls++;
+    if (calls === 1) await new Promise(() => undefined); // never answers; aborted by supersession
+    return { json: { summary: 'second try', important: [] } };
+  });
+  registry.start();
+  while (server.chatRequests.length === 0) await flush();
+  await engine.clock.advance(5 * 60_000);
+  await settle();
+  while (world.commits.length === 0) {
+    await engine.clock.advance(1000);
+    await settle();
+  }
+  expect(world.abandoned).toEqual(['superseded']);
+  expect(world.commits).toEqual([{ summary: 'second try', important: [] }]);
+  expect((await registry.get('inbox').status()).consecutive_failures).toBe(0);
+});
+
+it('Run now (trigger) returns at once and the tick runs in the background', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 60 }));
+  const { triggered, done } = registry.trigger('all');
+  expect(triggered).toEqual(['inbox']);
+  const [outcome] = await done;
+  expect(outcome!.kind).toBe('quiet');
+  expect(() => registry.trigger('nope')).toThrow(/no world named "nope"/);
+});
