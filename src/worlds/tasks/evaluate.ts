@@ -6,7 +6,7 @@
  * not asked about is ignored.
  */
 import { z } from 'zod';
-import { estimateTokens } from '../../llm/index.js';
+import { estimateTokens, schemaInstruction } from '../../llm/index.js';
 import type { Llm } from '../../llm/types.js';
 import { EVALUATION_SYSTEM, evaluationPrompt } from './prompts.js';
 import type { ModelDecision } from './types.js';
@@ -32,9 +32,12 @@ export interface TaskDecision {
 export const NO_DECISION = 'no decision';
 const MAX_REASON_CHARS = 500;
 
-/** Fixed tokens of one evaluation call besides the report and the task lines. */
+let overhead: number | undefined;
+
+/** Fixed tokens of one evaluation call besides the report and the task lines (system, schema, scaffolding). */
 export function evaluationOverheadTokens(): number {
-  return estimateTokens(EVALUATION_SYSTEM + evaluationPrompt('', [])) + 16;
+  overhead ??= estimateTokens(`${EVALUATION_SYSTEM}\n\n${schemaInstruction(decisionsSchema)}${evaluationPrompt('', [])}`) + 32;
+  return overhead;
 }
 
 /**

@@ -1,0 +1,123 @@
+/**
+ * `npm run bench:tasks`: what a tasks-world tick costs with 10 / 100 / 1,000 due tasks, against
+ * the scripted model server on loopback (real HTTP, real AI SDK, real SQLite). Prints figures;
+ * asserts nothing. Expect ONE evaluation call per tick whatever the count, until the context
+ * budget forces batches (the last rows use a small budget on purpose), and the situation
+ * report's measured size next to its budget.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { EventBus, silentLogger, systemClock, uuid } from '../src/core/index.js';
+import { Instance } from '../src/engine/index.js';
+import { StoreCheckpointer } from '../src/graph/index.js';
+import { createLlm, estimateTokens } from '../src/llm/index.js';
+import { openStore } from '../src/store/index.js';
+import { createTasksWorld } from '../src/worlds/tasks/index.js';
+import { startModelServer } from '../test/support/model-server.js';
+
+interface Row {
+  tasks: number;
+  budget: number;
+  evalCalls: number;
+  reportTokens: number;
+  promptTokens: number;
+  tickMs: number;
+  observeRowsPerMs: number;
+  outcome: string;
+}
+
+const TASK_LINES = /- task_id: (\S+)\n/g;
+
+async function run(tasks: number, budget: number): Promise<Row> {
+  const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-bench-tasks-'));
+  // A workspace with some content for the report: a HEARTBEAT.md and a few files.
+  writeFileSync(path.join(workspace, 'HEARTBEAT.md'), '# Heartbeat\n');
+  for (let i = 0; i < 50; i++) writeFileSync(path.join(workspace, `note-${i}.md`), `note ${i}\n`);
+  const store = await openStore({ workspace });
+  const server = await startModelServer({ models: ['local'] });
+  const endpoint = { baseUrl: server.baseUrl, model: 'local', timeoutMs: 120_000 };
+  const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: store.db, clock: systemClock, ids: uuid });
+  const events = new EventBus();
+  const world = createTasksWorld({
+    db: store.db,
+    clock: systemClock,
+    ids: uuid,
+    events,
+    log: silentLogger,
+    workspace,
+    settings: { intervalMinutes: 5, inferenceEnabled: true, contextBudgetTokens: budget, timezone: 'UTC' },
+  });
+  for (let i = 0; i < tasks; i++) await world.service.addTask({ title: `Check source number ${i} for anything urgent since the last look` });
+  const prompts: string[] = [];
+  server.handle((req) => {
+    const prompt = (req.body?.messages ?? []).map((m) => String(m.content ?? '')).join('\n');
+    prompts.push(prompt);
+    const ids = [...prompt.matchAll(TASK_LINES)].map((m) => m[1]!);
+    return { json: { decisions: ids.map((id) => ({ task_id: id, decision: 'noop', reason: 'nothing new' })) } };
+  });
+  const instance = new Instance(world, { db: store.db, llm, clock: systemClock, ids: uuid, events, log: silentLogger, checkpointer: new StoreCheckpointer(store.db, systemClock) });
+  const started = performance.now();
+  const outcome = await instance.tick();
+  const tickMs = performance.now() - started;
+
+  // Observe alone (0 tokens): rows opened per millisecond, on a fresh tick id.
+  const t0 = performance.now();
+  await world.observe({
+    world: 'tasks',
+    tickId: uuid(),
+    generation: 0,
+    startedAt: Date.now() + 3_600_000,
+    since: null,
+    signal: new AbortController().signal,
+    resumed: false,
+    db: store.db,
+    llm,
+    clock: systemClock,
+    ids: uuid,
+    events,
+    log: silentLogger,
+    state: { get: async () => undefined, set: async () => undefined },
+  });
+  const observeMs = performance.now() - t0;
+
+  const first = prompts[0] ?? '';
+  const report = first.slice(first.indexOf('# Situation report'), first.indexOf('# Due tasks'));
+  await server.close();
+  await store.close();
+  rmSync(workspace, { recursive: true, force: true });
+  return {
+    tasks,
+    budget,
+    evalCalls: prompts.length,
+    reportTokens: estimateTokens(report),
+    promptTokens: Math.max(...prompts.map(estimateTokens)),
+    tickMs,
+    observeRowsPerMs: (tasks + 3) / observeMs,
+    outcome: `${outcome.kind}: ${outcome.message}`,
+  };
+}
+
+const cases: [number, number][] = [
+  [10, 40_000],
+  [100, 40_000],
+  [1000, 40_000],
+  [100, 4_000],
+  [1000, 8_000],
+];
+console.log('tasks  budget  eval-calls  report-tokens  largest-prompt-tokens  tick-ms  observe-rows/ms  outcome');
+for (const [tasks, budget] of cases) {
+  const r = await run(tasks, budget);
+  console.log(
+    [
+      String(r.tasks).padStart(5),
+      String(r.budget).padStart(6),
+      String(r.evalCalls).padStart(10),
+      `${r.reportTokens} (${Math.round((100 * r.reportTokens) / r.budget)}%)`.padStart(13),
+      String(r.promptTokens).padStart(21),
+      r.tickMs.toFixed(0).padStart(7),
+      r.observeRowsPerMs.toFixed(1).padStart(15),
+      r.outcome,
+    ].join('  '),
+  );
+}
