@@ -1,0 +1,126 @@
+/**
+ * The real CLI as a person uses it: `start` prints the page URL with the token and serves,
+ * SIGTERM stops cleanly, `tick` and `status` work without a daemon, bad config stops the start
+ * with the key and the reason.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon } from '../support/daemon.js';
+import { startModelServer, type ModelServer } from '../support/model-server.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
+let models: ModelServer;
+
+beforeAll(async () => {
+  models = await startModelServer();
+});
+afterAll(async () => {
+  await models.close();
+});
+
+const modelEnv = () => ({
+  SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
+  SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
+  SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
+  SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
+});
+
+/** Runs the CLI asynchronously (the scripted model server lives in this process and must keep answering). */
+function cli(args: string[], workspace: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args, '--workspace', workspace], {
+      cwd: ROOT,
+      env: { ...process.env, SUBCONSCIOUS_LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!check()) throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('subconscious start', () => {
+  it('prints the page URL with the token, serves it, answers status, and stops cleanly on SIGTERM', async () => {
+    const daemon = await startDaemon({ env: modelEnv() });
+    try {
+      expect(daemon.output()).toMatch(/open http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+      await waitFor(() => daemon.output().includes('agent model:'), 'the model lines');
+      expect(daemon.output()).toMatch(/local model: scripted-model at .* — reachable/);
+      expect(statSync(path.join(daemon.workspace, '.subconscious', 'token')).mode & 0o777).toBe(0o600);
+      expect(statSync(path.join(daemon.workspace, '.subconscious', 'subconscious.db')).isFile()).toBe(true);
+      const page = await fetch(`${daemon.url}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toMatch(/<html/i);
+      expect((await fetch(`${daemon.url}/rpc`, { method: 'POST', body: '{}' })).status).toBe(401);
+      const status = await daemon.rpc<{ instances: { world: string }[] }>('subconscious.status');
+      expect(status.instances.map((i) => i.world)).toContain('tasks');
+      expect(await daemon.stop()).toBe(0);
+      expect(daemon.output()).toMatch(/SIGTERM: stopping/);
+    } finally {
+      await daemon.dispose();
+    }
+  });
+
+  it('refuses to start on invalid config, naming the key and the reason', async () => {
+    const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-badcfg-'));
+    try {
+      writeFileSync(path.join(workspace, 'subconscious.toml'), '[heartbeat]\ninterval_minutes = 1\n');
+      const res = await cli(['start', '--port', '0'], workspace);
+      expect(res.code).toBe(78);
+      expect(res.err).toMatch(/heartbeat\.interval_minutes: must be at least 5/);
+      expect(res.err).not.toMatch(/\n\s+at /); // no stack trace
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('one-shot commands', () => {
+  it('`tick` runs one tick and prints a line per world; `status` reads the store', async () => {
+    const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tick-'));
+    try {
+      models.reset();
+      models.handle((req) => {
+        const prompt = JSON.stringify(req.body?.messages ?? []);
+        const ids = [...prompt.matchAll(/system:[a-z-]+/g)].map((m) => m[0]);
+        return { json: { decisions: [...new Set(ids)].map((task_id) => ({ task_id, decision: 'noop', reason: 'nothing new' })) } };
+      });
+      const tick = await cli(['tick'], workspace, modelEnv());
+      expect(tick.err).toBe('');
+      expect(tick.code).toBe(0);
+      expect(tick.out).toMatch(/^tasks: committed — /m);
+      const status = await cli(['status', '--json'], workspace, modelEnv());
+      const parsed = JSON.parse(status.out) as { instances: { world: string; total_ticks: number; consecutive_failures: number }[] };
+      expect(parsed.instances).toEqual([expect.objectContaining({ world: 'tasks', total_ticks: 1, consecutive_failures: 0 })]);
+      const human = await cli(['status'], workspace, modelEnv());
+      expect(human.out).toMatch(/^tasks: enabled — every 5 min, 1 ticks/m);
+    } finally {
+      models.handle(undefined);
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  it('`tick` with the model down says so in one line and exits 0 (skipped, not crashed)', async () => {
+    const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-down-'));
+    try {
+      const res = await cli(['tick'], workspace, { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://127.0.0.1:9/v1', SUBCONSCIOUS_AGENT_BASE_URL: 'http://127.0.0.1:9/v1' });
+      expect(res.code).toBe(0);
+      expect(res.out).toMatch(/tasks: skipped — the local model is unavailable/);
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+});
