@@ -9,11 +9,8 @@
  * answer given by another process sharing the database (Postgres) is seen too.
  */
 import type { Kysely, Selectable } from 'kysely';
-import { SubconsciousError } from '../core/errors.js';
-import type { Clock } from '../core/clock.js';
-import type { EventBus } from '../core/events.js';
-import type { IdGen } from '../core/ids.js';
-import type { ApprovalsTable, Database } from '../store/schema.js';
+import { SubconsciousError, type Clock, type EventBus, type IdGen } from '../core/index.js';
+import type { ApprovalsTable, Database } from '../store/index.js';
 
 export type ApprovalState = ApprovalsTable['state'];
 export type ApprovalAnswer = Exclude<ApprovalState, 'pending'>;

@@ -13,9 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Clock } from '../core/clock.js';
-import { SubconsciousError, describeError } from '../core/errors.js';
-import { silentLogger, type Logger } from '../core/logger.js';
+import { SubconsciousError, describeError, silentLogger, type Clock, type Logger } from '../core/index.js';
 import type { ToolAccess } from './permissions.js';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;

@@ -4,7 +4,7 @@
  * Answering an approval emits `approvals.changed` on the event bus (ApprovalStore does it).
  */
 import { z } from 'zod';
-import { defineMethod, type RpcMethod } from '../core/rpc.js';
+import { defineMethod, type RpcMethod } from '../core/index.js';
 import { APPROVAL_STATES, type ApprovalStore } from './approvals.js';
 import type { McpManager } from './mcp.js';
 

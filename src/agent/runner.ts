@@ -8,14 +8,8 @@
  */
 import { dynamicTool, jsonSchema, stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import { z } from 'zod';
-import type { Clock } from '../core/clock.js';
-import { SubconsciousError, describeError, isSubconsciousError } from '../core/errors.js';
-import type { EventBus } from '../core/events.js';
-import type { IdGen } from '../core/ids.js';
-import { silentLogger, type Logger } from '../core/logger.js';
-import { classifyModelError, isModelError } from '../llm/errors.js';
-import { UNTRUSTED_PREAMBLE, fence } from '../llm/fence.js';
-import type { Llm, ModelErrorKind } from '../llm/types.js';
+import { SubconsciousError, describeError, isSubconsciousError, silentLogger, type Clock, type EventBus, type IdGen, type Logger } from '../core/index.js';
+import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, type ModelErrorKind } from '../llm/index.js';
 import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
 import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';
 import { ControlLineFilter, parseControlLines, type ControlLine } from './control-lines.js';
@@ -321,7 +315,8 @@ class RunState {
       this.fail('unknown', err.explain());
       return;
     }
-    const modelError = classifyModelError(err, { role: 'agent' });
+    const endpoint = this.deps.llm.endpoint('agent');
+    const modelError = classifyModelError(err, { role: 'agent', baseUrl: endpoint.baseUrl, model: endpoint.model });
     if (modelError.kind === 'cancelled') {
       this.abort();
       return;
