@@ -27,6 +27,8 @@ describe('page shell in Chromium', () => {
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: `${models.baseUrl}`,
         SUBCONSCIOUS_AGENT_BASE_URL: `${models.baseUrl}`,
+        SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
+        SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
       },
     });
     browser = await launchBrowser();

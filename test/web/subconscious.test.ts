@@ -76,9 +76,9 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     daemon = await startDaemon({
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
-        SUBCONSCIOUS_LOCAL_MODEL: 'scripted-local',
+        SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
         SUBCONSCIOUS_AGENT_BASE_URL: server.baseUrl,
-        SUBCONSCIOUS_AGENT_MODEL: 'scripted-agent',
+        SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
       },
     });
     browser = await launchBrowser();
@@ -151,7 +151,10 @@ describe('Subconscious and Usage tabs in Chromium', () => {
 
     // Delete shows on hover (and on keyboard focus) and removes the task.
     const del = row.getByRole('button', { name: 'Delete task: Summarize the team notes' });
-    expect(await del.evaluate((el) => getComputedStyle(el).opacity)).toBe('0');
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    // Hidden when neither hovered nor focused (after its fade-out transition).
+    await page.waitForFunction((el) => getComputedStyle(el!).opacity === '0', await del.elementHandle());
     await row.hover();
     await page.waitForFunction((el) => getComputedStyle(el!).opacity === '1', await del.elementHandle());
     await del.click();
@@ -160,7 +163,10 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(added).toBeUndefined();
 
     await taskRow('Weekday digest').getByRole('button', { name: 'Delete task: Weekday digest' }).focus();
-    expect(await taskRow('Weekday digest').getByRole('button', { name: 'Delete task: Weekday digest' }).evaluate((el) => getComputedStyle(el).opacity)).toBe('1');
+    await page.waitForFunction(
+      (el) => getComputedStyle(el!).opacity === '1',
+      await taskRow('Weekday digest').getByRole('button', { name: 'Delete task: Weekday digest' }).elementHandle(),
+    );
     await page.keyboard.press('Enter');
     await taskRow('Weekday digest').waitFor({ state: 'detached' });
     expect((await tasks()).some((t) => t.title === 'Weekday digest')).toBe(false);
@@ -300,15 +306,15 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     const drawn = async () => Number(await chart.getAttribute('data-drawn-total'));
     expect(await chart.getAttribute('data-metric')).toBe('input_tokens');
     expect(await drawn()).toBe(direct.input);
-    await page.getByLabel('Show').selectOption('calls');
+    await page.getByLabel('Show', { exact: true }).selectOption('calls');
     await page.locator('[data-testid="usage-chart"][data-metric="calls"]').waitFor();
     expect(await drawn()).toBe(direct.calls);
     const perDay = await page.locator('[data-testid="chart-day"]').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-total'))));
     expect(perDay).toEqual(summary.per_day.map((d) => d.calls));
-    await page.getByLabel('Show').selectOption('output_tokens');
+    await page.getByLabel('Show', { exact: true }).selectOption('output_tokens');
     await page.locator('[data-testid="usage-chart"][data-metric="output_tokens"]').waitFor();
     expect(await drawn()).toBe(direct.output);
-    await page.getByLabel('Split').selectOption('by_purpose');
+    await page.getByLabel('Split', { exact: true }).selectOption('by_purpose');
     expect(await drawn()).toBe(direct.output);
 
     for (const [testid, groups] of [
@@ -330,13 +336,13 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await page.locator('[data-testid="calls-range"]', { hasText: '21–' }).waitFor();
     expect(await page.locator('[data-testid="call-row"]').count()).toBe(Math.min(20, allCalls - 20));
     const failedRows = page.locator('[data-testid="call-row"][data-outcome="timeout"]');
-    await page.getByLabel('World').selectOption('heartbeat');
+    await page.getByLabel('World', { exact: true }).selectOption('heartbeat');
     await page.locator('[data-testid="calls-range"]', { hasText: 'of 10' }).waitFor();
     expect(await failedRows.count()).toBeGreaterThan(0);
     expect(await failedRows.first().innerText()).toContain('took longer than 120 s');
-    await page.getByLabel('World').selectOption('');
-    await page.getByLabel('Show').selectOption('input_tokens');
-    await page.getByLabel('Split').selectOption('by_world');
+    await page.getByLabel('World', { exact: true }).selectOption('');
+    await page.getByLabel('Show', { exact: true }).selectOption('input_tokens');
+    await page.getByLabel('Split', { exact: true }).selectOption('by_world');
     await screenshots(page, 'usage');
   });
 

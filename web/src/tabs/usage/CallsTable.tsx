@@ -26,6 +26,7 @@ export function CallsTable(props: { worlds: string[] }) {
         <label className="choice">
           <span>World</span>{' '}
           <select
+            aria-label="World"
             value={world}
             onChange={(e) => {
               setWorld(e.target.value);

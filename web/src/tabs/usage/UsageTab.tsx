@@ -126,7 +126,7 @@ function Choice<K extends string>(props: { label: string; value: K; options: Rec
   return (
     <label className="choice">
       <span>{props.label}</span>{' '}
-      <select value={props.value} onChange={(e) => props.onChange(e.target.value as K)}>
+      <select value={props.value} aria-label={props.label} onChange={(e) => props.onChange(e.target.value as K)}>
         {(Object.keys(props.options) as K[]).map((k) => (
           <option key={k} value={k}>
             {props.options[k]}
