@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcDispatcher } from '../../../src/core/index.js';
+import { testDialects } from '../../support/stores.js';
 import { tasksRpcMethods, type Escalation, type LogEntry, type Task } from '../../../src/worlds/tasks/index.js';
 import {
   createTasksHarness,
@@ -72,9 +73,9 @@ function script(harness: TasksHarness): void {
   });
 }
 
-describe('tasks world: decision × intent × approval', () => {
+describe.each(await testDialects())('tasks world on %s: decision × intent × approval', (dialect) => {
   it('routes every decision as the seed says, and approval runs once while dismissal runs nothing', async () => {
-    h = await createTasksHarness();
+    h = await createTasksHarness({ dialect });
     const rpc = new RpcDispatcher(tasksRpcMethods(h.world.service));
     const add = (title: string, extra: Record<string, unknown> = {}) => rpc.call('subconscious.tasks_add', { title, ...extra }) as Promise<Task>;
     const noopTask = await add(T.noop, { recurrence: 'cron:0 9 * * *' });
