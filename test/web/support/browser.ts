@@ -81,6 +81,8 @@ export const VIEWPORTS = [
 /** Screenshots of the current view at desktop and phone sizes; returns the files written. */
 export async function screenshots(page: Page, name: string): Promise<string[]> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  // Passing messages (toasts) would cover the view a person wants to look at.
+  await page.locator('button[aria-label="Dismiss message"]').evaluateAll((buttons) => buttons.forEach((b) => (b as HTMLButtonElement).click()));
   const before = page.viewportSize();
   const files: string[] = [];
   for (const v of VIEWPORTS) {

@@ -2,16 +2,35 @@ import { useEffect, useState } from 'react';
 import { useShell } from './context.js';
 import { useRpcResource, type Resource } from './resource.js';
 
-/** The current time, re-read every `everyMs` so relative times stay true. */
+/**
+ * The current time. The timer only forces a re-render every `everyMs` so relative times stay
+ * true; the value is read at render, so data newer than the last timer tick never looks "future".
+ */
 export function useNow(everyMs: number, active = true): number {
-  const [now, setNow] = useState(() => Date.now());
+  const [, setTick] = useState(0);
   useEffect(() => {
     if (!active) return;
-    setNow(Date.now());
-    const id = setInterval(() => setNow(Date.now()), everyMs);
+    const id = setInterval(() => setTick((t) => t + 1), everyMs);
     return () => clearInterval(id);
   }, [everyMs, active]);
-  return now;
+  return Date.now();
+}
+
+/** The rendered width of an element (for drawings that must keep real pixel sizes). */
+export function useWidth<E extends HTMLElement>(fallback: number): [(el: E | null) => void, number] {
+  const [el, setEl] = useState<E | null>(null);
+  const [width, setWidth] = useState(fallback);
+  useEffect(() => {
+    if (!el) return;
+    setWidth(el.clientWidth || fallback);
+    const ro = new ResizeObserver((entries) => {
+      const w = entries[0]?.contentRect.width;
+      if (w) setWidth(Math.round(w));
+    });
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [el, fallback]);
+  return [setEl, width];
 }
 
 /** `useRpcResource` wired to the shell's live stream. */

@@ -66,17 +66,25 @@ export function CallsTable(props: { worlds: string[] }) {
           <tbody>
             {(calls.data?.rows ?? []).map((r) => (
               <tr key={r.id} data-testid="call-row" data-outcome={r.outcome}>
-                <td title={fullTime(r.at)}>{clockTime(r.at, now)}</td>
-                <td>{r.world}</td>
-                <td>{r.purpose}</td>
-                <td title={`${r.role} model`}>{r.model}</td>
-                <td className="num">
+                <td data-label="When" title={fullTime(r.at)}>
+                  {clockTime(r.at, now)}
+                </td>
+                <td data-label="World">{r.world}</td>
+                <td data-label="Purpose">{r.purpose}</td>
+                <td data-label="Model" title={`${r.role} model`}>
+                  {r.model}
+                </td>
+                <td data-label="In" className="num">
                   {count(r.input_tokens)}
                   {r.estimated && <abbr title="estimated: the server gave no usage figures">~</abbr>}
                 </td>
-                <td className="num">{count(r.output_tokens)}</td>
-                <td className="num">{duration(r.latency_ms)}</td>
-                <td>
+                <td data-label="Out" className="num">
+                  {count(r.output_tokens)}
+                </td>
+                <td data-label="Latency" className="num" data-testid="call-latency">
+                  {duration(r.latency_ms)}
+                </td>
+                <td data-label="Outcome">
                   <span className={`outcome ${r.outcome === 'ok' ? 'outcome-ok' : 'outcome-bad'}`} title={r.error ?? undefined}>
                     {r.outcome}
                   </span>

@@ -3,16 +3,21 @@
  * with its box, every segment has a tooltip, and the same numbers are in the tables below.
  */
 import type { UsageSummary } from '../../api/types.js';
+import { useWidth } from '../../shell/hooks.js';
 import { compact, count } from '../../ui/format.js';
 import { GROUP_LABEL, METRIC_LABEL, value, type GroupBy, type Metric } from './metrics.js';
 import { colorFor } from './palette.js';
 
-const W = 720;
-const H = 260;
-const PAD = { top: 12, right: 8, bottom: 34, left: 48 };
+const H = 240;
+const PAD = { top: 12, right: 8, bottom: 30, left: 44 };
+/** Room each x-axis date label needs, in pixels. */
+const LABEL_PX = 44;
 
 export function UsageChart(props: { summary: UsageSummary; metric: Metric; groupBy: GroupBy }) {
   const { summary, metric, groupBy } = props;
+  // Drawn at the box's real width so text keeps its size on a phone and on a desktop.
+  const [boxRef, boxWidth] = useWidth<HTMLDivElement>(720);
+  const W = Math.max(280, boxWidth);
   const keys = groupBy === 'by_world' ? summary.worlds : summary.purposes;
   const days = summary.per_day;
   const dayTotals = days.map((d) => d[groupBy].reduce((a, g) => a + value(g, metric), 0));
@@ -25,10 +30,12 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
   const barW = Math.max(4, slot * 0.66);
   const y = (v: number) => PAD.top + plotH - (max === 0 ? 0 : (v / max) * plotH);
   const ticks = [0, 1, 2, 3, 4].map((i) => i * step);
+  const labelEvery = Math.max(1, Math.ceil(LABEL_PX / slot));
   const label = `${METRIC_LABEL[metric]} per day for the last ${summary.days} days, ${GROUP_LABEL[groupBy].toLowerCase()}: ${count(drawnTotal)} in total.`;
 
   return (
     <figure className="chart">
+      <div ref={boxRef} className="chart-box">
       <svg
         viewBox={`0 0 ${W} ${H}`}
         role="img"
@@ -36,7 +43,8 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
         data-testid="usage-chart"
         data-metric={metric}
         data-drawn-total={drawnTotal}
-        preserveAspectRatio="xMidYMid meet"
+        width={W}
+        height={H}
       >
         {ticks.map((t, i) => (
           <g key={i} className="chart-grid">
@@ -65,7 +73,7 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
                   </rect>
                 );
               })}
-              {(i % 2 === (days.length - 1) % 2 || days.length <= 8) && (
+              {(days.length - 1 - i) % labelEvery === 0 && (
                 <text className={`chart-x${isToday ? ' chart-today' : ''}`} x={x + barW / 2} y={H - PAD.bottom + 16} textAnchor="middle">
                   {isToday ? 'today' : d.date.slice(5)}
                 </text>
@@ -75,6 +83,7 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
         })}
         <line className="chart-axis" x1={PAD.left} x2={W - PAD.right} y1={y(0)} y2={y(0)} />
       </svg>
+      </div>
       <figcaption>
         <ul className="legend" aria-label="Legend">
           {keys.map((k) => {
