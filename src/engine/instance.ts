@@ -130,17 +130,20 @@ export class Instance {
   /** Run one tick. Resolves with its outcome; never rejects. */
   async tick(opts: TickOptions = {}): Promise<TickOutcome> {
     const startedAt = this.deps.clock.now();
-    if (!(await this.isEnabled())) return this.outcome('skipped', 'disabled', startedAt, false);
-    const running = this.current;
-    if (running) {
+    // Claim the slot synchronously after the last check, so two callers never run one instance twice.
+    for (let running = this.current; running; running = this.current) {
       if (!opts.supersede) return this.outcome('skipped', 'a tick is already running', startedAt, false);
       if (this.stage === 'commit') return this.outcome('skipped', 'the running tick is committing; not superseded', startedAt, false);
       running.controller.abort(new Superseded('superseded by a newer tick'));
       await running.done;
     }
     const controller = new AbortController();
-    const handle: RunHandle = { controller, startedAt, done: this.run(controller, startedAt) };
+    const handle: RunHandle = { controller, startedAt, done: Promise.resolve(undefined as never) };
     this.current = handle;
+    handle.done = (async () => {
+      if (!(await this.isEnabled())) return this.outcome('skipped', 'disabled', startedAt, false);
+      return this.run(controller, startedAt);
+    })();
     try {
       return await handle.done;
     } finally {
@@ -170,36 +173,54 @@ export class Instance {
     const generation = lease.generation;
     const stopRenewal = this.keepLease(controller.signal);
     let resumed = false;
-    let observation: Observation<unknown> | undefined;
     let ctx: TickContext | undefined;
+    let openWritten = false;
+    let usedGraph = false;
+    let observed: Observation<unknown> | undefined;
     try {
-      const halted = await this.checkHalt();
+      const keys = await this.keys();
+      const halted = await this.checkHalt(keys.halt ?? null);
       if (halted) return this.outcome('skipped', `halted: ${halted}`, startedAt, false);
 
-      let open = await this.state.get<OpenTick | null>(this.name, 'open_tick');
-      resumed = !!open;
-      if (!open) {
-        open = { tickId: this.deps.ids(), startedAt, since: (await this.state.get<number | null>(this.name, 'last_tick_at')) ?? null };
-        await this.state.set(this.name, 'open_tick', open);
-      }
-      ctx = this.context(open, generation, controller.signal, resumed);
+      const open = keys.open_tick ?? null;
+      resumed = open !== null;
+      openWritten = resumed;
+      const tick: OpenTick = open ?? { tickId: this.deps.ids(), startedAt, since: keys.last_tick_at ?? null };
+      ctx = this.context(tick, generation, controller.signal, resumed);
       this.emit('tick.started', { generation, resumed });
-      log.info({ world: this.name, generation, resumed }, 'tick started');
-
-      const timer = clock.sleep(this.tickTimeoutMs, controller.signal).then(
+      log.debug({ world: this.name, generation, resumed }, 'tick started');
+      void clock.sleep(this.tickTimeoutMs, controller.signal).then(
         () => controller.abort(new SubconsciousError('tick_timeout', `tick ran past its ${Math.round(this.tickTimeoutMs / 60_000)}-minute timeout`)),
         () => undefined,
       );
-      void timer;
-      const tickCtx = ctx;
-      const result = await this.graph.invoke({}, { threadId: this.threadId(open.tickId), ctx: tickCtx, signal: controller.signal });
-      observation = result.observation;
+
+      let result: TickState;
+      if (resumed) {
+        // A tick left open by a crash: continue from its last finished stage.
+        usedGraph = true;
+        result = await this.graph.invoke({}, { threadId: this.threadId(tick.tickId), ctx, signal: controller.signal });
+      } else {
+        this.stage = 'observe';
+        const observation = await this.world.observe(ctx);
+        observed = observation;
+        if (observation.quiet) {
+          // Quiet fast path: nothing to reflect on, nothing worth checkpointing (a crash just re-observes).
+          if (controller.signal.aborted) throw controller.signal.reason;
+          this.stage = 'commit';
+          result = { observation, summary: await this.world.commit(ctx, { observation }) };
+        } else {
+          await this.state.set(this.name, 'open_tick', tick);
+          openWritten = true;
+          usedGraph = true;
+          result = await this.graph.invoke({ observation }, { threadId: this.threadId(tick.tickId), ctx, signal: controller.signal });
+        }
+      }
+      const quiet = result.observation?.quiet ?? false;
       const summary = result.summary ?? { summary: 'committed' };
-      await this.succeed(open, summary, observation?.quiet ?? false);
-      return this.outcome(observation?.quiet ? 'quiet' : 'committed', summary.summary, startedAt, resumed);
+      await this.succeed(tick, keys, summary, quiet, openWritten, usedGraph);
+      return this.outcome(quiet ? 'quiet' : 'committed', summary.summary, startedAt, resumed);
     } catch (err) {
-      const open = ctx ? { tickId: ctx.tickId } : null;
-      return await this.fail(err, controller.signal, ctx, open?.tickId, startedAt, resumed);
+      return await this.fail(err, controller.signal, ctx, startedAt, resumed, openWritten, observed);
     } finally {
       this.stage = null;
       if (!controller.signal.aborted) controller.abort(new SubconsciousError('cancelled', 'tick finished'));
@@ -232,7 +253,7 @@ export class Instance {
         const input = s.reflection === undefined ? { observation: s.observation! } : { observation: s.observation!, reflection: s.reflection };
         return { summary: await world.commit(ctx, input) };
       })
-      .addEdge(START, 'observe')
+      .addConditionalEdges(START, (s) => (s.observation ? (s.observation.quiet ? 'commit' : 'prepare_context') : 'observe'), ['observe', 'prepare_context', 'commit'])
       .addConditionalEdges('observe', (s) => (s.observation?.quiet ? 'commit' : 'prepare_context'), ['commit', 'prepare_context'])
       .addEdge('prepare_context', 'reflect')
       .addEdge('reflect', 'commit')
@@ -253,8 +274,7 @@ export class Instance {
   }
 
   /** The rate-cap breaker: halted while the provider/model signature is the one that failed. */
-  private async checkHalt(): Promise<string | null> {
-    const halt = await this.state.get<EngineKeys['halt']>(this.name, 'halt');
+  private async checkHalt(halt: EngineKeys['halt']): Promise<string | null> {
     if (!halt) return null;
     if (halt.signature === this.signature()) return halt.reason;
     await this.state.set(this.name, 'halt', null);
@@ -267,23 +287,23 @@ export class Instance {
     return this.world.roles.map((r) => `${r}=${this.deps.llm.signature(r)}`).join(',');
   }
 
-  private async succeed(open: OpenTick, summary: CommitSummary, quiet: boolean): Promise<void> {
-    const total = (await this.state.get<number>(this.name, 'total_ticks')) ?? 0;
-    await this.state.setMany(this.name, {
-      last_tick_at: open.startedAt,
-      total_ticks: total + 1,
-      consecutive_failures: 0,
-      last_outcome: quiet ? 'quiet' : 'committed',
-      last_summary: summary.summary,
-      last_error: null,
-      open_tick: null,
-    });
-    await this.deps.checkpointer.prune(this.threadId(open.tickId));
+  /** Success: move `last_tick_at` and the counters; write only what changed (quiet ticks stay cheap). */
+  private async succeed(open: OpenTick, keys: Partial<EngineKeys>, summary: CommitSummary, quiet: boolean, openWritten: boolean, usedGraph: boolean): Promise<void> {
+    const outcome = quiet ? 'quiet' : 'committed';
+    const updates: Record<string, unknown> = { last_tick_at: open.startedAt, total_ticks: (keys.total_ticks ?? 0) + 1 };
+    if (keys.consecutive_failures) updates.consecutive_failures = 0;
+    if (keys.last_outcome !== outcome) updates.last_outcome = outcome;
+    if (keys.last_summary !== summary.summary) updates.last_summary = summary.summary;
+    if (keys.last_error) updates.last_error = null;
+    if (openWritten) updates.open_tick = null;
+    await this.state.setMany(this.name, updates);
+    if (usedGraph) await this.deps.checkpointer.prune(this.threadId(open.tickId));
   }
 
-  private async fail(err: unknown, signal: AbortSignal, ctx: TickContext | undefined, tickId: string | undefined, startedAt: number, resumed: boolean): Promise<TickOutcome> {
+  private async fail(err: unknown, signal: AbortSignal, ctx: TickContext | undefined, startedAt: number, resumed: boolean, openWritten: boolean, observed: Observation<unknown> | undefined): Promise<TickOutcome> {
     const cause = signal.aborted ? signal.reason : undefined;
-    const observation = ctx ? await this.loadObservation(tickId) : undefined;
+    const tickId = ctx?.tickId;
+    const observation = observed ?? (ctx ? await this.loadObservation(tickId) : undefined);
     // Shutdown: leave the tick open and checkpointed; the next start resumes it.
     if (cause instanceof Shutdown) {
       return this.outcome('skipped', 'stopped by shutdown; resumes at next start', startedAt, resumed);
@@ -293,7 +313,7 @@ export class Instance {
     const error = reason === 'timeout' ? cause : err;
     if (ctx) await this.abandon(ctx, reason, observation, error);
     if (tickId) {
-      await this.state.set(this.name, 'open_tick', null);
+      if (openWritten) await this.state.set(this.name, 'open_tick', null);
       await this.deps.checkpointer.prune(this.threadId(tickId)).catch(() => undefined);
     }
     if (reason === 'superseded') {

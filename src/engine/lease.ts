@@ -5,7 +5,7 @@
  * gone is reclaimed at once, so a restarted daemon resumes without waiting for the TTL.
  */
 import os from 'node:os';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 
 export const LEASE_TTL_MS = 120_000;
@@ -57,27 +57,40 @@ export class TickLease {
     private readonly ttlMs = LEASE_TTL_MS,
   ) {}
 
-  /** Take the lease if free, expired, ours, or left by a dead local process. Returns the new generation, or null. */
+  /**
+   * Take the lease if free, expired, ours, or left by a dead local process. Returns the new
+   * generation, or null. The common case is one conditional UPDATE (a quiet tick must be cheap).
+   */
   async acquire(): Promise<{ generation: number } | null> {
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
-      await trx
+    const take = (onlyFrom?: string) =>
+      this.db
+        .updateTable('tick_leases')
+        .set({ holder: this.holder, expires_at: now + this.ttlMs, generation: sql<number>`generation + 1` })
+        .where('world', '=', this.world)
+        .where((eb) =>
+          onlyFrom !== undefined ? eb('holder', '=', onlyFrom) : eb.or([eb('holder', 'is', null), eb('expires_at', '<=', now), eb('holder', '=', this.holder)]),
+        )
+        .returning('generation')
+        .executeTakeFirst();
+    const taken = await take();
+    if (taken) return { generation: Number(taken.generation) };
+    const current = await this.db.selectFrom('tick_leases').select('holder').where('world', '=', this.world).executeTakeFirst();
+    if (!current) {
+      await this.db
         .insertInto('tick_leases')
         .values({ world: this.world, holder: null, generation: 0, expires_at: 0 })
         .onConflict((oc) => oc.column('world').doNothing())
         .execute();
-      const row = await trx.selectFrom('tick_leases').selectAll().where('world', '=', this.world).executeTakeFirstOrThrow();
-      const free = row.holder === null || row.expires_at <= now || row.holder === this.holder || holderIsDeadLocal(row.holder);
-      if (!free) return null;
-      // Compare-and-set on what we read, so two processes racing here cannot both win.
-      const res = await trx
-        .updateTable('tick_leases')
-        .set({ holder: this.holder, expires_at: now + this.ttlMs, generation: row.generation + 1 })
-        .where('world', '=', this.world)
-        .where('generation', '=', row.generation)
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) === 1 ? { generation: row.generation + 1 } : null;
-    });
+      const first = await take();
+      return first ? { generation: Number(first.generation) } : null;
+    }
+    if (current.holder && holderIsDeadLocal(current.holder)) {
+      // Compare-and-set on the dead holder, so two restarted processes cannot both reclaim it.
+      const reclaimed = await take(current.holder);
+      return reclaimed ? { generation: Number(reclaimed.generation) } : null;
+    }
+    return null;
   }
 
   /** Extend the lease; false when it was lost (another holder took it after expiry). */

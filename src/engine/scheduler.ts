@@ -58,6 +58,8 @@ export class Scheduler {
   /** Start a tick outside the cadence (Run now); it supersedes a running one. */
   fire(instance: Instance, supersede: boolean): Promise<TickOutcome> {
     const previous = this.inflight.get(instance.name);
+    // Provisional: not due again while this tick runs (it moves to end + interval when it ends).
+    this.nextDue.set(instance.name, this.clock.now() + instance.world.intervalMinutes() * 60_000);
     const p = instance.tick({ supersede }).then(async (outcome) => {
       const next = this.clock.now() + instance.world.intervalMinutes() * 60_000;
       this.nextDue.set(instance.name, next);

@@ -161,6 +161,18 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect((await running).kind).toBe('committed');
   });
 
+  it('two ticks of one instance at once: one runs, the other is skipped (never stacks)', async () => {
+    const world = inboxWorld();
+    const instance = engine.instance(world);
+    await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+    server.enqueue(summary('once'));
+    const [a, b] = await Promise.all([instance.tick(), instance.tick()]);
+    expect([a.kind, b.kind].sort()).toEqual(['committed', 'skipped']);
+    expect([a, b].find((o) => o.kind === 'skipped')!.message).toBe('a tick is already running');
+    expect(world.commits).toHaveLength(1);
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
   it('keeps state keys namespaced per instance', async () => {
     const a = engine.instance(inboxWorld({ kind: 'inbox' }), { name: 'inbox-a' });
     const b = engine.instance(inboxWorld({ kind: 'inbox' }), { name: 'inbox-b' });
