@@ -18,6 +18,9 @@
  *   model_error         any other provider failure (5xx, bad request)
  *   cancelled           the operation was aborted
  *   tick_timeout        a tick ran past its timeout
+ *   graph_invalid       a state graph is mis-wired (or a router returned an undeclared target)
+ *   graph_step_limit    a graph run exceeded its step limit (a cycle)
+ *   mcp_unavailable     an MCP tool server could not be started or died during a call (restarted on next use)
  */
 export class SubconsciousError extends Error {
   readonly code: string;
