@@ -88,6 +88,46 @@ describe('subconscious start', () => {
   });
 });
 
+describe('SIGTERM during a tick', () => {
+  it('stops at a checkpoint: nothing half-written, and the next start resumes the same tick', async () => {
+    let hold = true;
+    let evaluations = 0;
+    models.reset();
+    models.handle(async (req) => {
+      const prompt = JSON.stringify(req.body?.messages ?? []);
+      evaluations++;
+      if (hold) await new Promise(() => undefined); // the first evaluation never answers
+      const ids = [...new Set([...prompt.matchAll(/system:[a-z-]+/g)].map((m) => m[0]))];
+      return { json: { decisions: ids.map((task_id) => ({ task_id, decision: 'noop', reason: 'nothing new' })) } };
+    });
+    const daemon = await startDaemon({ env: modelEnv() });
+    try {
+      await waitFor(() => evaluations === 1, 'the first evaluation');
+      const during = await daemon.rpc<{ decision: string; id: string }[]>('subconscious.log_list');
+      expect(during).toHaveLength(3);
+      expect(during.every((r) => r.decision === 'in_progress')).toBe(true);
+      expect(await daemon.stop()).toBe(0);
+      hold = false;
+      await daemon.restart();
+      await waitFor(() => evaluations === 2, 'the resumed evaluation');
+      let rows: { decision: string; id: string }[] = [];
+      for (let i = 0; i < 200; i++) {
+        rows = await daemon.rpc('subconscious.log_list');
+        if (rows.length === 3 && rows.every((r) => r.decision === 'noop')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(rows.map((r) => r.decision)).toEqual(['noop', 'noop', 'noop']);
+      // Same rows, updated in place: the resumed tick reused the tick's in_progress rows.
+      expect(rows.map((r) => r.id).sort()).toEqual(during.map((r) => r.id).sort());
+      const status = await daemon.rpc<{ instances: { world: string; total_ticks: number; consecutive_failures: number }[] }>('subconscious.status');
+      expect(status.instances.find((i) => i.world === 'tasks')).toMatchObject({ total_ticks: 1, consecutive_failures: 0 });
+    } finally {
+      models.handle(undefined);
+      await daemon.dispose();
+    }
+  });
+});
+
 describe('one-shot commands', () => {
   it('`tick` runs one tick and prints a line per world; `status` reads the store', async () => {
     const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tick-'));
