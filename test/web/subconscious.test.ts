@@ -5,6 +5,7 @@
  * agreeing with the ledger; screenshots of every tab at desktop and phone sizes.
  */
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +41,8 @@ interface StatusRow {
   total_ticks: number;
 }
 
+const MEMORY_SERVER = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url));
+
 const LONG_RESULT =
   'Release notes summarised: the importer now streams large files, the scheduler no longer stacks ticks after a sleep, ' +
   'three flaky tests were fixed, and the settings page gained a dark theme. Nothing needs your attention.';
@@ -74,6 +77,14 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     server = await startModelServer();
     models = scriptPageModels(server);
     daemon = await startDaemon({
+      // One real MCP server from npm, so the Skills view has a skill and its health to show.
+      config: [
+        '[[mcp.servers]]',
+        'name = "memory"',
+        `command = ${JSON.stringify(process.execPath)}`,
+        `args = [${JSON.stringify(MEMORY_SERVER)}]`,
+        '',
+      ].join('\n'),
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
         SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
@@ -347,12 +358,24 @@ describe('Subconscious and Usage tabs in Chromium', () => {
   });
 
   it('every tab is keyboard reachable, fits 360 px without sideways scrolling, and logged no console error', async () => {
-    await page.getByRole('tab', { name: 'Usage' }).focus();
+    await page.getByRole('tab', { name: 'Subconscious' }).click();
+    await page.getByRole('tab', { name: 'Subconscious' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Usage' }).waitFor();
     await page.keyboard.press('ArrowRight');
     await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Skills' }).waitFor();
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skills');
     await page.locator('[data-testid="skills"]').waitFor();
+    // The skill's health, as the daemon reports it after a check.
+    await page.getByRole('button', { name: 'Check now' }).click();
+    const skill = page.locator('[data-testid="skill-row"]', { hasText: 'memory' });
+    await page.locator('[data-testid="skill-row"][data-status="connected"]').waitFor();
+    const health = await daemon.rpc<{ servers: { name: string; status: string; tools: string[] }[] }>('mcp.servers');
+    const memory = health.servers.find((s) => s.name === 'memory')!;
+    expect(memory.status).toBe('connected');
+    expect(await skill.innerText()).toContain(`${memory.tools.length} tools`);
     await screenshots(page, 'skills');
+    await page.getByRole('tab', { name: 'Skills' }).focus();
     await page.keyboard.press('Home');
     await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Subconscious' }).waitFor();
 

@@ -59,6 +59,8 @@ export async function launchBrowser(): Promise<TestBrowser> {
     context,
     async newPage() {
       const page = await context.newPage();
+      // Fail on a missing element well inside the test's own timeout, naming the locator.
+      page.setDefaultTimeout(10_000);
       const errors: string[] = [];
       page.on('console', (msg: ConsoleMessage) => {
         if (msg.type() === 'error') errors.push(`console: ${msg.text()} @ ${msg.location().url}`);

@@ -5,7 +5,9 @@ import type { TabDefinition } from '../tabs/types.js';
 export function TabBar(props: { tabs: readonly TabDefinition[]; active: string; onSelect: (id: string) => void }) {
   const refs = useRef(new Map<string, HTMLButtonElement>());
   const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
-    const i = props.tabs.findIndex((t) => t.id === props.active);
+    // Move from the tab that has focus (WAI-ARIA tabs pattern), falling back to the selected one.
+    const focused = props.tabs.findIndex((t) => refs.current.get(t.id) === document.activeElement);
+    const i = focused >= 0 ? focused : props.tabs.findIndex((t) => t.id === props.active);
     const n = props.tabs.length;
     const target =
       e.key === 'ArrowRight' ? (i + 1) % n : e.key === 'ArrowLeft' ? (i - 1 + n) % n : e.key === 'Home' ? 0 : e.key === 'End' ? n - 1 : -1;
