@@ -123,7 +123,7 @@ describe('page shell in Chromium', () => {
       const text = await banner.innerText();
       expect(text).toContain(tasks.provider_unavailable_reason!);
       expect(text).toContain('subconscious.toml');
-      expect(await page.locator('[data-testid="world-tasks"] [data-testid="world-state"]').innerText()).toContain('Model unavailable');
+      await page.locator('[data-testid="world-tasks"][data-state="Model unavailable"]').waitFor();
       await screenshots(page, 'model-unavailable');
       expect(errors).toEqual([]);
       await page.close();
