@@ -34,6 +34,11 @@ export const configSchema = z
         interval_minutes: z.number().int('must be a whole number of minutes').min(5, 'must be at least 5').max(1440).default(5),
         inference_enabled: z.boolean().default(true),
         context_budget_tokens: z.number().int().min(1000, 'must be at least 1000').max(1_000_000).default(40_000),
+        /** IANA zone for `cron:` task schedules (default: this machine's zone). */
+        timezone: z
+          .string()
+          .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"')
+          .optional(),
       })
       .strict()
       .default({ enabled: true, interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000 }),
@@ -138,6 +143,15 @@ export function validateConfig(raw: unknown, source = 'configuration'): Config {
     hint: 'Fix that key in subconscious.toml or the matching SUBCONSCIOUS_* variable.',
     details: { key: fullKey, reason },
   });
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function parsePort(name: string, value: string): number {

@@ -40,6 +40,7 @@ export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspac
     workspace,
     agent,
     skills: mcp,
+    timezone: config.heartbeat.timezone,
     settings: {
       intervalMinutes: config.heartbeat.interval_minutes,
       inferenceEnabled: config.heartbeat.inference_enabled,

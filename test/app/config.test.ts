@@ -54,6 +54,7 @@ describe('config', () => {
     ['[heartbeat]\ninterval_minuts = 10\n', 'heartbeat', /interval_minuts/],
     ['[surprise]\nx = 1\n', 'surprise', /unknown key/],
     ['[[mcp.servers]]\ncommand = "x"\n', 'mcp.servers.0.name', /./],
+    ['[heartbeat]\ntimezone = "Mars/Olympus"\n', 'heartbeat.timezone', /IANA/],
   ])('rejects %j naming the key and the reason', (toml, key, reason) => {
     write(toml);
     const err = failure(() => loadConfig({ workspace, env: {} }));
