@@ -192,16 +192,18 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await waitIdle();
 
     const hold = models.holdEvaluations();
-    await page.getByRole('button', { name: 'Run Tasks now' }).click();
-    await hold.reached;
     const row = logRowFor(task.id).first();
-    await row.and(page.locator('[data-decision="in_progress"]')).waitFor();
-    expect(await row.locator('.dot.dot-blue.dot-pulse').count()).toBe(1);
-    expect(await row.locator('[data-testid="log-text"]').innerText()).toBe('Evaluating...');
-    await page.locator('[data-testid="world-tasks"][data-state="Running"]').waitFor();
-    await screenshots(page, 'subconscious-tick-running');
-
-    hold.release();
+    try {
+      await page.getByRole('button', { name: 'Run Tasks now' }).click();
+      await hold.reached;
+      await row.and(page.locator('[data-decision="in_progress"]')).waitFor();
+      expect(await row.locator('.dot.dot-blue.dot-pulse').count()).toBe(1);
+      expect(await row.locator('[data-testid="log-text"]').innerText()).toBe('Evaluating...');
+      await page.locator('[data-testid="world-tasks"][data-state="Running"]').waitFor();
+      await screenshots(page, 'subconscious-tick-running');
+    } finally {
+      hold.release();
+    }
     await row.and(page.locator('[data-decision="act"]')).waitFor();
     expect(await row.locator('.dot.dot-green').count()).toBe(1);
     expect(await row.locator('.dot-pulse').count()).toBe(0);
@@ -218,6 +220,44 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(log[0]).toMatchObject({ decision: 'act', result: LONG_RESULT });
     expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
     await page.locator('[data-testid="world-tasks"]:not([data-state="Running"])').waitFor();
+  });
+
+  it('with the event stream blocked, the page says so, and polls in_progress rows every 2 s until they settle', async () => {
+    models.decide('Poll the inbox', 'act');
+    models.act('Poll the inbox', 'Inbox checked: two newsletters, nothing urgent.');
+    await daemon.rpc('subconscious.tasks_add', { title: 'Poll the inbox', needs_tools: false });
+    const task = (await tasks()).find((t) => t.title === 'Poll the inbox')!;
+    await waitIdle();
+
+    const second = await browser.newPage();
+    const p2 = second.page;
+    let blocked = 0;
+    await p2.route(/\/events(\?|$)/, (route) => {
+      blocked++;
+      return route.abort();
+    });
+    await p2.goto(daemon.pageUrl);
+    await p2.locator('[data-testid="banner-stream"]').waitFor();
+    expect(await p2.locator('[data-testid="banner-unreachable"]').count()).toBe(0);
+    await p2.locator('[data-testid="task-row"]', { hasText: 'Poll the inbox' }).waitFor();
+
+    const hold = models.holdEvaluations();
+    const row = p2.locator(`[data-testid="log-row"][data-task-id="${task.id}"]`).first();
+    try {
+      await p2.getByRole('button', { name: 'Run Tasks now' }).click();
+      await hold.reached;
+      await row.and(p2.locator('[data-decision="in_progress"]')).waitFor();
+    } finally {
+      hold.release();
+    }
+    await row.and(p2.locator('[data-decision="act"]')).waitFor();
+    expect(await row.locator('[data-testid="log-text"]').innerText()).toBe('Inbox checked: two newsletters, nothing urgent.');
+    expect(await p2.locator('[data-testid="live-state"]').getAttribute('data-state')).not.toBe('open');
+    expect(blocked).toBeGreaterThan(0);
+    // The browser reports the aborted stream requests; nothing else went wrong.
+    expect(second.errors.filter((e) => !/ERR_FAILED/.test(e))).toEqual([]);
+    await p2.close();
+    await daemon.rpc('subconscious.tasks_remove', { id: task.id });
   });
 
   it('escalations appear as amber cards; "Go ahead" runs one, "Skip" dismisses another, "Fix in Skills" leads to the skills', async () => {

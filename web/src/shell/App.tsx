@@ -62,13 +62,17 @@ function Connected() {
     };
   }, [live]);
 
+  // The daemon is unreachable when a call fails to reach it; the first call that gets through
+  // clears that and retries the event stream at once instead of waiting out its backoff.
+  const rpcDownRef = useRef(false);
   useEffect(
     () =>
       onConnectionSignal((s) => {
-        if (s === 'ok') {
-          setRpcDown(false);
-          live.retryNow();
-        } else if (s === 'unreachable') setRpcDown(true);
+        if (s === 'unauthorized') return;
+        const down = s === 'unreachable';
+        if (rpcDownRef.current && !down) live.retryNow();
+        rpcDownRef.current = down;
+        setRpcDown(down);
       }),
     [live],
   );
@@ -81,6 +85,12 @@ function Connected() {
 
   // Status is polled while the stream is down, so the page notices by itself when the daemon is back.
   const status = useRpcResource<StatusResult>('subconscious.status', {}, { live, liveState, events: STATUS_EVENTS, pollWhile: () => true });
+
+  // When the stream drops, ask the daemon at once: that tells "unreachable" from "stream only".
+  const reloadStatus = status.reload;
+  useEffect(() => {
+    if (liveState.state === 'down') void reloadStatus();
+  }, [liveState.state, reloadStatus]);
 
   const notify = useCallback((text: string, tone: NoticeTone = 'info') => {
     const id = ++noticeId.current;

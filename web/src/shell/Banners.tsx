@@ -8,8 +8,9 @@ import { worldLabel } from '../ui/format.js';
 import { useNow } from './hooks.js';
 
 export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worlds: WorldStatus[]; retry: () => void }) {
-  const down = props.liveState.state === 'down' || props.rpcDown;
-  const now = useNow(1000, down);
+  const down = props.rpcDown;
+  const streamDown = !down && props.liveState.state === 'down';
+  const now = useNow(1000, down || streamDown);
   const retryIn = props.liveState.retryAt ? Math.max(0, Math.ceil((props.liveState.retryAt - now) / 1000)) : null;
   return (
     <div className="banners">
@@ -19,10 +20,22 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
           <span>
             Nothing on this page is live until it answers again at {window.location.host}. Check that <code>subconscious start</code> is still
             running (or start it again in the workspace).{' '}
-            {retryIn !== null && props.liveState.state === 'down' ? `Trying again in ${retryIn} s.` : 'Trying again…'}
+            {retryIn !== null && props.liveState.state === 'down' ? `Trying again in ${retryIn} s.` : 'Trying again every 2 s.'}
           </span>{' '}
           <button type="button" className="link" onClick={props.retry}>
             Retry now
+          </button>
+        </div>
+      )}
+      {streamDown && (
+        <div className="banner banner-warn" role="status" data-testid="banner-stream">
+          <strong>Live updates are interrupted.</strong>{' '}
+          <span>
+            The daemon answers, but its event stream does not, so the page refreshes running work every 2 s instead.{' '}
+            {retryIn !== null ? `Reconnecting in ${retryIn} s.` : 'Reconnecting…'}
+          </span>{' '}
+          <button type="button" className="link" onClick={props.retry}>
+            Reconnect now
           </button>
         </div>
       )}

@@ -1,4 +1,5 @@
 /** Seed 1's Subconscious tab with seed 4's per-world cards. */
+import { useEffect } from 'react';
 import type { Escalation, LogEntry, Task } from '../../api/types.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { useShell } from '../../shell/context.js';
@@ -18,8 +19,24 @@ const anyInProgress = (rows: LogEntry[]) => rows.some((r) => r.decision === 'in_
 export function SubconsciousTab() {
   const { status } = useShell();
   const tasks = useLiveRpc<Task[]>('subconscious.tasks_list', {}, TASK_EVENTS);
-  const log = useLiveRpc<LogEntry[]>('subconscious.log_list', { limit: LOG_LIMIT }, LOG_EVENTS, anyInProgress);
+  // Seed 1: poll while rows are in_progress (and while a tick runs, before its rows exist) — the
+  // poll only runs when the event stream is down.
+  const ticking = (status.data?.instances ?? []).some((i) => i.running);
+  const log = useLiveRpc<LogEntry[]>('subconscious.log_list', { limit: LOG_LIMIT }, LOG_EVENTS, (rows) => ticking || anyInProgress(rows));
   const escalations = useLiveRpc<Escalation[]>('subconscious.escalations_list', { status: 'pending' }, ESCALATION_EVENTS);
+  // A tick starting or finishing changes the lists. The events say so when the stream is up;
+  // when it is down, the status poll notices, and this reloads the lists from it.
+  const tickKey = (status.data?.instances ?? []).map((i) => `${i.world}:${i.running}:${i.total_ticks}:${i.last_tick_at}:${i.consecutive_failures}`).join('|');
+  const { reload: reloadLog } = log;
+  const { reload: reloadTasks } = tasks;
+  const { reload: reloadEscalations } = escalations;
+  useEffect(() => {
+    if (!tickKey) return;
+    void reloadLog();
+    void reloadTasks();
+    void reloadEscalations();
+  }, [tickKey, reloadLog, reloadTasks, reloadEscalations]);
+
   return (
     <div className="subconscious">
       <StatusBar tasks={tasks.data} worlds={status.data?.instances} />
