@@ -120,6 +120,24 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     }
   });
 
+  it('the world card shows the status and disables and enables the world', async () => {
+    const card = page.locator('[data-testid="world-tasks"]');
+    const status = async () => (await daemon.rpc<{ instances: (StatusRow & { enabled: boolean })[] }>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
+    await waitIdle();
+    await page.waitForFunction(
+      async (n) => document.querySelector('[data-testid="world-tasks"] [data-testid="world-ticks"]')?.textContent === String(n),
+      (await status()).total_ticks,
+    );
+    const toggle = card.getByRole('switch', { name: 'Enable Tasks' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('true');
+    await toggle.click();
+    await page.locator('[data-testid="world-tasks"][data-state="Disabled"]').waitFor();
+    await expect.poll(async () => (await status()).enabled).toBe(false);
+    await toggle.click();
+    await page.locator('[data-testid="world-tasks"][data-state="Idle"]').waitFor();
+    await expect.poll(async () => (await status()).enabled).toBe(true);
+  });
+
   it('adds a user task (every tick, once, cron), toggles it, deletes it; a refused add rolls back with a message', async () => {
     const input = page.getByLabel('New task');
     await input.fill('Summarize the team notes');
