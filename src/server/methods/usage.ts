@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.js';
 import type { Database } from '../../store/schema.js';
-import { defineMethod, type RpcMethod } from '../rpc.js';
+import { defineMethod, type RpcMethod } from '../../core/rpc.js';
 
 const DAY_MS = 86_400_000;
 
