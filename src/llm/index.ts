@@ -1,7 +1,7 @@
 /** The model layer's public surface. Everything above `llm/` calls models only through `Llm`. */
 export type * from './types.js';
 export { createLlm, type CreateLlmOptions, type LlmService } from './llm.js';
-export { Ledger, type CallRecord, type LedgerCall, type UsageSummary, type UsageTotals } from './ledger.js';
+export { Ledger, type CallRecord, type LedgerCall, type LedgerGroup, type UsageSummary, type UsageTotals } from './ledger.js';
 export { ModelError, isModelError, classifyModelError, parseRetryAfter, type ErrorContext } from './errors.js';
 export { parseStructured, extractJson, schemaInstruction } from './structured.js';
 export {

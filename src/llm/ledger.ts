@@ -50,6 +50,14 @@ export interface UsageSummary {
   byDay: Array<UsageTotals & { day: string; start: number }>;
 }
 
+/** One (UTC day, world, purpose) group of ledger rows. */
+export interface LedgerGroup extends UsageTotals {
+  /** Epoch ms of the UTC day's start. */
+  dayStart: number;
+  world: string;
+  purpose: string;
+}
+
 export class Ledger {
   constructor(
     private readonly db: Kysely<Database>,
@@ -76,8 +84,11 @@ export class Ledger {
     return id;
   }
 
-  /** Calls and tokens in `[since, until]`, by world, by world + purpose and per UTC day. */
-  async summary(range: { since: number; until: number }): Promise<UsageSummary> {
+  /**
+   * The ledger's figures in `[since, until]` grouped by UTC day, world and purpose: one read that
+   * every usage view (this summary, the page's Usage tab) aggregates from.
+   */
+  async grouped(range: { since: number; until: number }): Promise<LedgerGroup[]> {
     const rows = await this.db
       .selectFrom('model_calls')
       .select([
@@ -94,21 +105,29 @@ export class Ledger {
       .where('at', '<=', range.until)
       .groupBy([sql`at / ${sql.lit(DAY_MS)}`, 'world', 'purpose'])
       .execute();
+    // Postgres returns count/sum as strings (bigint/numeric): normalise once here.
+    return rows.map((row) => ({
+      dayStart: Number(row.day) * DAY_MS,
+      world: row.world,
+      purpose: row.purpose,
+      calls: Number(row.calls),
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+      failed: Number(row.failed),
+      estimated: Number(row.estimated),
+    }));
+  }
 
+  /** Calls and tokens in `[since, until]`, by world, by world + purpose and per UTC day. */
+  async summary(range: { since: number; until: number }): Promise<UsageSummary> {
+    const rows = await this.grouped(range);
     const totals = zero();
     const byWorld = new Map<string, UsageTotals & { world: string }>();
     const byPurpose = new Map<string, UsageTotals & { world: string; purpose: string }>();
     const byDay = new Map<number, UsageTotals & { day: string; start: number }>();
     for (const row of rows) {
-      // Postgres returns count/sum as strings (bigint/numeric): normalise once here.
-      const figures: UsageTotals = {
-        calls: Number(row.calls),
-        inputTokens: Number(row.input_tokens),
-        outputTokens: Number(row.output_tokens),
-        failed: Number(row.failed),
-        estimated: Number(row.estimated),
-      };
-      const day = Number(row.day);
+      const figures: UsageTotals = { calls: row.calls, inputTokens: row.inputTokens, outputTokens: row.outputTokens, failed: row.failed, estimated: row.estimated };
+      const day = row.dayStart / DAY_MS;
       add(totals, figures);
       add(getOr(byWorld, row.world, () => ({ world: row.world, ...zero() })), figures);
       add(getOr(byPurpose, `${row.world}\u0000${row.purpose}`, () => ({ world: row.world, purpose: row.purpose, ...zero() })), figures);

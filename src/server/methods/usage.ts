@@ -3,9 +3,10 @@
  * calls and tokens, for the page's Usage tab. Days are UTC days; every figure comes straight
  * from the ledger so the page's totals equal a direct count.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.js';
+import { Ledger } from '../../llm/index.js';
 import type { Database } from '../../store/schema.js';
 import { defineMethod, type RpcMethod } from '../../core/rpc.js';
 
@@ -100,37 +101,16 @@ export function usageRpcMethods(db: Kysely<Database>, clock: Clock): RpcMethod[]
 export async function usageSummary(db: Kysely<Database>, now: number, days: number): Promise<UsageSummary> {
   const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
   const from = todayStart - (days - 1) * DAY_MS;
-  // One grouped read; both dialects do integer division on the bigint epoch-ms column.
-  const grouped = await db
-    .selectFrom('model_calls')
-    .select([
-      sql<number>`at / ${sql.lit(DAY_MS)}`.as('day'),
-      'world',
-      'purpose',
-      sql<number>`count(*)`.as('calls'),
-      sql<number>`coalesce(sum(input_tokens), 0)`.as('input_tokens'),
-      sql<number>`coalesce(sum(output_tokens), 0)`.as('output_tokens'),
-      sql<number>`coalesce(sum(case when outcome = 'ok' then 0 else 1 end), 0)`.as('failed'),
-    ])
-    .where('at', '>=', from)
-    .where('at', '<=', now)
-    .groupBy([sql`at / ${sql.lit(DAY_MS)}`, 'world', 'purpose'])
-    .execute();
-
+  const grouped = await ledgerOf(db).grouped({ since: from, until: now });
   const perDay = new Map<number, Accumulator>();
-  for (let d = 0; d < days; d++) perDay.set(from / DAY_MS + d, new Accumulator());
+  for (let d = 0; d < days; d++) perDay.set(from + d * DAY_MS, new Accumulator());
   const total = new Accumulator();
   for (const row of grouped) {
-    const figures = {
-      calls: Number(row.calls),
-      input_tokens: Number(row.input_tokens),
-      output_tokens: Number(row.output_tokens),
-      failed: Number(row.failed),
-    };
-    perDay.get(Number(row.day))?.add(row.world, row.purpose, figures);
+    const figures = { calls: row.calls, input_tokens: row.inputTokens, output_tokens: row.outputTokens, failed: row.failed };
+    perDay.get(row.dayStart)?.add(row.world, row.purpose, figures);
     total.add(row.world, row.purpose, figures);
   }
-  const perDayList = [...perDay.entries()].map(([day, acc]) => acc.day(day * DAY_MS));
+  const perDayList = [...perDay.entries()].map(([start, acc]) => acc.day(start));
   const today = perDayList[perDayList.length - 1] ?? new Accumulator().day(todayStart);
   const totals = total.breakdown();
   return {
@@ -146,30 +126,31 @@ export async function usageSummary(db: Kysely<Database>, now: number, days: numb
 }
 
 export async function usageCalls(db: Kysely<Database>, p: z.output<typeof usageCallsParams>): Promise<UsageCalls> {
-  let count = db.selectFrom('model_calls').select(sql<number>`count(*)`.as('n'));
-  let page = db.selectFrom('model_calls').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(p.limit).offset(p.offset);
-  if (p.world !== undefined) {
-    count = count.where('world', '=', p.world);
-    page = page.where('world', '=', p.world);
-  }
-  const [countRow, rows] = await Promise.all([count.executeTakeFirst(), page.execute()]);
+  const { total, rows } = await ledgerOf(db).calls(p);
   return {
-    total: Number(countRow?.n ?? 0),
+    total,
     rows: rows.map((r) => ({
       id: r.id,
-      at: Number(r.at),
+      at: r.at,
       world: r.world,
       purpose: r.purpose,
       role: r.role,
       model: r.model,
-      input_tokens: Number(r.input_tokens),
-      output_tokens: Number(r.output_tokens),
-      estimated: Number(r.estimated) === 1,
-      latency_ms: Number(r.latency_ms),
+      input_tokens: r.inputTokens,
+      output_tokens: r.outputTokens,
+      estimated: r.estimated,
+      latency_ms: r.latencyMs,
       outcome: r.outcome,
       error: r.error,
     })),
   };
+}
+
+/** A read-only view of the ledger (reads need no id generator). */
+function ledgerOf(db: Kysely<Database>): Ledger {
+  return new Ledger(db, () => {
+    throw new Error('the usage view never records calls');
+  });
 }
 
 class Accumulator {
