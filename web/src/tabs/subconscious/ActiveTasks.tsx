@@ -110,12 +110,14 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
       id: `pending-${++temp.current}`,
       title: text,
       source: 'user',
+      origin: 'user',
       recurrence: recurrence ?? 'pending',
       enabled: true,
       needs_tools: needsTools,
       last_run_at: null,
       next_run_at: null,
       completed: false,
+      updated_at: Date.now(),
       created_at: Date.now(),
     };
     setTitle('');
