@@ -7,20 +7,11 @@
  */
 import type { Command } from 'commander';
 import { SubconsciousError } from '../core/errors.js';
+import type { Task } from '../worlds/tasks/types.js';
 
 type Call = (method: string, params?: unknown) => Promise<unknown>;
 
-interface TaskRow {
-  id: string;
-  title: string;
-  source: string;
-  recurrence: string;
-  enabled: boolean;
-  needs_tools: boolean;
-  last_run_at: number | null;
-  next_run_at: number | null;
-  completed: boolean;
-}
+type TaskRow = Pick<Task, 'id' | 'title' | 'source' | 'recurrence' | 'enabled' | 'needs_tools' | 'last_run_at' | 'next_run_at' | 'completed'>;
 
 export function registerTasksCommands(program: Command, call: Call, print: (line: string) => void = (l) => console.log(l)): Command {
   const tasks = program.name() === 'tasks' ? program : program.command('tasks').description('standing tasks of the task loop');
