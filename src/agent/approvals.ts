@@ -11,6 +11,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { SubconsciousError, type Clock, type EventBus, type IdGen } from '../core/index.js';
 import type { ApprovalsTable, Database } from '../store/index.js';
+import { ownedByThisProcess, ownerIsGone, processOwner } from '../core/process-identity.js';
 
 export type ApprovalState = ApprovalsTable['state'];
 export type ApprovalAnswer = Exclude<ApprovalState, 'pending'>;
@@ -73,6 +74,7 @@ export class ApprovalStore {
     const row: Selectable<ApprovalsTable> = {
       id: this.ids(),
       run_id: input.runId,
+      owner: processOwner(),
       world: input.world,
       tool: input.tool,
       server: input.server,
@@ -145,9 +147,14 @@ export class ApprovalStore {
    */
   async expireOrphans(liveRunIds: Iterable<string> = []): Promise<number> {
     const live = new Set(liveRunIds);
-    const rows = await this.db.selectFrom('approvals').select(['id', 'run_id']).where('state', '=', 'pending').execute();
+    const rows = await this.db.selectFrom('approvals').select(['id', 'run_id', 'owner']).where('state', '=', 'pending').execute();
     let n = 0;
-    for (const r of rows) if (!live.has(r.run_id) && (await this.expire(r.id))) n++;
+    for (const r of rows) {
+      // Only rows this process owns (and no longer runs), or whose owner process is gone: a CLI
+      // command or a second daemon must never expire approvals another live process waits on.
+      const orphan = r.owner === null || ownerIsGone(r.owner) || (ownedByThisProcess(r.owner) && !live.has(r.run_id));
+      if (orphan && (await this.expire(r.id))) n++;
+    }
     return n;
   }
 

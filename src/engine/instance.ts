@@ -17,7 +17,8 @@ import { END, START, StateGraph, type Checkpointer } from '../graph/index.js';
 import type { Llm } from '../llm/types.js';
 import { InstanceState } from '../store/instance-state.js';
 import type { Database } from '../store/schema.js';
-import { LEASE_TTL_MS, TickLease, holderId, thisProcess } from './lease.js';
+import { processOwner } from '../core/process-identity.js';
+import { LEASE_TTL_MS, TickLease } from './lease.js';
 import { readStatus, type EngineKeys, type OpenTick } from './status.js';
 import type { AbandonReason, CommitSummary, InstanceStatus, Observation, TickContext, TickOutcome, World, WorldState } from './types.js';
 
@@ -87,7 +88,7 @@ export class Instance {
     this.enabledByDefault = opts.enabledByDefault ?? true;
     const now = () => deps.clock.now();
     this.state = new InstanceState(deps.db, now);
-    this.lease = new TickLease(deps.db, this.name, holderId(thisProcess(opts.holderTag ?? this.name)), now);
+    this.lease = new TickLease(deps.db, this.name, processOwner(opts.holderTag ?? this.name), now);
     this.graph = this.buildGraph();
   }
 

@@ -4,49 +4,11 @@
  * (SIGKILL) stops renewing and its lease lapses. On this host, a lease whose holder process is
  * gone is reclaimed at once, so a restarted daemon resumes without waiting for the TTL.
  */
-import os from 'node:os';
 import { sql, type Kysely } from 'kysely';
+import { ownerIsGone } from '../core/process-identity.js';
 import type { Database } from '../store/schema.js';
 
 export const LEASE_TTL_MS = 120_000;
-
-export interface LeaseHolder {
-  host: string;
-  pid: number;
-  /** Distinguishes instances in one process. */
-  tag: string;
-}
-
-export function holderId(h: LeaseHolder): string {
-  return `${h.host}:${h.pid}:${h.tag}`;
-}
-
-export function thisProcess(tag: string): LeaseHolder {
-  return { host: os.hostname(), pid: process.pid, tag };
-}
-
-function parseHolder(id: string | null): LeaseHolder | null {
-  if (!id) return null;
-  const parts = id.split(':');
-  const pid = Number(parts[1]);
-  if (parts.length < 3 || !Number.isInteger(pid)) return null;
-  return { host: parts[0] ?? '', pid, tag: parts.slice(2).join(':') };
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** True when the lease's holder is a process on this host that no longer exists. */
-function holderIsDeadLocal(id: string | null): boolean {
-  const h = parseHolder(id);
-  return !!h && h.host === os.hostname() && h.pid !== process.pid && !processAlive(h.pid);
-}
 
 export class TickLease {
   constructor(
@@ -85,7 +47,7 @@ export class TickLease {
       const first = await take();
       return first ? { generation: Number(first.generation) } : null;
     }
-    if (current.holder && holderIsDeadLocal(current.holder)) {
+    if (current.holder && ownerIsGone(current.holder)) {
       // Compare-and-set on the dead holder, so two restarted processes cannot both reclaim it.
       const reclaimed = await take(current.holder);
       return reclaimed ? { generation: Number(reclaimed.generation) } : null;

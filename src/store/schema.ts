@@ -42,6 +42,8 @@ export interface TickLeasesTable {
 export interface ApprovalsTable {
   id: string;
   run_id: string;
+  /** `host:pid` of the process whose run waits on this row. */
+  owner: string | null;
   world: string;
   /** The MCP tool's own name (not the model-facing `server__tool`). */
   tool: string;

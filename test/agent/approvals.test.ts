@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, flush, isSubconsciousError, sequentialIds, type BusEvent } from '../../src/core/index.js';
 import { ApprovalStore, type NewApproval } from '../../src/agent/index.js';
@@ -121,6 +123,20 @@ describe.each(await testDialects())('ApprovalStore on %s', (dialect) => {
     expect(states).toEqual({ 'ap-1': 'expired', [live.id]: 'pending', [done.id]: 'denied' });
     expect(await restarted.expireRun('live-run')).toBe(1);
     expect((await restarted.get(live.id))!.state).toBe('expired');
+  });
+
+  it('never expires rows another live process waits on; expires those of a process that is gone', async () => {
+    const mine = await approvals.create(request({ runId: 'gone-from-this-process' }));
+    const otherLive = await approvals.create(request({ runId: 'run-in-another-daemon' }));
+    const otherDead = await approvals.create(request({ runId: 'run-of-a-killed-daemon' }));
+    const dead = spawnSync(process.execPath, ['-e', 'process.exit(0)']).pid!; // a pid that no longer runs
+    const host = os.hostname();
+    await store.db.updateTable('approvals').set({ owner: `${host}:1` }).where('id', '=', otherLive.id).execute(); // pid 1 is alive
+    await store.db.updateTable('approvals').set({ owner: `${host}:${dead}` }).where('id', '=', otherDead.id).execute();
+    // A second process (a CLI command, another daemon) recovering must leave the live owner's row alone.
+    expect(await approvals.expireOrphans([])).toBe(2);
+    const states = Object.fromEntries((await approvals.list()).map((a) => [a.id, a.state]));
+    expect(states).toEqual({ [mine.id]: 'expired', [otherLive.id]: 'pending', [otherDead.id]: 'expired' });
   });
 
   it('with pollMs, a waiter sees an answer given by another process', async () => {
