@@ -112,6 +112,26 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect(status.halted).toBe(false);
   });
 
+  it('a transient 429 never arms the halt, even when the retries run out', async () => {
+    const instance = engine.instance(inboxWorld());
+    await addInboxItems(worldState(engine.state, 'inbox'), ['a']);
+    server.enqueue(...Array.from({ length: 4 }, () => ({ status: 429, retryAfter: 1 })));
+    const running = instance.tick();
+    let outcome: Awaited<typeof running> | undefined;
+    void running.then((o) => (outcome = o));
+    while (!outcome) {
+      await engine.clock.advance(1000); // the model layer waits out Retry-After on the clock
+      await flush();
+    }
+    expect(outcome.kind).toBe('failed');
+    expect(server.chatRequests).toHaveLength(4); // first try + 3 retries
+    const status = await instance.status();
+    expect(status.halted).toBe(false);
+    expect(status.consecutive_failures).toBe(1);
+    server.enqueue(summary('fine now'));
+    expect((await instance.tick()).kind).toBe('committed');
+  });
+
   it('a superseded tick discards its result and skips commit', async () => {
     const world = inboxWorld();
     const instance = engine.instance(world);
