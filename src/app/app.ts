@@ -36,6 +36,8 @@ export interface App {
   close(): Promise<void>;
 }
 
+const CHECKPOINT_RETENTION_MS = 7 * 24 * 3_600_000;
+
 /** Where the built page lives (same relative place from src/ and dist/). */
 export const WEB_ROOT = path.resolve(fileURLToPath(new URL('../../web/dist', import.meta.url)));
 
@@ -57,6 +59,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     await new InstanceState(store.db, () => clock.now()).migrateLegacyKeys('memory');
     const llm = createLlm({ models: modelsConfig(config), db: store.db, clock, ids, log });
     const checkpointer = new StoreCheckpointer(store.db, clock);
+    // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
+    await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
     const deps: EngineDeps = { db: store.db, llm, clock, ids, events, log, checkpointer };
     const registry = new Registry(deps);
     const services = await defineWorlds({ workspace, config, deps, registry });

@@ -94,7 +94,13 @@ export class Scheduler {
             continue;
           }
           if (due <= now) {
-            if (await instance.isEnabled()) this.fire(instance, false);
+            // Another worker on the same store may have ticked it: its next_tick_at wins.
+            const keys = await instance.keys();
+            const shared = keys.open_tick ? now : (keys.next_tick_at ?? now);
+            if (shared > now) {
+              this.nextDue.set(instance.name, shared);
+              sleepUntil = Math.min(sleepUntil, shared);
+            } else if (keys.enabled ?? (await instance.isEnabled())) this.fire(instance, false);
             else this.nextDue.set(instance.name, now + intervalMs);
           } else {
             sleepUntil = Math.min(sleepUntil, due);

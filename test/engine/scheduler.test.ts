@@ -106,6 +106,24 @@ it('supersedes a tick that overran its cadence', async () => {
   expect((await registry.get('inbox').status()).consecutive_failures).toBe(0);
 });
 
+it('two workers on one store share the cadence: each tick runs once, not once per worker', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  const worker2 = new Registry(engine.deps, { maxSleepMs: 60_000 });
+  worker2.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }), { holderTag: 'worker-2' });
+  registry.start();
+  await settle();
+  worker2.start();
+  try {
+    for (let minute = 0; minute < 60; minute++) {
+      await engine.clock.advance(60_000);
+      await settle();
+    }
+    expect(await totalTicks('inbox')).toBe(13); // 0, 5, …, 60 — not doubled
+  } finally {
+    await worker2.stop();
+  }
+});
+
 it('Run now (trigger) returns at once and the tick runs in the background', async () => {
   registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 60 }));
   const { triggered, done } = registry.trigger('all');
