@@ -16,6 +16,7 @@ import { tokenMatches } from './token.js';
 
 export const MAX_RPC_BODY_BYTES = 1_000_000;
 const SSE_KEEPALIVE_MS = 15_000;
+const MAX_SSE_BACKLOG = 1_000;
 
 export interface HttpDeps {
   rpc: RpcDispatcher;
@@ -65,6 +66,8 @@ export function createHttpApp(deps: HttpDeps): Hono {
       const queue: string[] = [];
       let wake: (() => void) | null = null;
       const unsubscribe = deps.events.subscribe((event) => {
+        // A client that stops reading must not grow memory without bound: keep the newest events.
+        if (queue.length >= MAX_SSE_BACKLOG) queue.splice(0, queue.length - MAX_SSE_BACKLOG + 1);
         queue.push(JSON.stringify(event));
         wake?.();
       });
