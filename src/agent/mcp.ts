@@ -4,12 +4,13 @@
  * marked `disconnected` and restarted on its next use; a server that fails to start is retried
  * with exponential backoff (1 s, 2 s, 4 s … 60 s on the injected clock) instead of on every call.
  *
- * A tool is `read` when its MCP annotations say `readOnlyHint: true`; otherwise (`destructiveHint`,
- * `readOnlyHint: false` or no hint at all) it is `write`. A per-tool config override wins.
+ * A tool is `read` when its MCP annotations say `readOnlyHint: true` (and not also `destructiveHint:
+ * true`); otherwise (`readOnlyHint: false` or no hint at all) it is `write`. A per-tool config
+ * override wins; an override naming a tool the server does not offer is logged (a typo).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -234,7 +235,7 @@ export class McpManager {
       return toCallResult(res);
     } catch (err) {
       if (signal?.aborted) throw cancelled(server, name);
-      const died = e.generation !== generation || e.status !== 'connected' || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed);
+      const died = e.generation !== generation || e.status !== 'connected' || isConnectionLoss(err);
       if (died) {
         if (e.generation === generation && e.status === 'connected') this.markFailed(e, `connection closed during ${name}`);
         throw new SubconsciousError('mcp_unavailable', `MCP server "${server}" stopped during ${name}: ${describeError(err)}${this.stderrHint(e)}`, {
@@ -320,6 +321,10 @@ export class McpManager {
       e.client = client;
       e.transport = transport;
       e.tools = tools.map((t) => toToolInfo(config, t));
+      const unknown = Object.keys(config.tools).filter((name) => !tools.some((t) => t.name === name));
+      if (unknown.length) {
+        this.log.warn({ server: config.name, tools: unknown, offered: tools.map((t) => t.name) }, `[[mcp.servers]] "${config.name}": tools.${unknown.join(', tools.')} names no tool of this server; the override does nothing`);
+      }
       e.status = 'connected';
       e.error = undefined;
       e.failures = 0;
@@ -379,7 +384,9 @@ export class McpManager {
 
 function toToolInfo(config: McpServerConfig, tool: Tool): McpToolInfo {
   const override = config.tools[tool.name];
-  const annotated: ToolAccess = tool.annotations?.readOnlyHint === true ? 'read' : 'write';
+  // Read-only only when the server says so and does not also call it destructive (contradictory hints: be safe).
+  const hints = tool.annotations;
+  const annotated: ToolAccess = hints?.readOnlyHint === true && hints.destructiveHint !== true ? 'read' : 'write';
   return {
     server: config.name,
     name: tool.name,
@@ -412,10 +419,23 @@ function toCallResult(res: Awaited<ReturnType<Client['callTool']>>): McpCallResu
         return `[${String(block.type)} ${String(block.mimeType ?? '')}]`.replace(/ \]$/, ']');
     }
   });
+  if (parts.length === 0 && res.structuredContent !== undefined) parts.push(JSON.stringify(res.structuredContent));
   if (parts.length === 0 && 'toolResult' in res) parts.push(JSON.stringify(res.toolResult));
   const out: McpCallResult = { text: parts.join('\n'), isError: res.isError === true };
   if (res.structuredContent !== undefined) out.structured = res.structuredContent;
   return out;
+}
+
+/**
+ * The request did not reach the server, or its answer was lost: the connection is gone (a stdio
+ * child that exited, an HTTP server that is down or forgot our session). Anything else is the
+ * server answering with an error, which the model sees as data.
+ */
+function isConnectionLoss(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (err instanceof StreamableHTTPError) return true;
+  if (err instanceof TypeError && /fetch failed/i.test(err.message)) return true; // connection refused / reset
+  return err instanceof Error && err.message === 'Not connected';
 }
 
 function cancelled(server: string, name: string): SubconsciousError {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FakeClock, isSubconsciousError } from '../../src/core/index.js';
@@ -189,6 +190,10 @@ describe('McpManager over streamable HTTP', () => {
         return { content: [{ type: 'text', text: `${word}: a test word` }] };
       });
       mcp.registerTool('post', { description: 'Post a message', inputSchema: { text: z.string() } }, async () => ({ content: [{ type: 'text', text: 'posted' }] }));
+      // Contradictory hints: treated as writing, to be safe.
+      mcp.registerTool('purge', { description: 'Purge the cache', annotations: { readOnlyHint: true, destructiveHint: true } }, async () => ({ content: [{ type: 'text', text: 'purged' }] }));
+      // Structured content only, no text block.
+      mcp.registerTool('stats', { description: 'Counts', outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } }, async () => ({ content: [], structuredContent: { count: 7 } }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => void transport.close());
       await mcp.connect(transport);
@@ -205,10 +210,41 @@ describe('McpManager over streamable HTTP', () => {
   it('connects by url, lists tools with their access and calls them', async () => {
     const m = manager([{ name: 'web', url }]);
     const tools = await m.listTools();
-    expect(Object.fromEntries(tools.map((t) => [t.exposedName, t.access]))).toEqual({ web__lookup: 'read', web__post: 'write' });
+    expect(Object.fromEntries(tools.map((t) => [t.exposedName, t.access]))).toEqual({ web__lookup: 'read', web__post: 'write', web__purge: 'write', web__stats: 'read' });
     expect(await m.callTool('web', 'lookup', { word: 'ephemeral' })).toMatchObject({ text: 'ephemeral: a test word', isError: false });
+    expect(await m.callTool('web', 'stats', {})).toEqual({ text: '{"count":7}', isError: false, structured: { count: 7 } });
     expect(calls).toEqual(['ephemeral']);
     expect(m.health()[0]).toMatchObject({ status: 'connected', pid: null });
+  });
+
+  it('logs a per-tool override that names no tool of the server (a typo does nothing silently)', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const m = new McpManager({ servers: [{ name: 'web', url, tools: { lookup: { access: 'write' }, pots: { allow_automatically: true } } }], clock, log });
+    managers.push(m);
+    const tools = await m.listTools();
+    expect(tools.find((t) => t.name === 'lookup')!.access).toBe('write');
+    const warnings = lines.map((l) => JSON.parse(l) as { msg: string; tools?: string[] });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.tools).toEqual(['pots']);
+    expect(warnings[0]!.msg).toContain('tools.pots names no tool of this server');
+  });
+
+  it('a server that went away fails the call with mcp_unavailable, is reported, and is reconnected when back', async () => {
+    const m = manager([{ name: 'web', url }]);
+    await m.listTools();
+    const { port } = server.address() as AddressInfo;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+
+    await expect(m.callTool('web', 'lookup', { word: 'gone' })).rejects.toSatisfy(isCode('mcp_unavailable'));
+    expect(m.health()[0]).toMatchObject({ status: 'disconnected', restarts: 0 });
+    expect(calls).toEqual([]);
+
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+    expect(await m.callTool('web', 'lookup', { word: 'back' })).toMatchObject({ text: 'back: a test word', isError: false });
+    expect(m.health()[0]).toMatchObject({ status: 'connected', restarts: 1 });
+    expect(calls).toEqual(['back']);
   });
 });
 

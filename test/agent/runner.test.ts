@@ -5,6 +5,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isSubconsciousError } from '../../src/core/index.js';
 import { collect, createHarness, filesystemServer, ledgerRows, nextEvent, offeredTools, toolMessages, type Harness } from './harness.js';
 
+/** Waiting for a condition (an MCP server starting on a busy machine), not a timed assertion. */
+const UNTIL = { timeout: 20_000, interval: 20 };
+
 let h: Harness;
 beforeEach(async () => {
   h = await createHarness();
@@ -165,11 +168,13 @@ describe('agent runner: caps, cancellation and failures', () => {
   it('the cap aborts a model call that hangs', async () => {
     h.model.enqueue({ hang: true });
     const run = h.runner.start({ world: 'tasks', purpose: 'task_execute', prompt: 'p', mode: 'analysis', attended: false, capMs: 5 * 60_000 });
-    await vi.waitFor(() => expect(h.model.chatRequests).toHaveLength(1));
+    await vi.waitFor(() => expect(h.model.chatRequests).toHaveLength(1), UNTIL);
     await h.clock.advance(5 * 60_000);
     const outcome = await run.settled;
     expect(outcome).toMatchObject({ status: 'failed', errorKind: 'timeout', steps: 0 });
-    await vi.waitFor(() => expect(h.model.chatRequests[0]!.aborted).toBe(true));
+    await vi.waitFor(() => expect(h.model.chatRequests[0]!.aborted).toBe(true), UNTIL);
+    // The aborted call is in the ledger too: every model call of every run is counted.
+    expect((await ledgerRows(h, 'tasks')).map((r) => r.outcome)).toEqual(['cancelled']);
   });
 
   it('cancel during a tool call stops the call and the run (user stop → cancelled)', async () => {
@@ -184,6 +189,7 @@ describe('agent runner: caps, cancellation and failures', () => {
     expect(outcome.toolSteps.map((s) => s.outcome)).toEqual(['cancelled']);
     expect(h.model.chatRequests).toHaveLength(1);
     expect(h.runner.activeRuns()).toHaveLength(0);
+    expect((await ledgerRows(h, 'tasks')).map((r) => r.outcome)).toEqual(['ok']);
   });
 
   it('preemption during a tool call settles failed + preempted (resumable)', async () => {
@@ -221,8 +227,11 @@ describe('agent runner: caps, cancellation and failures', () => {
     expect(after.pid).not.toBe(before.pid);
   });
 
-  it('a model without tool support fails with "pick a tool-capable model"', async () => {
-    h.model.enqueue({ status: 400, message: 'registry.ollama.ai/library/gemma:2b does not support tools' });
+  it.each([
+    [400, 'registry.ollama.ai/library/gemma:2b does not support tools'], // Ollama
+    [404, 'No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs'], // OpenRouter
+  ])('a model without tool support (%i) fails with "pick a tool-capable model"', async (status, message) => {
+    h.model.enqueue({ status, message });
     const outcome = await h.runner.start({ world: 'tasks', purpose: 'task_execute', prompt: 'p', mode: 'full', attended: false }).settled;
     expect(outcome).toMatchObject({ status: 'failed', errorKind: 'provider' });
     expect(outcome.error).toContain('pick a tool-capable model');
@@ -234,8 +243,8 @@ describe('agent runner: caps, cancellation and failures', () => {
     const run = h.runner.start({ world: 'tasks', purpose: 'task_execute', prompt: 'p', mode: 'full', attended: false });
     // The model layer waits 2, 4 and 8 s (on the clock) between attempts.
     for (const [i, wait] of [2_000, 4_000, 8_000].entries()) {
-      await vi.waitFor(() => expect(h.model.chatRequests).toHaveLength(i + 1));
-      await vi.waitFor(() => expect(h.clock.pending).toBe(2)); // the cap and the retry back-off
+      await vi.waitFor(() => expect(h.model.chatRequests).toHaveLength(i + 1), UNTIL);
+      await vi.waitFor(() => expect(h.clock.pending).toBe(2), UNTIL); // the cap and the retry back-off
       await h.clock.advance(wait);
     }
     const outcome = await run.settled;
@@ -248,7 +257,7 @@ describe('agent runner: caps, cancellation and failures', () => {
     h.model.enqueue({ hang: true });
     const outside = new AbortController();
     const run = h.runner.start({ world: 'tasks', purpose: 'task_execute', prompt: 'p', mode: 'analysis', attended: false, signal: outside.signal });
-    await vi.waitFor(() => expect(h.model.chatRequests).toHaveLength(1));
+    await vi.waitFor(() => expect(h.model.chatRequests).toHaveLength(1), UNTIL);
     outside.abort();
     expect(await run.settled).toMatchObject({ status: 'cancelled', errorKind: 'cancelled' });
   });
