@@ -58,14 +58,20 @@ export class HeartbeatFile {
     this.file = path.join(workspace, HEARTBEAT_FILE);
   }
 
-  /** `changed` is true on the first call and whenever the file appeared, vanished or its content changed. */
+  /**
+   * `changed` is true on the first call and whenever the file appeared, vanished or its content
+   * changed. Throws when the file exists but cannot be read.
+   */
   async read(): Promise<{ changed: boolean; snapshot: HeartbeatSnapshot }> {
     let info: { size: number; mtimeMs: number } | null = null;
     try {
       const s = await stat(this.file);
       if (s.isFile()) info = { size: s.size, mtimeMs: s.mtimeMs };
-    } catch {
-      info = null;
+    } catch (err) {
+      // Only a missing file means its lines vanished; any other error (a symlink loop, no
+      // permission) says nothing about them, so the caller keeps the tasks as imported.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
     }
     if (!info) {
       const changed = this.last !== null;

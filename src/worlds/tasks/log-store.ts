@@ -51,6 +51,7 @@ export class LogStore {
    * (a resumed tick) are kept as they are. Returns the rows by task id.
    */
   async openRows(tickId: string, tickAt: number, tasks: readonly Task[], newId: () => string): Promise<Map<string, LogEntry>> {
+    if (tasks.length === 0) return new Map(); // a quiet tick writes nothing
     const now = this.now();
     const rows = tasks.map((t) => ({
       id: newId(),
@@ -70,13 +71,16 @@ export class LogStore {
       created_at: now,
       updated_at: now,
     }));
-    for (let i = 0; i < rows.length; i += 50) {
-      await this.db
-        .insertInto('subconscious_log')
-        .values(rows.slice(i, i + 50))
-        .onConflict((oc) => oc.columns(['tick_id', 'task_id']).doNothing())
-        .execute();
-    }
+    // All or none: a crash halfway must not leave a resumed tick with only some of its rows.
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += 50) {
+        await trx
+          .insertInto('subconscious_log')
+          .values(rows.slice(i, i + 50))
+          .onConflict((oc) => oc.columns(['tick_id', 'task_id']).doNothing())
+          .execute();
+      }
+    });
     return this.forTick(tickId);
   }
 

@@ -77,6 +77,20 @@ export function initialNextRun(recurrence: string, now: number, timezone: string
   return r.kind === 'cron' ? nextCronRun(r.expr, now, timezone) : null;
 }
 
+/**
+ * A recurrence given for a new or re-scheduled task, validated and with its first due time.
+ * A cron expression that never fires after `now` (e.g. "0 0 30 2 *", February 30th) is refused:
+ * without a next time the task would look "never run" and be due at once.
+ */
+export function scheduleFor(input: string, now: number, timezone: string, field = 'recurrence'): { recurrence: string; next_run_at: number | null } {
+  const r = parseRecurrence(input, timezone, field);
+  const recurrence = formatRecurrence(r);
+  if (r.kind !== 'cron') return { recurrence, next_run_at: null };
+  const next = nextCronRun(r.expr, now, timezone);
+  if (next === null) throw invalid(field, `the cron expression "${r.expr}" never fires after ${new Date(now).toISOString()}`);
+  return { recurrence, next_run_at: next };
+}
+
 function invalid(field: string, reason: string): SubconsciousError {
   return new SubconsciousError('invalid_params', `${field}: ${reason}`, {
     details: { field },

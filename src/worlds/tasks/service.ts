@@ -46,6 +46,8 @@ export class TasksService {
   readonly timezone: string;
   private ready: Promise<void> | undefined;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Aborted by `close()`: approved runs still going are cancelled instead of holding up shutdown. */
+  private readonly closing = new AbortController();
 
   constructor(readonly deps: TasksServiceDeps) {
     this.timezone = validateTimezone(deps.timezone ?? defaultTimezone());
@@ -69,11 +71,28 @@ export class TasksService {
     return this.ready;
   }
 
-  /** Re-import HEARTBEAT.md when it changed (stat, then hash); returns what the file holds now. */
+  /**
+   * Re-import HEARTBEAT.md when it changed (stat, then hash); returns what the file holds now.
+   * A file that exists but cannot be read changes nothing (its tasks stay as imported) and is
+   * logged; a failed import is retried on the next call.
+   */
   async syncHeartbeat(): Promise<HeartbeatSnapshot & { sync: HeartbeatSyncResult | null }> {
-    const { changed, snapshot } = await this.heartbeat.read();
+    let read: Awaited<ReturnType<HeartbeatFile['read']>>;
+    try {
+      read = await this.heartbeat.read();
+    } catch (err) {
+      this.deps.log?.warn({ world: this.world, file: this.heartbeat.file, err: describeError(err) }, 'HEARTBEAT.md could not be read; its tasks stay as they were');
+      return { exists: true, titles: [], hash: null, mtimeMs: null, sync: null };
+    }
+    const { changed, snapshot } = read;
     if (!changed) return { ...snapshot, sync: null };
-    const result = await this.tasks.syncHeartbeat(snapshot.titles);
+    let result: HeartbeatSyncResult;
+    try {
+      result = await this.tasks.syncHeartbeat(snapshot.titles);
+    } catch (err) {
+      this.heartbeat.reset(); // not imported: the next read must import again
+      throw err;
+    }
     if (result.added || result.disabled || result.reenabled || result.renamed) {
       this.emit('tasks.changed', { reason: 'heartbeat_md', ...result });
       this.deps.log?.info({ world: this.world, ...result }, 'HEARTBEAT.md imported');
@@ -83,6 +102,8 @@ export class TasksService {
 
   async listTasks(): Promise<Task[]> {
     await this.ensureReady();
+    // An edited HEARTBEAT.md shows at once, not only after the next tick (a stat when unchanged).
+    await this.syncHeartbeat();
     return this.tasks.list();
   }
 
@@ -129,6 +150,9 @@ export class TasksService {
         hint: 'Configure [models.agent] in subconscious.toml and approve again.',
       });
     }
+    if (this.closing.signal.aborted) {
+      throw new SubconsciousError('conflict', 'subconscious is shutting down; the escalation stays pending.', { hint: 'Approve it again after the next start.' });
+    }
     const escalation = await this.escalations.resolve(id, 'approved');
     this.emit('tasks.escalation_changed', { id, status: 'approved' });
     const startedAt = this.deps.clock.now();
@@ -150,6 +174,7 @@ export class TasksService {
         mode: 'full',
         attended: true,
         title: escalation.title,
+        signal: this.closing.signal,
       });
     } catch (err) {
       await this.finishApproved(escalation, startedAt, null, err);
@@ -174,9 +199,19 @@ export class TasksService {
     return escalation;
   }
 
-  /** Wait for approved runs still in flight (shutdown, tests). */
+  /** Wait for approved runs still in flight (tests). */
   async drain(): Promise<void> {
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Shutdown: cancel approved runs still in flight (an agent run may take up to its cap, and a
+   * stop must not wait for it), then wait until their rows say so. Not re-run at the next start:
+   * the action may have partly happened.
+   */
+  async close(): Promise<void> {
+    if (!this.closing.signal.aborted) this.closing.abort(new SubconsciousError('cancelled', 'subconscious is shutting down'));
+    await this.drain();
   }
 
   emitLog(id: string, taskId: string, decision: LogDecision): void {
@@ -188,7 +223,8 @@ export class TasksService {
   }
 
   private async finishApproved(escalation: Escalation, startedAt: number, outcome: AgentOutcome | null, err: unknown): Promise<LogEntry> {
-    const { decision, result } = outcomeToRow(outcome, err);
+    let { decision, result } = outcomeToRow(outcome, err);
+    if (decision === 'cancelled' && this.closing.signal.aborted) result = APPROVED_STOPPED;
     await this.logs.update(escalation.log_id, {
       decision,
       result,
@@ -207,6 +243,9 @@ export class TasksService {
     void guarded.finally(() => this.inflight.delete(guarded));
   }
 }
+
+export const APPROVED_STOPPED =
+  'Cancelled: subconscious stopped while the approved action ran. It may have partly happened, so it is not run again on its own.';
 
 /** An agent run's outcome as a log row: done → act with its text, failed → failed with the error. */
 export function outcomeToRow(outcome: AgentOutcome | null, err: unknown): { decision: LogDecision; result: string } {

@@ -9,7 +9,7 @@ import type { Clock, IdGen } from '../../core/index.js';
 import type { Database, SubconsciousTasksTable } from '../../store/schema.js';
 import { MAX_TITLE_CHARS, heartbeatTaskId, titleKey } from './heartbeat-md.js';
 import { detectWriteIntent } from './intent.js';
-import { advanceSchedule, formatRecurrence, initialNextRun, parseRecurrence } from './recurrence.js';
+import { advanceSchedule, scheduleFor } from './recurrence.js';
 import type { Task, TaskOrigin, TaskSource } from './types.js';
 
 /** Seed 1's default system tasks. Ids are stable so seeding is idempotent across restarts. */
@@ -111,17 +111,17 @@ export class TaskStore {
 
   async add(input: AddTaskInput): Promise<Task> {
     const title = cleanTitle(input.title);
-    const recurrence = formatRecurrence(parseRecurrence(input.recurrence ?? 'pending', this.timezone));
     const now = this.clock.now();
+    const schedule = scheduleFor(input.recurrence ?? 'pending', now, this.timezone);
     const row = newRow({
       id: this.ids(),
       title,
       source: 'user',
       origin: 'user',
-      recurrence,
+      recurrence: schedule.recurrence,
       needs_tools: input.needs_tools ?? detectWriteIntent(title),
       now,
-      next: initialNextRun(recurrence, now, this.timezone),
+      next: schedule.next_run_at,
     });
     await this.db.insertInto('subconscious_tasks').values(row).execute();
     return toTask(row);
@@ -144,11 +144,11 @@ export class TaskStore {
     if (input.enabled !== undefined) patch.enabled = input.enabled ? 1 : 0;
     if (input.needs_tools !== undefined) patch.needs_tools = input.needs_tools ? 1 : 0;
     if (input.recurrence !== undefined) {
-      const recurrence = formatRecurrence(parseRecurrence(input.recurrence, this.timezone));
-      patch.recurrence = recurrence;
+      const schedule = scheduleFor(input.recurrence, now, this.timezone);
+      patch.recurrence = schedule.recurrence;
       // A new schedule starts over: a completed `once` task becomes due again.
       patch.completed = 0;
-      patch.next_run_at = initialNextRun(recurrence, now, this.timezone);
+      patch.next_run_at = schedule.next_run_at;
     }
     await this.db.updateTable('subconscious_tasks').set(patch).where('id', '=', id).execute();
     return this.require(id);

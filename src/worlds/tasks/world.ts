@@ -308,6 +308,6 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     reflect,
     commit,
     abandon,
-    close: () => service.drain(),
+    close: () => service.close(),
   };
 }

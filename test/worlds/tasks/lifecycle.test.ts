@@ -4,8 +4,8 @@
  * task title, and quiet ticks. Ticks run through the engine's Instance on a FakeClock.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogEntry } from '../../../src/worlds/tasks/index.js';
-import { createTasksHarness, isEvaluation, tasksInPrompt, userOf, type TasksHarness } from './harness.js';
+import { APPROVED_STOPPED, type LogEntry } from '../../../src/worlds/tasks/index.js';
+import { createTasksHarness, isAgent, isEvaluation, systemOf, tasksInPrompt, userOf, type TasksHarness } from './harness.js';
 import type { RecordedRequest, ScriptedReply } from '../../support/model-server.js';
 
 let h: TasksHarness | undefined;
@@ -186,5 +186,35 @@ describe('tasks world: quiet ticks', () => {
     expect(outcome.kind).toBe('quiet');
     expect(h.server.chatRequests).toHaveLength(0);
     expect(await logRows(h)).toHaveLength(0);
+  });
+});
+
+describe('tasks world: shutdown', () => {
+  it('cancels an approved action still running instead of waiting for it, and says so on its row', async () => {
+    h = await createTasksHarness();
+    const task = await h.world.service.addTask({ title: 'Check urgent emails' });
+    const isApproved = (req: RecordedRequest) => isAgent(req) && systemOf(req).includes('The user approved');
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
+      if (isApproved(req)) return { hang: true };
+      if (isAgent(req)) return { text: 'Found 3 urgent emails.\nRECOMMENDED ACTION: Forward them to forwarded.txt' };
+      return { status: 500, message: 'unscripted' };
+    });
+    const outcome = await h.instance.tick();
+    expect(outcome.kind, outcome.message).toBe('committed');
+    const [escalation] = await h.world.service.listEscalations('pending');
+    await h.world.service.approve(escalation!.id);
+    while (!h.server.chatRequests.some(isApproved)) await new Promise<void>((r) => setImmediate(r));
+
+    // The approved run has no end of its own (the model hangs): close must not wait for it.
+    await h.world.close!();
+    const [row] = await h.world.service.listLog({ taskId: task.id });
+    expect(row).toMatchObject({ decision: 'cancelled', result: APPROVED_STOPPED, exec_state: 'done' });
+    // The model call itself was aborted (the server sees the connection close).
+    const approvedCall = h.server.chatRequests.find(isApproved)!;
+    while (!approvedCall.aborted) await new Promise<void>((r) => setImmediate(r));
+    // Not run again: the escalation was approved once; approving anything now is refused.
+    await expect(h.world.service.approve(escalation!.id)).rejects.toMatchObject({ code: 'conflict' });
+    expect(h.server.chatRequests.filter(isApproved)).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@
  * lines with headers, blank lines and duplicates; idempotent; vanished lines disable), user
  * task rules, recurrence validation, log rows, escalation compare-and-set, and the RPC surface.
  */
-import { utimesSync, writeFileSync } from 'node:fs';
+import { rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid, type BusEvent } from '../../../src/core/index.js';
@@ -99,6 +99,36 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     const third = await heartbeatTasks();
     expect(third.filter((t) => t.enabled).map((t) => t.title)).toEqual(['Check the backups']);
     expect(events.some((e) => e.type === 'tasks.changed' && e.data.reason === 'heartbeat_md')).toBe(true);
+  });
+
+  it('an edited HEARTBEAT.md shows in tasks_list before any tick; an unreadable one changes nothing', async () => {
+    writeFileSync(heartbeatFile(), '- Check the backups\n');
+    expect((await heartbeatTasks()).map((t) => t.title)).toEqual(['Check the backups']);
+    writeFileSync(heartbeatFile(), '- Check the backups\n- Check the certificates\n');
+    const listed = (await rpc.call('subconscious.tasks_list')) as Task[];
+    expect(listed.filter((t) => t.origin === 'heartbeat_md').map((t) => t.title)).toEqual(['Check the backups', 'Check the certificates']);
+
+    // A file that exists but cannot be read (here a symlink loop) is not a file whose lines vanished.
+    rmSync(heartbeatFile());
+    symlinkSync('HEARTBEAT.md', heartbeatFile());
+    const sync = await service.syncHeartbeat();
+    expect(sync.sync).toBeNull();
+    expect((await heartbeatTasks()).every((t) => t.enabled)).toBe(true);
+    // Removing it for real does disable them.
+    rmSync(heartbeatFile());
+    expect((await service.syncHeartbeat()).sync).toMatchObject({ disabled: 2 });
+    expect((await heartbeatTasks()).some((t) => t.enabled)).toBe(false);
+  });
+
+  it('a cron expression that never fires is refused on add and update (it would otherwise run at once)', async () => {
+    await expect(rpc.call('subconscious.tasks_add', { title: 'Check the leap day', recurrence: 'cron:0 0 30 2 *' })).rejects.toMatchObject({
+      code: 'invalid_params',
+      message: expect.stringContaining('recurrence: the cron expression "0 0 30 2 *" never fires'),
+    });
+    const task = (await rpc.call('subconscious.tasks_add', { title: 'Check the leap day', recurrence: 'once' })) as Task;
+    await expect(rpc.call('subconscious.tasks_update', { id: task.id, recurrence: 'cron:0 0 31 4 *' })).rejects.toMatchObject({ code: 'invalid_params' });
+    expect((await service.tasks.get(task.id))!.recurrence).toBe('once');
+    expect((await service.listTasks()).filter((t) => t.source === 'user')).toHaveLength(1);
   });
 
   it('user tasks: add with write intent decided or given, update, remove; recurrence validated with the reason', async () => {
