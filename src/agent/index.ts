@@ -24,7 +24,7 @@
  *   const outcome = await run.settled; // never rejects:
  *   // { status: 'done'|'failed'|'cancelled', errorKind?, error?, text (control lines stripped),
  *   //   controls (MEMORY/TEAM_MEMORY/HANDOFF/FOLLOWUP/BLOCKED/RECOMMENDED ACTION), checkpoint,
- *   //   steps (model calls = ledger rows), toolSteps }
+ *   //   steps (model calls = ledger rows), stepLimitReached, toolSteps }
  *
  * Settle precedence (seed 2 §7.5): user stop → cancelled; preempted → failed/preempted;
  * approval_expired | timeout | provider | rate_limit | unknown → failed with that kind;

@@ -56,6 +56,8 @@ export interface RunOutcome {
   checkpoint: Checkpoint;
   /** Model calls that finished (each is one ledger row). */
   steps: number;
+  /** The run stopped at its step limit while the model still wanted to call tools (it did not answer). */
+  stepLimitReached: boolean;
   /** Tool steps, in order. */
   toolSteps: RecordedStep[];
   startedAt: number;
@@ -150,8 +152,8 @@ export class AgentRunner {
 
   /**
    * At start: pending approvals of runs that no longer exist can never be acted on; expire them.
-   * With several processes on one Postgres database, call `approvals.expireOrphans` with the
-   * ids of every live run instead.
+   * Safe with several processes on one database: only rows owned by this process (and not of a
+   * live run here) or by a dead process on this host are touched (see `expireOrphans`).
    */
   recover(): Promise<number> {
     return this.deps.approvals.expireOrphans(this.active.keys());
@@ -176,6 +178,8 @@ class RunState {
   private readonly toolSteps: RecordedStep[] = [];
   private readonly log: Logger;
   private steps = 0;
+  private lastFinishReason: string | undefined;
+  private maxSteps = DEFAULT_MAX_STEPS;
 
   constructor(
     readonly id: string,
@@ -225,7 +229,7 @@ class RunState {
   private async execute(): Promise<RunOutcome> {
     const { options, deps } = this;
     const capMs = options.capMs ?? deps.capMs ?? DEFAULT_RUN_CAP_MS;
-    const maxSteps = options.maxSteps ?? deps.maxSteps ?? DEFAULT_MAX_STEPS;
+    const maxSteps = (this.maxSteps = options.maxSteps ?? deps.maxSteps ?? DEFAULT_MAX_STEPS);
     const onOutsideAbort = () => this.cancel('external');
     options.signal?.addEventListener('abort', onOutsideAbort, { once: true });
     if (options.signal?.aborted) this.cancel('external');
@@ -281,6 +285,7 @@ class RunState {
             break;
           case 'finish-step':
             this.steps++;
+            this.lastFinishReason = part.finishReason;
             if (stepText.trim()) lastText = stepText;
             stepText = '';
             this.emit({
@@ -330,6 +335,7 @@ class RunState {
       return { text: p.visible, controls: p.controls };
     })();
     const status = settleStatus(this.facts);
+    const stepLimitReached = status.status === 'done' && this.steps >= this.maxSteps && this.lastFinishReason === 'tool-calls';
     try {
       await this.deps.approvals.expireRun(this.id);
     } catch (err) {
@@ -343,13 +349,20 @@ class RunState {
       ...(status.error ? { error: status.error } : {}),
       text: visible,
       controls,
-      checkpoint: buildCheckpoint({ text: visible, steps: this.toolSteps, title: this.options.title, error: status.error, at: finishedAt }),
+      checkpoint: buildCheckpoint({
+        text: visible,
+        steps: this.toolSteps,
+        title: this.options.title,
+        error: status.error ?? (stepLimitReached ? `stopped at the step limit (${this.maxSteps} steps) before answering` : undefined),
+        at: finishedAt,
+      }),
       steps: this.steps,
+      stepLimitReached,
       toolSteps: [...this.toolSteps],
       startedAt: this.startedAt,
       finishedAt,
     };
-    this.log.info({ status: outcome.status, errorKind: outcome.errorKind, steps: outcome.steps }, 'agent run settled');
+    this.log.info({ status: outcome.status, errorKind: outcome.errorKind, steps: outcome.steps, stepLimitReached }, 'agent run settled');
     this.onDone();
     this.emit({ type: 'settled', runId: this.id, outcome });
     return outcome;
@@ -415,7 +428,11 @@ class RunState {
     try {
       answer = await deps.approvals.waitForAnswer(approval.id, signal);
     } catch (err) {
-      this.recordStep(toolCallId, info.exposedName, args, 'cancelled', 'cancelled while waiting for approval');
+      // The run stopped: nobody can act on the row any more. Expire it now rather than at settle,
+      // and if an answer landed in that same moment, say plainly that the tool still did not run.
+      const expired = await deps.approvals.expire(approval.id).catch(() => false);
+      const note = expired ? 'cancelled while waiting for approval' : 'cancelled while waiting for approval; the answer came too late and the tool did not run';
+      this.recordStep(toolCallId, info.exposedName, args, 'cancelled', note);
       throw err;
     }
     if (answer === 'expired') {

@@ -27,6 +27,7 @@ describe('agent runner: tools and permission modes', () => {
     expect(outcome.status).toBe('done');
     expect(outcome.text).toBe('The deploy finished at 09:00.');
     expect(outcome.steps).toBe(2);
+    expect(outcome.stepLimitReached).toBe(false);
     expect(outcome.toolSteps).toHaveLength(1);
     expect(outcome.toolSteps[0]).toMatchObject({ tool: 'fs__read_text_file', outcome: 'ok' });
     expect(outcome.toolSteps[0]!.output).toContain('the deploy finished at 09:00');
@@ -135,6 +136,47 @@ describe('agent runner: the approval gate', () => {
     expect(outcome.checkpoint.summary).toContain('Forward the report');
     expect(outcome.checkpoint.summary).toContain('last error');
     expect(outcome.checkpoint.steps.map((s) => s.outcome)).toEqual(['expired']);
+  });
+
+  it('an approval racing a cancel never runs the tool, and the record says what happened', async () => {
+    const target = path.join(h.dir, 'raced.txt');
+    h.model.enqueue({ toolCalls: [{ name: 'fs__write_file', arguments: { path: target, content: 'raced' } }] }, { text: 'never asked' });
+    const run = h.runner.start({ world: 'heartbeat', purpose: 'resume', prompt: 'p', mode: 'tainted', attended: true });
+    const requested = await nextEvent(run, 'approval-requested');
+    const answered = h.approvals.approve(requested.approval.id).then(
+      () => 'approved' as const,
+      (err: unknown) => (isSubconsciousError(err, 'conflict') ? ('refused' as const) : Promise.reject(err)),
+    );
+    run.cancel('user');
+    const [outcome, answer] = await Promise.all([run.settled, answered]);
+
+    expect(outcome.status).toBe('cancelled');
+    expect(existsSync(target)).toBe(false);
+    expect(h.model.chatRequests).toHaveLength(1);
+    const step = outcome.toolSteps[0]!;
+    expect(step.outcome).toBe('cancelled');
+    const row = (await h.approvals.get(requested.approval.id))!;
+    if (answer === 'approved') {
+      expect(row.state).toBe('approved');
+      expect(step.output).toContain('the answer came too late and the tool did not run');
+    } else {
+      expect(row.state).toBe('expired');
+      expect(step.output).toBe('cancelled while waiting for approval');
+    }
+  });
+
+  it('a cancel while waiting for an approval expires it at once', async () => {
+    h.model.enqueue({ toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(h.dir, 'y.txt'), content: 'y' } }] });
+    const run = h.runner.start({ world: 'heartbeat', purpose: 'resume', prompt: 'p', mode: 'tainted', attended: true });
+    const requested = await nextEvent(run, 'approval-requested');
+    run.cancel('external');
+    expect(await run.settled).toMatchObject({ status: 'cancelled' });
+    // The row is expired before the step is recorded, not only later when the run settles.
+    const order = h.busEvents
+      .filter((e) => (e.type === 'approvals.changed' && e.data.state === 'expired') || (e.type === 'agent.run' && e.data.event === 'tool-result'))
+      .map((e) => (e.type === 'agent.run' ? 'step' : 'expired'));
+    expect(order).toEqual(['expired', 'step']);
+    await expect(h.approvals.approve(requested.approval.id)).rejects.toSatisfy((e: unknown) => isSubconsciousError(e, 'conflict'));
   });
 
   it('a per-tool allow_automatically grant lets a tainted run write without an approval', async () => {
@@ -329,8 +371,8 @@ describe('agent runner: control lines, checkpoint and the ledger', () => {
   it('stops at the step limit', async () => {
     h.model.handle(() => ({ toolCalls: [{ name: 'fs__list_directory', arguments: { path: h.dir } }] }));
     const outcome = await h.runner.start({ world: 'tasks', purpose: 'loop', prompt: 'p', mode: 'analysis', attended: false, maxSteps: 3 }).settled;
-    expect(outcome.status).toBe('done');
-    expect(outcome.steps).toBe(3);
+    expect(outcome).toMatchObject({ status: 'done', steps: 3, stepLimitReached: true, text: '' });
+    expect(outcome.checkpoint.summary).toBe('Run — last error: stopped at the step limit (3 steps) before answering');
     expect(h.model.chatRequests).toHaveLength(3);
     expect(outcome.toolSteps).toHaveLength(3);
     expect(await ledgerRows(h, 'tasks')).toHaveLength(3);
