@@ -1,0 +1,124 @@
+/**
+ * The issue's crash scenario against the real daemon (`subconscious start`, as a person runs
+ * it): the daemon is SIGKILLed while the agent executes a write task in the tasks world's
+ * commit, then started again on the same workspace. The app's own wiring must finish the job:
+ * the scheduler resumes the open tick at once, the dead process's tick lease is reclaimed, the
+ * task that already ran is not executed again, the write task that was cut off is not re-run
+ * (it may have acted) and the task after it runs.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventBus, FakeClock, uuid } from '../../../src/core/index.js';
+import { openStore } from '../../../src/store/index.js';
+import { INTERRUPTED, TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
+import { startDaemon, type TestDaemon } from '../../support/daemon.js';
+import { startModelServer, type ModelServer } from '../../support/model-server.js';
+import { AGENT_MODEL, LOCAL_MODEL, fencedTaskTitle, hasToolResult, isAgent, isEvaluation, isLocalExecution, packageBin, tasksInPrompt } from './harness.js';
+
+let server: ModelServer | undefined;
+let daemon: TestDaemon | undefined;
+let workspace: string | undefined;
+afterEach(async () => {
+  await daemon?.dispose();
+  await server?.close();
+  if (workspace) rmSync(workspace, { recursive: true, force: true });
+  daemon = server = workspace = undefined;
+});
+
+function config(baseUrl: string, ws: string): string {
+  return [
+    '[heartbeat]',
+    'interval_minutes = 60',
+    'timezone = "UTC"',
+    '[models.local]',
+    `base_url = ${JSON.stringify(baseUrl)}`,
+    `model = "${LOCAL_MODEL}"`,
+    '[models.agent]',
+    `base_url = ${JSON.stringify(baseUrl)}`,
+    `model = "${AGENT_MODEL}"`,
+    '[[mcp.servers]]',
+    'name = "fs"',
+    `command = ${JSON.stringify(process.execPath)}`,
+    `args = [${JSON.stringify(packageBin('@modelcontextprotocol/server-filesystem'))}, ${JSON.stringify(ws)}]`,
+    '',
+  ].join('\n');
+}
+
+/** The daemon is another process: wait (bounded) until its log rows settle. */
+async function settledLog(d: TestDaemon, count: number): Promise<LogEntry[]> {
+  let rows: LogEntry[] = [];
+  for (let i = 0; i < 400; i++) {
+    rows = await d.rpc<LogEntry[]>('subconscious.log_list', { limit: 100 });
+    if (rows.length >= count && rows.every((r) => r.decision !== 'in_progress')) return rows;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`log rows did not settle: ${JSON.stringify(rows.map((r) => [r.task_title, r.decision, r.exec_state]))}\n${d.output()}`);
+}
+
+describe('tasks world in the real daemon: SIGKILL during execution', () => {
+  it('the restarted daemon resumes the tick and executes no task twice', async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-'));
+    const ws = workspace;
+    // The tasks exist before the daemon's first tick (which starts as soon as it is up).
+    const store = await openStore({ workspace: ws });
+    const clock = new FakeClock(Date.now() - 60_000);
+    const setup = new TasksService({ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: ws, timezone: 'UTC' });
+    for (const t of await setup.listTasks()) await setup.updateTask(t.id, { enabled: false });
+    // Created a second apart: due tasks execute in creation order.
+    const one = await setup.addTask({ title: 'Write note one to one.txt' });
+    await clock.advance(1000);
+    const two = await setup.addTask({ title: 'Write note two to two.txt' });
+    await clock.advance(1000);
+    const three = await setup.addTask({ title: 'Check the build status' });
+    expect([one.needs_tools, two.needs_tools, three.needs_tools]).toEqual([true, true, false]);
+    await store.close();
+
+    server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
+    let reachedTwo!: () => void;
+    const twoRunning = new Promise<void>((resolve) => (reachedTwo = resolve));
+    server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'act', reason: 'due' })) } };
+      if (isLocalExecution(req)) return { text: 'Build is green.' };
+      if (isAgent(req)) {
+        const title = fencedTaskTitle(req);
+        if (title === one.title) {
+          return hasToolResult(req) ? { text: 'Wrote note one.' } : { toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(ws, 'one.txt'), content: 'one' } }] };
+        }
+        if (title === two.title) {
+          reachedTwo();
+          return { hang: true };
+        }
+      }
+      return { status: 500, message: 'unscripted' };
+    });
+
+    daemon = await startDaemon({ workspace: ws, config: config(server.baseUrl, ws), env: { SUBCONSCIOUS_LOG_LEVEL: 'warn' } });
+    await twoRunning;
+    await daemon.kill();
+    expect(readFileSync(path.join(ws, 'one.txt'), 'utf8')).toBe('one');
+    const agentCalls = (title: string) => server!.chatRequests.filter((r) => isAgent(r) && fencedTaskTitle(r) === title).length;
+    expect(agentCalls(one.title)).toBe(2);
+
+    await daemon.restart();
+    const rows = await settledLog(daemon, 3);
+    expect(rows).toHaveLength(3);
+    const byTask = (id: string) => rows.find((r) => r.task_id === id)!;
+    expect(byTask(one.id)).toMatchObject({ decision: 'act', result: 'Wrote note one.', exec_state: 'done' });
+    expect(byTask(two.id)).toMatchObject({ decision: 'failed', result: INTERRUPTED, exec_state: 'done' });
+    expect(byTask(three.id)).toMatchObject({ decision: 'act', result: 'Build is green.', exec_state: 'done' });
+    expect(new Set(rows.map((r) => r.tick_id)).size).toBe(1);
+
+    // One evaluation in all; nothing executed twice; the resumed tick is the daemon's first success.
+    expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
+    expect(agentCalls(one.title)).toBe(2);
+    expect(agentCalls(two.title)).toBe(1);
+    expect(server.chatRequests.filter(isLocalExecution)).toHaveLength(1);
+    expect(existsSync(path.join(ws, 'two.txt'))).toBe(false);
+    const status = await daemon.rpc<{ total_ticks: number; consecutive_failures: number; instances: { world: string; last_outcome: string }[] }>('subconscious.status');
+    expect(status).toMatchObject({ total_ticks: 1, consecutive_failures: 0 });
+    expect(status.instances.find((i) => i.world === 'tasks')?.last_outcome).toBe('committed');
+    expect(await daemon.stop()).toBe(0);
+  }, 90_000);
+});
