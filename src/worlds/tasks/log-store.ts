@@ -107,6 +107,31 @@ export class LogStore {
     return rows.map(toLogEntry);
   }
 
+  /**
+   * Retention: finished rows created before `before` are deleted (a `pending` task writes a row
+   * every tick, so the log would otherwise grow without end). Rows still running and rows a
+   * pending escalation points at are kept. Returns how many went.
+   */
+  async prune(before: number): Promise<number> {
+    const res = await this.db
+      .deleteFrom('subconscious_log')
+      .where('created_at', '<', before)
+      .where('decision', '!=', 'in_progress')
+      .where('exec_state', '!=', 'running')
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('subconscious_escalations')
+              .select('subconscious_escalations.id')
+              .whereRef('subconscious_escalations.log_id', '=', 'subconscious_log.id')
+              .where('subconscious_escalations.status', '=', 'pending'),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
   /** Failed rows updated since `since` (the situation report's "recent failures"). */
   async failuresSince(since: number | null, limit: number): Promise<LogEntry[]> {
     let q = this.db.selectFrom('subconscious_log').selectAll().where('decision', '=', 'failed');

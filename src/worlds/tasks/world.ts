@@ -30,6 +30,8 @@ export interface TasksWorldDeps extends TasksServiceDeps {
   memory?: MemorySource | undefined;
   /** An execution marked running longer than this, in a tick that never resumed, is failed (default 30 min). */
   interruptedAfterMs?: number | undefined;
+  /** Activity log rows older than this many days are deleted after a tick commits (default 30; 0 keeps them all). */
+  logRetentionDays?: number | undefined;
 }
 
 export interface DueTask {
@@ -73,6 +75,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   const service = new TasksService(deps);
   const settings = (): TasksSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
   const interruptedAfterMs = deps.interruptedAfterMs ?? 30 * 60_000;
+  const retentionMs = (deps.logRetentionDays ?? 30) * 24 * 3_600_000;
   const roles: readonly ModelRole[] = ['local'];
 
   async function observe(ctx: TickContext): Promise<Observation<TasksObservation>> {
@@ -194,6 +197,14 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       }
     }
     if (changedTasks) service.emit('tasks.changed', { reason: 'schedules_advanced', tick_id: ctx.tickId });
+    if (retentionMs > 0) {
+      const pruned = await service.logs.prune(ctx.clock.now() - retentionMs);
+      if (pruned) {
+        counts.pruned = pruned;
+        ctx.log.info({ world: ctx.world, pruned, retentionDays: retentionMs / 86_400_000 }, 'old activity log rows deleted');
+        service.emit('tasks.log_changed', { reason: 'retention', count: pruned });
+      }
+    }
     const n = observation.data.due.length;
     return {
       summary: `${n} task${n === 1 ? '' : 's'}: ${counts.act} acted, ${counts.noop} nothing new, ${counts.escalate} awaiting approval, ${counts.failed} failed${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''} (${reflection.calls} evaluation call${reflection.calls === 1 ? '' : 's'})`,

@@ -218,3 +218,44 @@ describe('tasks world: shutdown', () => {
     expect(h.server.chatRequests.filter(isApproved)).toHaveLength(1);
   });
 });
+
+describe('tasks world: activity log retention', () => {
+  it('deletes finished rows older than 30 days after a commit, keeping rows a pending escalation points at', async () => {
+    h = await createTasksHarness({ agent: false });
+    h.server.handle(allNoop);
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const old = await logRows(h);
+    expect(old).toHaveLength(3);
+    const kept = old[0]!;
+    await h.world.service.escalations.create({ id: 'esc-kept', task_id: kept.task_id, log_id: kept.id, title: 't', description: 'd', analysis: null, priority: 'normal', skill_related: false });
+
+    await h.clock.advance(29 * 24 * 3_600_000);
+    expect((await h.instance.tick()).kind).toBe('committed');
+    expect(await logRows(h)).toHaveLength(6); // nothing is 30 days old yet
+
+    await h.clock.advance(2 * 24 * 3_600_000);
+    const outcome = await h.instance.tick();
+    expect(outcome.kind, outcome.message).toBe('committed');
+    const rows = await logRows(h);
+    // The first tick's rows went, except the escalation's; the 29-day-old and the new ones stay.
+    expect(rows.filter((r) => r.tick_id === kept.tick_id).map((r) => r.id)).toEqual([kept.id]);
+    expect(rows).toHaveLength(7);
+    expect(h.events.some((e) => e.type === 'tasks.log_changed' && e.data.reason === 'retention' && e.data.count === 2)).toBe(true);
+  });
+});
+
+describe('tasks world: inference disabled', () => {
+  it('evaluates nothing: no model call, no log row, schedules untouched', async () => {
+    h = await createTasksHarness({ agent: false, settings: { inferenceEnabled: false } });
+    h.server.handle(allNoop);
+    const outcome = await h.instance.tick();
+    expect(outcome).toMatchObject({ kind: 'quiet', message: 'inference disabled: no task evaluated' });
+    expect(h.server.chatRequests).toHaveLength(0);
+    expect(await logRows(h)).toHaveLength(0);
+    expect((await h.world.service.listTasks()).every((t) => t.last_run_at === null)).toBe(true);
+    // Turned back on, the same tasks are evaluated.
+    h.settings.inferenceEnabled = true;
+    expect((await h.instance.tick()).kind).toBe('committed');
+    expect(h.server.chatRequests.filter(isEvaluation)).toHaveLength(1);
+  });
+});
