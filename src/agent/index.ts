@@ -3,7 +3,7 @@
  * tools for many steps, under a permission mode, the approval gate, a step limit and a time cap.
  *
  * Wiring (app/):
- *   const mcp = new McpManager({ servers: config.mcp.servers, clock, log });
+ *   const mcp = new McpManager({ servers: config.mcp.servers, clock, log, events }); // `mcp.changed` events
  *   const approvals = new ApprovalStore({ db, clock, ids, events });
  *   const runner = new AgentRunner({ llm, mcp, approvals, clock, ids, events, log });
  *   await runner.recover();                       // pending approvals of dead runs → expired

@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { SubconsciousError, describeError, silentLogger, type Clock, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, silentLogger, type Clock, type EventBus, type Logger } from '../core/index.js';
 import type { ToolAccess } from './permissions.js';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
@@ -98,6 +98,8 @@ export interface McpManagerOptions {
   servers: readonly McpServerInput[];
   clock: Clock;
   log?: Logger | undefined;
+  /** Told `mcp.changed` ({server, status, error?, restarts, tools}) whenever a server's status or tools change (the Skills page). */
+  events?: EventBus | undefined;
   /** Per-call timeout (real time; progress notifications reset it). Default 5 minutes. */
   callTimeoutMs?: number | undefined;
   /** Start/connect timeout (real time). Default 30 s. */
@@ -130,6 +132,7 @@ export class McpManager {
   private readonly entries = new Map<string, Entry>();
   private readonly clock: Clock;
   private readonly log: Logger;
+  private readonly events: EventBus | undefined;
   private readonly callTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private closed = false;
@@ -144,6 +147,7 @@ export class McpManager {
     }
     this.clock = opts.clock;
     this.log = opts.log ?? silentLogger;
+    this.events = opts.events;
     this.callTimeoutMs = opts.callTimeoutMs ?? 5 * 60_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 30_000;
     for (const config of parsed.data) {
@@ -259,7 +263,9 @@ export class McpManager {
         e.generation++;
         e.client = undefined;
         e.transport = undefined;
+        const was = e.status;
         e.status = 'disconnected';
+        if (was !== 'disconnected') this.changed(e);
         await client?.close().catch(() => undefined);
       }),
     );
@@ -290,13 +296,17 @@ export class McpManager {
     e.stderrTail = '';
     if (e.started) e.restarts++;
     e.started = true;
+    this.changed(e);
     const client = new Client(
       { name: 'subconscious', version: '0.1.0' },
       {
         listChanged: {
           tools: {
             onChanged: (error, tools) => {
-              if (!error && tools && e.generation === generation) e.tools = tools.map((t) => toToolInfo(config, t));
+              if (!error && tools && e.generation === generation) {
+                e.tools = tools.map((t) => toToolInfo(config, t));
+                this.changed(e);
+              }
             },
           },
         },
@@ -330,8 +340,14 @@ export class McpManager {
       e.failures = 0;
       e.lastCheckedAt = this.clock.now();
       this.log.info({ server: config.name, tools: e.tools.length }, 'MCP server connected');
+      this.changed(e);
       return client;
     } catch (err) {
+      if (this.closed) {
+        // close() ran while this server was starting: not a start failure, just shutdown.
+        await client.close().catch(() => undefined);
+        throw new SubconsciousError('mcp_unavailable', 'The MCP manager is closed (shutting down).', { cause: err });
+      }
       e.generation++; // the half-started transport's close must not count again
       e.failures++;
       e.retryAt = this.clock.now() + RESTART_BACKOFF_MS[Math.min(e.failures - 1, RESTART_BACKOFF_MS.length - 1)]!;
@@ -339,6 +355,7 @@ export class McpManager {
       e.error = `could not start: ${describeError(err)}${this.stderrHint(e)}`;
       e.client = undefined;
       e.transport = undefined;
+      this.changed(e);
       await client.close().catch(() => undefined);
       throw new SubconsciousError('mcp_unavailable', `MCP server "${config.name}" ${e.error}`, {
         hint: 'Check the server entry in [[mcp.servers]] (command, args, env, url).',
@@ -372,7 +389,18 @@ export class McpManager {
     e.status = 'disconnected';
     e.error = reason;
     this.log.warn({ server: e.config.name, reason }, 'MCP server disconnected; it restarts on next use');
+    this.changed(e);
     void client?.close().catch(() => undefined);
+  }
+
+  private changed(e: Entry): void {
+    this.events?.emit('mcp.changed', {
+      server: e.config.name,
+      status: e.status,
+      ...(e.error ? { error: e.error } : {}),
+      restarts: e.restarts,
+      tools: e.tools.length,
+    });
   }
 
   private stderrHint(e: Entry): string {

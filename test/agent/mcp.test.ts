@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { FakeClock, isSubconsciousError } from '../../src/core/index.js';
+import { EventBus, FakeClock, isSubconsciousError } from '../../src/core/index.js';
 import { McpManager, exposedToolName, type McpServerInput } from '../../src/agent/index.js';
 import { filesystemServer, memoryServer, packageBin } from './harness.js';
 
@@ -113,7 +113,11 @@ describe('McpManager with real MCP servers from npm', () => {
   });
 
   it('restarts a server that died on its next use', async () => {
-    const m = manager([filesystemServer(dir)]);
+    const bus = new EventBus(() => clock.now());
+    const changes: string[] = [];
+    bus.subscribe((e) => e.type === 'mcp.changed' && changes.push(`${String(e.data.server)}:${String(e.data.status)}:${String(e.data.restarts)}`));
+    const m = new McpManager({ servers: [filesystemServer(dir)], clock, events: bus });
+    managers.push(m);
     await m.listTools();
     const first = m.health()[0]!;
     const exited = new Promise<void>((resolve) => {
@@ -129,6 +133,20 @@ describe('McpManager with real MCP servers from npm', () => {
     expect(res.isError).toBe(false);
     expect(m.health()[0]).toMatchObject({ status: 'connected', restarts: 1 });
     expect(m.health()[0]!.pid).not.toBe(first.pid);
+    // Every status change is announced, so the Skills page follows it live.
+    expect(changes).toEqual(['fs:starting:0', 'fs:connected:0', 'fs:disconnected:0', 'fs:starting:1', 'fs:connected:1']);
+    await m.close();
+    expect(changes.at(-1)).toBe('fs:disconnected:1');
+  });
+
+  it('close() while a server is starting leaves it disconnected, not in error', async () => {
+    const m = manager([filesystemServer(dir)]);
+    const starting = m.listTools();
+    expect(m.health()[0]!.status).toBe('starting');
+    await m.close();
+    await expect(starting).resolves.toEqual([]);
+    expect(m.health()[0]).toMatchObject({ status: 'disconnected' });
+    expect(m.health()[0]!.error).toBeUndefined();
   });
 
   it('a server that fails to start is left out, reported, and retried with backoff on the clock', async () => {
