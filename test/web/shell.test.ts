@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
+import { contrastFailures } from './support/a11y.js';
 import { launchBrowser, screenshots, type TestBrowser } from './support/browser.js';
 import { scriptPageModels } from './support/models.js';
 import { ensurePageBuilt } from './support/page-build.js';
@@ -67,6 +68,7 @@ describe('page shell in Chromium', () => {
     expect(text).toContain('.subconscious/token');
     expect(text).toContain('subconscious start');
     await screenshots(page, 'token-help');
+    expect(await contrastFailures(page)).toEqual([]);
     expect(errors).toEqual([]); // no token: the page did not even try the daemon
 
     await page.goto(`${daemon.url}/?token=not-the-token`);
@@ -95,6 +97,7 @@ describe('page shell in Chromium', () => {
     expect(await banner.innerText()).toContain('subconscious start');
     await page.locator('[data-testid="live-state"][data-state="down"]').waitFor();
     await screenshots(page, 'daemon-unreachable');
+    expect(await contrastFailures(page)).toEqual([]);
 
     await daemon.restart();
     await page.locator('[data-testid="live-state"][data-state="open"]').waitFor({ timeout: 30_000 });
@@ -125,10 +128,54 @@ describe('page shell in Chromium', () => {
       expect(text).toContain('subconscious.toml');
       await page.locator('[data-testid="world-tasks"][data-state="Model unavailable"]').waitFor();
       await screenshots(page, 'model-unavailable');
+      expect(await contrastFailures(page)).toEqual([]);
       expect(errors).toEqual([]);
       await page.close();
     } finally {
       await offline.dispose();
+    }
+  }, 90_000);
+
+  it('says when a world is halted by its model\'s size limit, on the card and in a banner, with the reason', async () => {
+    // Every chat request is larger than this model will ever take (413): a permanent rate cap.
+    const tooSmall = await startModelServer();
+    tooSmall.handle(() => ({ status: 413, message: 'Request too large for this model: 40000 tokens requested, the limit is 8192.' }));
+    const capped = await startDaemon({
+      env: {
+        SUBCONSCIOUS_LOCAL_BASE_URL: tooSmall.baseUrl,
+        SUBCONSCIOUS_AGENT_BASE_URL: tooSmall.baseUrl,
+        SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
+        SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
+      },
+    });
+    try {
+      const { page, errors } = await browser.newPage();
+      await page.goto(capped.pageUrl);
+      const card = page.locator('[data-testid="world-tasks"]');
+      await card.waitFor();
+      // The start-up tick may already have hit the cap; if not, Run now does.
+      if ((await card.getAttribute('data-state')) !== 'Halted') {
+        await page.locator('[data-testid="world-tasks"]:not([data-state="Running"])').waitFor();
+        if ((await card.getAttribute('data-state')) !== 'Halted') await page.getByRole('button', { name: 'Run Tasks now' }).click();
+      }
+      await page.locator('[data-testid="world-tasks"][data-state="Halted"]').waitFor();
+      const banner = page.locator('[data-testid="banner-halted-tasks"]');
+      await banner.waitFor();
+      const status = await capped.rpc<{ instances: { world: string; halted: boolean; halt_reason: string | null }[] }>('subconscious.status');
+      const tasks = status.instances.find((i) => i.world === 'tasks')!;
+      expect(tasks.halted).toBe(true);
+      expect(tasks.halt_reason).toContain('413');
+      expect(await banner.innerText()).toContain(tasks.halt_reason!);
+      expect(await banner.innerText()).toContain('subconscious.toml');
+      expect(await card.locator('[data-testid="world-halt-reason"]').innerText()).toContain(tasks.halt_reason!);
+      expect(await card.locator('[data-testid="world-failures"]').getAttribute('class')).toContain('coral');
+      await screenshots(page, 'world-halted');
+      expect(await contrastFailures(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await capped.dispose();
+      await tooSmall.close();
     }
   }, 90_000);
 });

@@ -7,12 +7,13 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageCalls, UsageSummary } from '../../src/server/methods/usage.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { horizontalOverflow, launchBrowser, screenshots, VIEWPORTS, type TestBrowser, type WatchedPage } from './support/browser.js';
+import { contrastFailures, walkFocus } from './support/a11y.js';
 import { scriptPageModels, type PageModels } from './support/models.js';
 import { ensurePageBuilt } from './support/page-build.js';
 
@@ -22,6 +23,7 @@ interface TaskRow {
   source: string;
   recurrence: string;
   enabled: boolean;
+  needs_tools: boolean;
 }
 interface LogRow {
   id: string;
@@ -141,7 +143,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
   it('adds a user task (every tick, once, cron), toggles it, deletes it; a refused add rolls back with a message', async () => {
     const input = page.getByLabel('New task');
     await input.fill('Summarize the team notes');
-    await page.getByLabel('Recurrence').selectOption('once');
+    await page.getByLabel('Runs', { exact: true }).selectOption('once');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     const row = taskRow('Summarize the team notes');
     await row.and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
@@ -149,16 +151,16 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(added).toMatchObject({ source: 'user', recurrence: 'once', enabled: true });
     expect(await input.inputValue()).toBe('');
 
-    await page.getByLabel('Recurrence').selectOption('cron');
+    await page.getByLabel('Runs', { exact: true }).selectOption('cron');
     await input.fill('Weekday digest');
-    await page.getByLabel('Cron expression').fill('0 9 * * 1-5');
+    await page.getByLabel('Cron', { exact: true }).fill('0 9 * * 1-5');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     await taskRow('Weekday digest').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
     expect((await tasks()).find((t) => t.title === 'Weekday digest')?.recurrence).toBe('cron:0 9 * * 1-5');
 
     // The daemon refuses a bad cron expression: the optimistic row goes away, the text comes back.
     await input.fill('Broken schedule');
-    await page.getByLabel('Cron expression').fill('not a cron');
+    await page.getByLabel('Cron', { exact: true }).fill('not a cron');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     const notice = page.locator('[data-testid="notice"]', { hasText: 'Could not add “Broken schedule”' });
     await notice.waitFor();
@@ -167,7 +169,24 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(await input.inputValue()).toBe('Broken schedule');
     expect((await tasks()).some((t) => t.title === 'Broken schedule')).toBe(false);
     await input.fill('');
-    await page.getByLabel('Recurrence').selectOption('default');
+    await page.getByLabel('Runs', { exact: true }).selectOption('default');
+
+    // Write intent: left to the daemon, it is read from the title (seed 1: "Send … to Slack"
+    // writes); chosen on the page, the choice wins.
+    await input.fill('Send the weekly digest to Slack');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const digest = taskRow('Send the weekly digest to Slack').and(page.locator(':not([data-task-id^="pending-"])'));
+    await digest.locator('.badge', { hasText: 'writes' }).waitFor();
+    expect((await tasks()).find((t) => t.title === 'Send the weekly digest to Slack')?.needs_tools).toBe(true);
+    await page.getByLabel('Writes', { exact: true }).selectOption('read');
+    await input.fill('Send nothing, only read the inbox');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await taskRow('Send nothing, only read the inbox').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
+    expect((await tasks()).find((t) => t.title === 'Send nothing, only read the inbox')?.needs_tools).toBe(false);
+    expect(await taskRow('Send nothing, only read the inbox').locator('.badge', { hasText: 'writes' }).count()).toBe(0);
+    await page.getByLabel('Writes', { exact: true }).selectOption('auto');
+    for (const t of await tasks()) if (t.title.startsWith('Send ')) await daemon.rpc('subconscious.tasks_remove', { id: t.id });
+    await taskRow('Send the weekly digest to Slack').waitFor({ state: 'detached' });
 
     // Toggle off and on again.
     const toggle = row.getByRole('switch', { name: 'Enable task: Summarize the team notes' });
@@ -261,10 +280,14 @@ describe('Subconscious and Usage tabs in Chromium', () => {
 
     const hold = models.holdEvaluations();
     const row = p2.locator(`[data-testid="log-row"][data-task-id="${task.id}"]`).first();
+    const isLogRead = (r: Request) => r.url().endsWith('/rpc') && (r.postData() ?? '').includes('"subconscious.log_list"');
     try {
       await p2.getByRole('button', { name: 'Run Tasks now' }).click();
       await hold.reached;
       await row.and(p2.locator('[data-decision="in_progress"]')).waitFor();
+      // Held here, nothing changes in the status, so only the log's own 2 s poll asks again — twice.
+      await p2.waitForRequest(isLogRead);
+      await p2.waitForRequest(isLogRead);
     } finally {
       hold.release();
     }
@@ -439,6 +462,12 @@ describe('Subconscious and Usage tabs in Chromium', () => {
 
     for (const tab of ['Subconscious', 'Usage', 'Skills']) {
       await page.getByRole('tab', { name: tab }).click();
+      // A person sees where the keyboard is, on every control, and can read every text.
+      const stops = await walkFocus(page);
+      // Subconscious: tab, run buttons, switches, deletes, the add form…; Usage: tab, Show, Split, World, Next; Skills: tab, Check now.
+      expect(stops.length, `${tab}: focus stops`).toBeGreaterThanOrEqual({ Subconscious: 10, Usage: 5, Skills: 2 }[tab]!);
+      expect(stops.filter((s) => s.problem !== null), tab).toEqual([]);
+      expect(await contrastFailures(page), `${tab}: text contrast`).toEqual([]);
       await page.setViewportSize(VIEWPORTS[1]);
       expect(await horizontalOverflow(page), `${tab} at 360 px`).toBeLessThanOrEqual(0);
       await page.setViewportSize(VIEWPORTS[0]);
@@ -453,6 +482,12 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       );
       expect(unnamed, tab).toEqual([]);
     }
+    // A picture of the keyboard focus on a task's delete button (shown on focus, seed 1: on hover).
+    await page.getByRole('tab', { name: 'Subconscious' }).click();
+    await page.locator('.task-delete').first().waitFor({ state: 'attached' });
+    for (let i = 0; i < 80 && !(await page.evaluate(() => document.activeElement?.classList.contains('task-delete'))); i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.matches('.task-delete:focus-visible'))).toBe(true);
+    await screenshots(page, 'keyboard-focus');
     expect(watched.errors).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Seed 1's Active Tasks: system tasks are plain text with a green dot and a "default" badge;
  * user tasks get a toggle and a delete button (shown on hover or keyboard focus); the add form
- * takes a title and a recurrence (every tick, once, or `cron:<expr>`).
+ * takes a title, a recurrence (every tick, once, or `cron:<expr>`) and the write intent, which the
+ * daemon decides from the title ("Send the digest to Slack" writes) unless the person chooses.
  */
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { rpc } from '../../api/rpc.js';
@@ -74,7 +75,11 @@ function UserTask(props: { task: Task; tasks: Resource<Task[]> }) {
           {rec}
         </span>
       )}
-      {t.needs_tools && <span className="badge badge-quiet">tools</span>}
+      {t.needs_tools && (
+        <span className="badge badge-quiet" title="Write intent: the agent may act with tools for this task without asking">
+          writes
+        </span>
+      )}
       <span className="task-controls">
         <Switch checked={t.enabled} label={`Enable task: ${t.title}`} onChange={toggle} disabled={pending} />
         <button type="button" className="icon-button task-delete" aria-label={`Delete task: ${t.title}`} title="Delete" onClick={remove} disabled={pending}>
@@ -88,6 +93,8 @@ function UserTask(props: { task: Task; tasks: Resource<Task[]> }) {
 }
 
 type RecurrenceChoice = 'default' | 'once' | 'cron';
+/** `auto` leaves `needs_tools` out so the daemon decides from the title (seed 1's write intent). */
+type IntentChoice = 'auto' | 'read' | 'write';
 
 function AddTask(props: { tasks: Resource<Task[]> }) {
   const { notify } = useShell();
@@ -95,7 +102,7 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
   const [title, setTitle] = useState('');
   const [choice, setChoice] = useState<RecurrenceChoice>('default');
   const [cron, setCron] = useState('');
-  const [needsTools, setNeedsTools] = useState(false);
+  const [intent, setIntent] = useState<IntentChoice>('auto');
   const [error, setError] = useState<string | null>(null);
   const temp = useRef(0);
 
@@ -106,6 +113,7 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
     if (choice === 'cron' && !cron.trim()) return setError('Give a cron expression, e.g. 0 9 * * 1-5 (weekdays at 9:00).');
     setError(null);
     const recurrence = choice === 'once' ? 'once' : choice === 'cron' ? `cron:${cron.trim()}` : undefined;
+    const needsTools = intent === 'auto' ? undefined : intent === 'write';
     const placeholder: Task = {
       id: `pending-${++temp.current}`,
       title: text,
@@ -113,7 +121,7 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
       origin: 'user',
       recurrence: recurrence ?? 'pending',
       enabled: true,
-      needs_tools: needsTools,
+      needs_tools: needsTools ?? false,
       last_run_at: null,
       next_run_at: null,
       completed: false,
@@ -124,7 +132,12 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
     const ok = await optimistic(
       props.tasks,
       (d) => [...d, placeholder],
-      () => rpc('subconscious.tasks_add', { title: text, needs_tools: needsTools, ...(recurrence ? { recurrence } : {}) }),
+      () =>
+        rpc('subconscious.tasks_add', {
+          title: text,
+          ...(recurrence ? { recurrence } : {}),
+          ...(needsTools !== undefined ? { needs_tools: needsTools } : {}),
+        }),
       `Could not add “${text}”`,
       notify,
     );
@@ -152,30 +165,40 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
         </button>
       </div>
       <div className="add-task-options">
-        <label>
-          <span>Runs</span>{' '}
-          <select value={choice} onChange={(e) => setChoice(e.target.value as RecurrenceChoice)} aria-label="Recurrence">
+        <span className="field">
+          <label htmlFor={`${ids}-runs`}>Runs</label>
+          <select id={`${ids}-runs`} value={choice} onChange={(e) => setChoice(e.target.value as RecurrenceChoice)}>
             <option value="default">every tick</option>
             <option value="once">once</option>
             <option value="cron">on a cron schedule</option>
           </select>
-        </label>
+        </span>
         {choice === 'cron' && (
-          <label>
-            <span className="visually-hidden">Cron expression</span>
+          <span className="field">
+            <label htmlFor={`${ids}-cron`}>Cron</label>
             <input
+              id={`${ids}-cron`}
               type="text"
               className="cron-input"
               placeholder="0 9 * * 1-5"
               value={cron}
               onChange={(e) => setCron(e.target.value)}
-              aria-label="Cron expression"
+              spellCheck={false}
+              aria-describedby={`${ids}-cron-help`}
             />
-          </label>
+            <span id={`${ids}-cron-help`} className="visually-hidden">
+              Five fields: minute, hour, day of month, month, day of week.
+            </span>
+          </span>
         )}
-        <label className="checkbox">
-          <input type="checkbox" checked={needsTools} onChange={(e) => setNeedsTools(e.target.checked)} /> may write (uses tools)
-        </label>
+        <span className="field">
+          <label htmlFor={`${ids}-writes`}>Writes</label>
+          <select id={`${ids}-writes`} value={intent} onChange={(e) => setIntent(e.target.value as IntentChoice)}>
+            <option value="auto">decided from the title</option>
+            <option value="read">never (read-only)</option>
+            <option value="write">yes, I ask for them</option>
+          </select>
+        </span>
       </div>
       {error && (
         <p id={`${ids}-error`} className="coral small" role="alert">

@@ -47,6 +47,12 @@ function ApprovalCard(props: { escalation: Escalation; escalations: Resource<Esc
         </span>
       </header>
       <p className="approval-description">{e.description}</p>
+      {e.analysis && e.analysis.trim() && e.analysis.trim() !== e.description.trim() && (
+        <details className="approval-analysis">
+          <summary>Why the agent asks</summary>
+          <p>{e.analysis.trim()}</p>
+        </details>
+      )}
       <div className="approval-actions">
         {e.skill_related ? (
           <button type="button" className="primary" onClick={() => navigate('skills')}>

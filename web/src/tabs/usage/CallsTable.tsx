@@ -52,10 +52,10 @@ export function CallsTable(props: { worlds: string[] }) {
               <th scope="col">Purpose</th>
               <th scope="col">Model</th>
               <th scope="col" className="num">
-                In
+                Tokens in
               </th>
               <th scope="col" className="num">
-                Out
+                Tokens out
               </th>
               <th scope="col" className="num">
                 Latency
@@ -74,11 +74,11 @@ export function CallsTable(props: { worlds: string[] }) {
                 <td data-label="Model" title={`${r.role} model`}>
                   {r.model}
                 </td>
-                <td data-label="In" className="num">
+                <td data-label="Tokens in" className="num">
                   {count(r.input_tokens)}
                   {r.estimated && <abbr title="estimated: the server gave no usage figures">~</abbr>}
                 </td>
-                <td data-label="Out" className="num">
+                <td data-label="Tokens out" className="num">
                   {count(r.output_tokens)}
                 </td>
                 <td data-label="Latency" className="num" data-testid="call-latency">

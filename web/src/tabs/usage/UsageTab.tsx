@@ -89,13 +89,13 @@ function GroupTable(props: { caption: string; groups: UsageGroup[]; today: Usage
               Calls
             </th>
             <th scope="col" className="num">
-              In
+              Input tokens
             </th>
             <th scope="col" className="num">
-              Out
+              Output tokens
             </th>
             <th scope="col" className="num">
-              Today
+              Calls today
             </th>
           </tr>
         </thead>
