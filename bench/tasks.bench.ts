@@ -20,6 +20,10 @@ interface Row {
   tasks: number;
   budget: number;
   evalCalls: number;
+  /** From the model-call ledger (the figures cost reports use). */
+  ledgerCalls: number;
+  tokensIn: number;
+  tokensOut: number;
   reportTokens: number;
   promptTokens: number;
   tickMs: number;
@@ -60,6 +64,7 @@ async function run(tasks: number, budget: number): Promise<Row> {
   const started = performance.now();
   const outcome = await instance.tick();
   const tickMs = performance.now() - started;
+  const ledger = await store.db.selectFrom('model_calls').select(['input_tokens', 'output_tokens']).where('world', '=', 'tasks').execute();
 
   // Observe alone (0 tokens): rows opened per millisecond, on a fresh tick id.
   const t0 = performance.now();
@@ -90,6 +95,9 @@ async function run(tasks: number, budget: number): Promise<Row> {
     tasks,
     budget,
     evalCalls: prompts.length,
+    ledgerCalls: ledger.length,
+    tokensIn: ledger.reduce((n, r) => n + Number(r.input_tokens), 0),
+    tokensOut: ledger.reduce((n, r) => n + Number(r.output_tokens), 0),
     reportTokens: estimateTokens(report),
     promptTokens: Math.max(...prompts.map(estimateTokens)),
     tickMs,
@@ -105,14 +113,15 @@ const cases: [number, number][] = [
   [100, 4_000],
   [1000, 8_000],
 ];
-console.log('tasks  budget  eval-calls  report-tokens  largest-prompt-tokens  tick-ms  observe-rows/ms  outcome');
+console.log('tasks  budget  eval-calls  ledger-tokens-in/out  report-tokens  largest-prompt-tokens  tick-ms  observe-rows/ms  outcome');
 for (const [tasks, budget] of cases) {
   const r = await run(tasks, budget);
   console.log(
     [
       String(r.tasks).padStart(5),
       String(r.budget).padStart(6),
-      String(r.evalCalls).padStart(10),
+      `${r.evalCalls}${r.ledgerCalls === r.evalCalls ? '' : ` (ledger ${r.ledgerCalls})`}`.padStart(10),
+      `${r.tokensIn}/${r.tokensOut}`.padStart(20),
       `${r.reportTokens} (${Math.round((100 * r.reportTokens) / r.budget)}%)`.padStart(13),
       String(r.promptTokens).padStart(21),
       r.tickMs.toFixed(0).padStart(7),
