@@ -215,7 +215,15 @@ export class McpManager {
         }
       }),
     );
-    return lists.flat();
+    // Two tools may map to one model-facing name (`a.b` and `a_b`, or past 64 characters): keep
+    // the first and say so, so the model never sees one name for two tools.
+    const seen = new Map<string, McpToolInfo>();
+    for (const tool of lists.flat()) {
+      const first = seen.get(tool.exposedName);
+      if (!first) seen.set(tool.exposedName, tool);
+      else this.log.warn({ exposed: tool.exposedName, kept: `${first.server}/${first.name}`, dropped: `${tool.server}/${tool.name}` }, 'two MCP tools share one name; the second is left out');
+    }
+    return [...seen.values()];
   }
 
   /**

@@ -212,6 +212,11 @@ describe('McpManager over streamable HTTP', () => {
       mcp.registerTool('purge', { description: 'Purge the cache', annotations: { readOnlyHint: true, destructiveHint: true } }, async () => ({ content: [{ type: 'text', text: 'purged' }] }));
       // Structured content only, no text block.
       mcp.registerTool('stats', { description: 'Counts', outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } }, async () => ({ content: [], structuredContent: { count: 7 } }));
+      if (req.url === '/collide') {
+        // Two names that read the same to the model once sanitised.
+        mcp.registerTool('look.up', { description: 'Dotted twin', annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'dotted' }] }));
+        mcp.registerTool('look_up', { description: 'Underscored twin' }, async () => ({ content: [{ type: 'text', text: 'underscored' }] }));
+      }
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => void transport.close());
       await mcp.connect(transport);
@@ -246,6 +251,18 @@ describe('McpManager over streamable HTTP', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.tools).toEqual(['pots']);
     expect(warnings[0]!.msg).toContain('tools.pots names no tool of this server');
+  });
+
+  it('two tools with one model-facing name: the first is kept, the second left out and logged', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const m = new McpManager({ servers: [{ name: 'web', url: url.replace(/\/mcp$/, '/collide') }], clock, log });
+    managers.push(m);
+    const tools = await m.listTools();
+    const twins = tools.filter((t) => t.exposedName === 'web__look_up');
+    expect(twins.map((t) => t.name)).toEqual(['look.up']);
+    expect(tools.map((t) => t.exposedName).sort()).toEqual(['web__look_up', 'web__lookup', 'web__post', 'web__purge', 'web__stats']);
+    expect(lines.map((l) => (JSON.parse(l) as { dropped?: string }).dropped)).toEqual(['web/look_up']);
   });
 
   it('a server that went away fails the call with mcp_unavailable, is reported, and is reconnected when back', async () => {
