@@ -76,7 +76,7 @@ export function registerTasksCommands(program: Command, call: Call, print: (line
   return tasks;
 }
 
-/** A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT, TITLE. */
+/** A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. */
 export function formatTaskTable(rows: TaskRow[]): string[] {
   if (rows.length === 0) return ['no tasks'];
   const table = rows.map((t) => [
@@ -85,11 +85,18 @@ export function formatTaskTable(rows: TaskRow[]): string[] {
     t.source,
     t.needs_tools ? 'write' : 'read',
     t.recurrence,
-    t.completed ? '-' : t.next_run_at ? new Date(t.next_run_at).toISOString().slice(0, 16).replace('T', ' ') : 'every tick',
+    nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,
   ]);
-  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT', 'TITLE'];
+  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(head), ...table.map(line)];
+}
+
+/** When a task is evaluated next: a time (cron), the next tick (`once` not yet run) or every tick (`pending`). */
+function nextRun(t: TaskRow): string {
+  if (t.completed || !t.enabled) return '-';
+  if (t.next_run_at !== null) return new Date(t.next_run_at).toISOString().slice(0, 16).replace('T', ' ');
+  return t.recurrence === 'pending' ? 'every tick' : 'next tick';
 }

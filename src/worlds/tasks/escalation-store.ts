@@ -63,11 +63,17 @@ export class EscalationStore {
     return row ? toEscalation(row) : undefined;
   }
 
-  /** Pending ones by priority then age; resolved ones newest first. */
+  /**
+   * Pending ones by priority then age; resolved ones newest first. Without a status filter every
+   * pending one is listed (however old) and the `limit` newest resolved ones after them.
+   */
   async list(status?: EscalationStatus, limit = 200): Promise<Escalation[]> {
-    let q = this.db.selectFrom('subconscious_escalations').selectAll();
-    if (status) q = q.where('status', '=', status);
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    const query = (only: EscalationStatus | 'resolved') => {
+      let q = this.db.selectFrom('subconscious_escalations').selectAll();
+      q = only === 'resolved' ? q.where('status', '!=', 'pending') : q.where('status', '=', only);
+      return q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    };
+    const rows = status ? await query(status) : [...(await query('pending')), ...(await query('resolved'))];
     return rows.map(toEscalation).sort((a, b) => {
       if (a.status === 'pending' && b.status === 'pending') return PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.created_at - b.created_at;
       if (a.status === 'pending') return -1;

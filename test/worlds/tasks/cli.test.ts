@@ -28,19 +28,24 @@ describe('tasks CLI', () => {
   it('adds, lists as a table and as JSON, disables, enables and removes', async () => {
     await run('add', 'Send', 'daily', 'summary', 'to', 'Slack', '--recurrence', 'cron:0 9 * * *');
     expect(lines.at(-1)).toMatch(/^added \S+: Send daily summary to Slack \(cron:0 9 \* \* \*, write\)$/);
+    await run('add', 'Check the build status', '--recurrence', 'once');
     await run('add', 'Check urgent emails', '--json');
-    const added = JSON.parse(lines.slice(1).join('\n')) as Task;
+    const added = JSON.parse(lines.slice(2).join('\n')) as Task;
     expect(added).toMatchObject({ title: 'Check urgent emails', needs_tools: false, source: 'user' });
 
     lines.length = 0;
     await run('list');
-    expect(lines[0]).toMatch(/^ID\s+ON\s+SOURCE\s+INTENT\s+SCHEDULE\s+NEXT\s+TITLE$/);
-    expect(lines).toHaveLength(6); // header + 3 system + 2 user
+    expect(lines[0]).toMatch(/^ID\s+ON\s+SOURCE\s+INTENT\s+SCHEDULE\s+NEXT \(UTC\)\s+TITLE$/);
+    expect(lines).toHaveLength(7); // header + 3 system + 3 user
+    expect(lines.find((l) => l.includes('Check the build status'))).toMatch(/on\s+user\s+read\s+once\s+next tick\s+Check the build status$/);
     expect(lines.find((l) => l.includes('Send daily summary'))).toMatch(/on\s+user\s+write\s+cron:0 9 \* \* \*\s+2026-01-02 09:00/);
     expect(lines.find((l) => l.startsWith('system:check-skills'))).toMatch(/on\s+system\s+read\s+pending\s+every tick/);
 
     await run('disable', 'system:check-skills');
     expect(lines.at(-1)).toBe('disabled system:check-skills: Check connected skills for errors or disconnections');
+    lines.length = 0;
+    await run('list');
+    expect(lines.find((l) => l.startsWith('system:check-skills'))).toMatch(/off\s+system\s+read\s+pending\s+-\s+Check connected/);
     await run('enable', added.id);
     expect(lines.at(-1)).toBe(`enabled ${added.id}: Check urgent emails`);
     await run('remove', added.id);

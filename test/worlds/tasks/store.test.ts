@@ -161,6 +161,22 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect(events.filter((e) => e.type === 'tasks.changed').map((e) => e.data.action)).toEqual(['added', 'added', 'added', 'updated', 'removed']);
   });
 
+  it('escalations list: every pending one however old, by priority, then the newest resolved ones', async () => {
+    const make = async (id: string, priority: 'critical' | 'important' | 'normal') => {
+      await clock.advance(1000);
+      return service.escalations.create({ id, task_id: 'system:check-skills', log_id: `log-${id}`, title: 't', description: id, analysis: null, priority, skill_related: false });
+    };
+    await make('old-pending', 'normal');
+    await make('urgent', 'critical');
+    for (const id of ['r1', 'r2', 'r3']) {
+      await make(id, 'normal');
+      await service.dismiss(id); // its log row does not exist: only the status matters here
+    }
+    const resolvedIds = (await service.escalations.list('dismissed')).map((e) => e.id);
+    expect(resolvedIds).toEqual(['r3', 'r2', 'r1']);
+    expect((await service.escalations.list(undefined, 2)).map((e) => e.id)).toEqual(['urgent', 'old-pending', 'r3', 'r2']);
+  });
+
   it('log rows: one per task per tick, reused by a resumed observe; escalations resolve exactly once', async () => {
     const tasks = await service.listTasks();
     const first = await service.logs.openRows('tick-1', clock.now(), tasks, uuid);
