@@ -26,8 +26,11 @@ export function detectWriteIntent(title: string): boolean {
   return WRITE_INTENT.test(title.trim());
 }
 
-/** Seed 1's keywords for escalations that are about a skill (an MCP server / integration). */
-const SKILL_WORDS = /\b(?:skills?|oauth|notion|gmail|integrations?|disconnect(?:ed|ion|ions|s)?|re-?auth(?:enticate|orize|orise)?)\b/i;
+/**
+ * Seed 1's keywords for escalations that are about a skill (an MCP server / integration). A
+ * keyword starts a word and may go on ("OAuth2", "re-authenticated", "disconnecting").
+ */
+const SKILL_WORDS = /\b(?:skill|oauth|notion|gmail|integration|disconnect|re-?auth)/i;
 
 export function isSkillRelated(...texts: (string | null | undefined)[]): boolean {
   return texts.some((t) => typeof t === 'string' && SKILL_WORDS.test(t));

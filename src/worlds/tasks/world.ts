@@ -260,7 +260,9 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
           decision: 'escalate',
           result: LOG_TEXT.escalate,
           schedule: 'advance',
-          escalation: { description: action, analysis: outcome.text.trim() || null, priority, skill_related: isSkillRelated(task.title, action) },
+          // Judged on what needs approval, not on the task's title: a "Check Gmail" task's
+          // "Forward the invoice" must keep its "Go ahead" (the page shows "Fix in Skills" instead).
+          escalation: { description: action, analysis: outcome.text.trim() || null, priority, skill_related: isSkillRelated(action) },
         };
       }
       return { decision: 'act', result: outcome.text.trim() || '(the agent finished without a text answer)', schedule: 'advance' };

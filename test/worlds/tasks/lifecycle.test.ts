@@ -259,3 +259,21 @@ describe('tasks world: inference disabled', () => {
     expect(h.server.chatRequests.filter(isEvaluation)).toHaveLength(1);
   });
 });
+
+describe('tasks world: skill-related escalations', () => {
+  it('are judged on the action to approve: a Gmail task\'s forward keeps "Go ahead", a re-auth is marked', async () => {
+    h = await createTasksHarness();
+    const invoices = await h.world.service.addTask({ title: 'Check Gmail for invoices' });
+    const mail = await h.world.service.addTask({ title: 'Check the mail connection' });
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id.startsWith('system:') ? 'noop' : 'escalate', reason: 'r' })) } };
+      if (isAgent(req) && userOf(req).includes('Check Gmail for invoices')) return { text: 'One invoice.\nRECOMMENDED ACTION: Forward the invoice to accounting' };
+      if (isAgent(req)) return { text: 'The token expired.\nRECOMMENDED ACTION: [important] Re-authenticate the mail account (OAuth2)' };
+      return { status: 500, message: 'unscripted' };
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const pending = await h.world.service.listEscalations('pending');
+    expect(pending.find((e) => e.task_id === invoices.id)).toMatchObject({ skill_related: false, description: 'Forward the invoice to accounting' });
+    expect(pending.find((e) => e.task_id === mail.id)).toMatchObject({ skill_related: true, priority: 'important' });
+  });
+});

@@ -103,6 +103,8 @@ describe('text rules', () => {
   it('skill-related keywords, recommended action and priority', () => {
     expect(['Gmail token expired', 'Re-auth Notion', 'the Slack integration', 'skill disconnected', 'OAuth refresh failed'].every((t) => isSkillRelated(t))).toBe(true);
     expect(isSkillRelated('Forward 3 urgent emails')).toBe(false);
+    for (const t of ['OAuth2 token expired', 'Re-authenticated Notion?', 'The mail skill is disconnecting', 'Reauthorization needed', "Gmail's token"]) expect(isSkillRelated(t), t).toBe(true);
+    for (const t of ['Forward the invoice to accounting', 'Reply to the author', 'Book the flight']) expect(isSkillRelated(t), t).toBe(false);
     expect(findRecommendedAction('Found 3.\n  RECOMMENDED ACTION: Forward them\n')).toBe('Forward them');
     expect(findRecommendedAction('nothing to do')).toBeUndefined();
     expect(splitPriority('[critical] Forward 3 urgent emails')).toEqual({ priority: 'critical', action: 'Forward 3 urgent emails' });
