@@ -114,6 +114,8 @@ interface Entry {
   client?: Client | undefined;
   transport?: Transport | undefined;
   connecting?: Promise<Client> | undefined;
+  /** The client of a start in progress (so close() can stop a server that is still starting). */
+  startingClient?: Client | undefined;
   tools: McpToolInfo[];
   error?: string | undefined;
   lastCheckedAt: number | null;
@@ -235,7 +237,8 @@ export class McpManager {
     const e = this.entries.get(server);
     if (!e) throw new SubconsciousError('not_found', `No MCP server named "${server}".`, { hint: `Configured: ${this.serverNames.join(', ') || 'none'}.` });
     if (signal?.aborted) throw cancelled(server, name);
-    const client = await this.ensure(e);
+    // A server may take long to start: a cancelled call must not wait for it.
+    const client = await untilAborted(this.ensure(e), signal, () => cancelled(server, name));
     const generation = e.generation;
     try {
       const res = await client.callTool({ name, arguments: args }, undefined, {
@@ -268,13 +271,14 @@ export class McpManager {
     await Promise.all(
       [...this.entries.values()].map(async (e) => {
         const client = e.client;
+        const starting = e.startingClient;
         e.generation++;
         e.client = undefined;
         e.transport = undefined;
         const was = e.status;
         e.status = 'disconnected';
         if (was !== 'disconnected') this.changed(e);
-        await client?.close().catch(() => undefined);
+        await Promise.all([client?.close(), starting?.close()].map((p) => p?.catch(() => undefined)));
       }),
     );
   }
@@ -293,6 +297,7 @@ export class McpManager {
     }
     e.connecting = this.connect(e).finally(() => {
       e.connecting = undefined;
+      e.startingClient = undefined;
     });
     return e.connecting;
   }
@@ -326,6 +331,7 @@ export class McpManager {
       this.markFailed(e, `the server stopped${this.stderrHint(e)}`);
     };
     client.onerror = (err) => this.log.debug({ server: config.name, err: describeError(err) }, 'MCP transport error');
+    e.startingClient = client;
     try {
       await client.connect(transport, { timeout: this.connectTimeoutMs });
       const tools: Tool[] = [];
@@ -472,6 +478,26 @@ function isConnectionLoss(err: unknown): boolean {
   if (err instanceof StreamableHTTPError) return true;
   if (err instanceof TypeError && /fetch failed/i.test(err.message)) return true; // connection refused / reset
   return err instanceof Error && err.message === 'Not connected';
+}
+
+/** `work`, or `onAbort()`'s error as soon as `signal` aborts (the work itself goes on, shared). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(onAbort());
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(onAbort());
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function cancelled(server: string, name: string): SubconsciousError {

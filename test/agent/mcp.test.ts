@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { EventBus, FakeClock, isSubconsciousError } from '../../src/core/index.js';
 import { McpManager, exposedToolName, type McpServerInput } from '../../src/agent/index.js';
@@ -137,6 +137,25 @@ describe('McpManager with real MCP servers from npm', () => {
     expect(changes).toEqual(['fs:starting:0', 'fs:connected:0', 'fs:disconnected:0', 'fs:starting:1', 'fs:connected:1']);
     await m.close();
     expect(changes.at(-1)).toBe('fs:disconnected:1');
+  });
+
+  it('a call cancelled while its server is still starting stops waiting at once; close() stops the starting process', async () => {
+    const pidFile = path.join(dir, 'pid');
+    // A server that starts but never answers the MCP handshake.
+    const silent = `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); process.stdin.resume();`;
+    const m = new McpManager({ servers: [{ name: 'mute', command: process.execPath, args: ['-e', silent] }], clock, connectTimeoutMs: 600_000 });
+    managers.push(m);
+    const ctl = new AbortController();
+    const call = m.callTool('mute', 'anything', {}, ctl.signal);
+    await vi.waitFor(() => expect(existsSync(pidFile) && readFileSync(pidFile, 'utf8').length > 0).toBe(true), { timeout: 20_000, interval: 20 });
+    ctl.abort();
+    await expect(call).rejects.toSatisfy(isCode('cancelled'));
+    expect(m.health()[0]!.status).toBe('starting');
+
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    await m.close();
+    expect(m.health()[0]).toMatchObject({ status: 'disconnected' });
+    await vi.waitFor(() => expect(processAlive(pid)).toBe(false), { timeout: 20_000, interval: 20 });
   });
 
   it('close() while a server is starting leaves it disconnected, not in error', async () => {
