@@ -29,7 +29,8 @@ export function parseRecurrence(input: string, timezone: string, field = 'recurr
   if (value === 'pending') return { kind: 'pending' };
   if (value === 'once') return { kind: 'once' };
   if (value.startsWith('cron:')) {
-    const expr = value.slice('cron:'.length).trim();
+    // One line, single spaces: the expression is shown in lists and goes into prompts as is.
+    const expr = value.slice('cron:'.length).replace(/\s+/g, ' ').trim();
     if (!expr) throw invalid(field, 'the cron expression after "cron:" is empty');
     try {
       const job = new Cron(expr, { timezone, paused: true });

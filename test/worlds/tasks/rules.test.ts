@@ -9,6 +9,7 @@ import {
   isSkillRelated,
   parseHeartbeatMd,
   planBatches,
+  scheduleFor,
   splitPriority,
   type LogEntry,
 } from '../../../src/worlds/tasks/index.js';
@@ -114,6 +115,7 @@ describe('text rules', () => {
 
   it('schedules: once completes, cron moves to its next time (in its zone), pending stays due', () => {
     expect(advanceSchedule('once', NOW, 'UTC')).toEqual({ next_run_at: null, completed: true });
+    expect(scheduleFor('cron:0\n9  *\t* *', NOW, 'UTC')).toEqual({ recurrence: 'cron:0 9 * * *', next_run_at: Date.UTC(2026, 0, 2, 9, 0, 0) });
     expect(advanceSchedule('pending', NOW, 'UTC')).toEqual({ next_run_at: null, completed: false });
     expect(new Date(advanceSchedule('cron:30 8 * * *', NOW, 'America/New_York').next_run_at!).toISOString()).toBe('2026-01-01T13:30:00.000Z');
   });
