@@ -168,6 +168,11 @@ export class McpManager {
     }
   }
 
+  /** True once `close()` ran (shutting down): a failing call then means "stopped", not "broken". */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   get serverNames(): string[] {
     return [...this.entries.keys()];
   }

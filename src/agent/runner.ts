@@ -403,6 +403,12 @@ class RunState {
         this.recordStep(toolCallId, info.exposedName, args, 'cancelled', 'cancelled');
         throw err;
       }
+      if (this.deps.mcp.isClosed) {
+        // Shutdown closed the tool servers under the run: it was stopped, nothing is broken.
+        this.recordStep(toolCallId, info.exposedName, args, 'cancelled', 'the tool servers were shut down');
+        this.cancel('external');
+        throw err;
+      }
       // The tool server died or could not start: the run cannot trust its state, so it fails.
       this.recordStep(toolCallId, info.exposedName, args, 'error', describeError(err));
       this.fail('unknown', describeError(err));

@@ -269,6 +269,18 @@ describe('agent runner: caps, cancellation and failures', () => {
     expect(after.pid).not.toBe(before.pid);
   });
 
+  it('shutting the tool servers down under a running tool cancels the run (not a failure)', async () => {
+    const fifo = path.join(h.dir, 'blocks.fifo');
+    execFileSync('mkfifo', [fifo]);
+    h.model.enqueue({ toolCalls: [{ name: 'fs__read_text_file', arguments: { path: fifo } }] });
+    const run = h.runner.start({ world: 'tasks', purpose: 'task_execute', prompt: 'p', mode: 'analysis', attended: false });
+    await nextEvent(run, 'tool-call');
+    await h.mcp.close();
+    const outcome = await run.settled;
+    expect(outcome).toMatchObject({ status: 'cancelled', errorKind: 'cancelled' });
+    expect(outcome.toolSteps.map((s) => [s.outcome, s.output])).toEqual([['cancelled', 'the tool servers were shut down']]);
+  });
+
   it.each([
     [400, 'registry.ollama.ai/library/gemma:2b does not support tools'], // Ollama
     [404, 'No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs'], // OpenRouter
