@@ -82,6 +82,12 @@ export class EscalationStore {
     });
   }
 
+  /** Tasks with an escalation still waiting for the user. */
+  async pendingTaskIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom('subconscious_escalations').select('task_id').where('status', '=', 'pending').execute();
+    return [...new Set(rows.map((r) => r.task_id))];
+  }
+
   /** pending → `to`, exactly once. Unknown id → not_found; already resolved → conflict. */
   async resolve(id: string, to: 'approved' | 'dismissed'): Promise<Escalation> {
     const res = await this.db

@@ -2,8 +2,9 @@
  * The `tasks` world (seed 1) on the engine's `World` contract:
  *
  *   observe         seed defaults, re-import HEARTBEAT.md if it changed, cancel rows other
- *                   ticks left `in_progress`, load due tasks, one `in_progress` row per task
- *                   (reused on a resumed tick); quiet when nothing is due.
+ *                   ticks left `in_progress`, load due tasks (not those waiting for approval),
+ *                   one `in_progress` row per task (reused on a resumed tick); quiet when
+ *                   nothing is due.
  *   prepareContext  the situation report (window since the last successful tick), measured and
  *                   kept within `context_budget_tokens`; batches only when the budget forces them.
  *   reflect         one `local` evaluation call per batch (normally one per tick).
@@ -102,8 +103,10 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       const all = await service.tasks.list();
       tasks = all.filter((t) => rows.has(t.id));
     } else {
-      const busy = await service.logs.runningTaskIds(ctx.tickId);
-      tasks = await service.tasks.due(ctx.startedAt, busy);
+      // Not due while running elsewhere, nor while an escalation waits for the user: a `pending`
+      // task would otherwise raise the same recommendation again every tick until answered.
+      const [running, waiting] = await Promise.all([service.logs.runningTaskIds(ctx.tickId), service.escalations.pendingTaskIds()]);
+      tasks = await service.tasks.due(ctx.startedAt, [...new Set([...running, ...waiting])]);
       rows = await service.logs.openRows(ctx.tickId, ctx.startedAt, tasks, ctx.ids);
       if (tasks.length && tasks.length <= 20) for (const t of tasks) service.emitLog(rows.get(t.id)!.id, t.id, 'in_progress');
       else if (tasks.length) service.emit('tasks.log_changed', { tick_id: ctx.tickId, count: tasks.length, decision: 'in_progress' });

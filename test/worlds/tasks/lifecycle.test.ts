@@ -231,7 +231,8 @@ describe('tasks world: activity log retention', () => {
 
     await h.clock.advance(29 * 24 * 3_600_000);
     expect((await h.instance.tick()).kind).toBe('committed');
-    expect(await logRows(h)).toHaveLength(6); // nothing is 30 days old yet
+    // Nothing is 30 days old yet (the task waiting for approval is not evaluated: 2 new rows).
+    expect(await logRows(h)).toHaveLength(5);
 
     await h.clock.advance(2 * 24 * 3_600_000);
     const outcome = await h.instance.tick();
@@ -239,7 +240,7 @@ describe('tasks world: activity log retention', () => {
     const rows = await logRows(h);
     // The first tick's rows went, except the escalation's; the 29-day-old and the new ones stay.
     expect(rows.filter((r) => r.tick_id === kept.tick_id).map((r) => r.id)).toEqual([kept.id]);
-    expect(rows).toHaveLength(7);
+    expect(rows).toHaveLength(5);
     expect(h.events.some((e) => e.type === 'tasks.log_changed' && e.data.reason === 'retention' && e.data.count === 2)).toBe(true);
   });
 });
@@ -275,5 +276,32 @@ describe('tasks world: skill-related escalations', () => {
     const pending = await h.world.service.listEscalations('pending');
     expect(pending.find((e) => e.task_id === invoices.id)).toMatchObject({ skill_related: false, description: 'Forward the invoice to accounting' });
     expect(pending.find((e) => e.task_id === mail.id)).toMatchObject({ skill_related: true, priority: 'important' });
+  });
+});
+
+describe('tasks world: a task waiting for approval', () => {
+  it('is not evaluated again (no second escalation) until the user answers', async () => {
+    h = await createTasksHarness();
+    const task = await h.world.service.addTask({ title: 'Check urgent emails' });
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
+      if (isAgent(req)) return { text: 'Found 3 urgent emails.\nRECOMMENDED ACTION: Forward them to forwarded.txt' };
+      return { status: 500, message: 'unscripted' };
+    });
+    const listed = () => h!.server.chatRequests.filter(isEvaluation).map((r) => tasksInPrompt(r).some((t) => t.id === task.id));
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const [first] = await h.world.service.listEscalations('pending');
+    expect(first).toMatchObject({ task_id: task.id });
+
+    await h.clock.advance(5 * 60_000);
+    expect((await h.instance.tick()).kind).toBe('committed');
+    expect(listed()).toEqual([true, false]);
+    expect(await h.world.service.listEscalations('pending')).toHaveLength(1);
+
+    await h.world.service.dismiss(first!.id);
+    await h.clock.advance(5 * 60_000);
+    expect((await h.instance.tick()).kind).toBe('committed');
+    expect(listed()).toEqual([true, false, true]);
+    expect((await h.world.service.listEscalations('pending')).map((e) => e.task_id)).toEqual([task.id]);
   });
 });
