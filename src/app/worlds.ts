@@ -51,7 +51,7 @@ export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspac
 
 export async function defineWorlds(setup: WorldSetup): Promise<AppServices> {
   const { deps, config } = setup;
-  const mcp = new McpManager({ servers: config.mcp.servers, clock: deps.clock, log: deps.log });
+  const mcp = new McpManager({ servers: config.mcp.servers, clock: deps.clock, log: deps.log, events: deps.events });
   const approvals = new ApprovalStore({ db: deps.db, clock: deps.clock, ids: deps.ids, events: deps.events, pollMs: 1000 });
   const agent = new AgentRunner({
     llm: deps.llm,
@@ -75,6 +75,8 @@ export async function defineWorlds(setup: WorldSetup): Promise<AppServices> {
     agent,
     rpcMethods: [...tasksRpcMethods(tasks.service), ...agentRpcMethods({ approvals, mcp }), ...usageRpcMethods(deps.db, deps.clock)],
     close: async () => {
+      // Runs started outside a tick (approved escalations) stop before their tools go away.
+      await agent.cancelAll('external');
       await mcp.close();
     },
   };

@@ -48,6 +48,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     }
     throw err;
   }
+  // Connect the tool servers now, so the first situation report sees their real health.
+  void app.services.mcp.check().catch((err) => app.log.warn({ err }, 'MCP servers could not be checked'));
   app.registry.start();
   let stopping: Promise<void> | null = null;
   return {

@@ -64,7 +64,10 @@ program
   .option('--world <name>', 'only this world')
   .option('--json', 'print the outcomes as JSON')
   .action(async (opts: { workspace: string; world?: string; json?: boolean }) => {
-    const outcomes = await withApp(opts.workspace, (app) => app.registry.tickOnce(opts.world ?? 'all'));
+    const outcomes = await withApp(opts.workspace, async (app) => {
+      await app.services.mcp.check(); // the situation report should see the tool servers' real health
+      return app.registry.tickOnce(opts.world ?? 'all');
+    });
     if (opts.json) console.log(JSON.stringify(outcomes, null, 2));
     else printTickOutcomes(outcomes, (l) => console.log(l));
     if (outcomes.some((o) => o.kind === 'failed')) process.exitCode = 1;
