@@ -115,7 +115,14 @@ export interface SkillHealth {
 
 /** The MCP manager as the situation report uses it. */
 export interface SkillsHealth {
+  /** A snapshot without I/O. */
   health(): Promise<SkillHealth[]> | SkillHealth[];
+  /**
+   * Ping connected servers and start the others, then report (preferred when present): a
+   * snapshot alone calls a server that was simply never started "disconnected", which the
+   * "Check connected skills" task would report as a problem.
+   */
+  check?(): Promise<SkillHealth[]>;
 }
 
 export interface MemoryItem {

@@ -121,7 +121,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const now = ctx.clock.now();
     const [failures, skills, memory, workspace] = await Promise.all([
       service.logs.failuresSince(since, 20),
-      readSafely(deps.skills ? () => deps.skills!.health() : undefined),
+      readSafely(deps.skills ? () => (deps.skills!.check ? deps.skills!.check() : deps.skills!.health()) : undefined),
       readSafely(deps.memory ? () => deps.memory!.recent(since, 20) : undefined),
       scanWorkspace(deps.workspace, since, observation.data.heartbeat),
     ]);

@@ -273,6 +273,9 @@ describe('tasks world: skill-related escalations', () => {
       return { status: 500, message: 'unscripted' };
     });
     expect((await h.instance.tick()).kind).toBe('committed');
+    // The report shows the skill as it is (started and pinged), not "disconnected" for never having been used.
+    const evaluation = h.server.chatRequests.find(isEvaluation)!;
+    expect(userOf(evaluation)).toMatch(/<untrusted-data label="skill">\n"fs"\n<\/untrusted-data>: connected, \d+ tools/);
     const pending = await h.world.service.listEscalations('pending');
     expect(pending.find((e) => e.task_id === invoices.id)).toMatchObject({ skill_related: false, description: 'Forward the invoice to accounting' });
     expect(pending.find((e) => e.task_id === mail.id)).toMatchObject({ skill_related: true, priority: 'important' });
