@@ -438,6 +438,35 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await screenshots(page, 'usage');
   });
 
+  it('the activity log shows the newest 50 entries, and older ones on request', async () => {
+    await page.getByRole('tab', { name: 'Subconscious' }).click();
+    const logRows = () => daemon.rpc<LogRow[]>('subconscious.log_list', { limit: 1000 });
+    await waitIdle();
+    // Ticks until the log holds more than a page: each tick writes a row per due task.
+    const running = async () => (await daemon.rpc<{ instances: StatusRow[] }>('subconscious.status')).instances.some((w) => w.running);
+    await expect
+      .poll(
+        async () => {
+          const n = (await logRows()).length;
+          if (n <= 50 && !(await running())) await daemon.rpc('subconscious.trigger', { kind: 'tasks' });
+          return n;
+        },
+        { timeout: 30_000, interval: 300 },
+      )
+      .toBeGreaterThan(50);
+    await waitIdle();
+    const all = await logRows();
+    expect(all.length).toBeGreaterThan(50);
+    const shown = page.locator('[data-testid="log-row"]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="log-row"]').length === 50);
+    await page.getByRole('button', { name: 'Show older entries' }).click();
+    // The page now holds the newest 100 (or all, when fewer), as the daemon lists them.
+    await expect.poll(async () => (await shown.count()) === Math.min(100, (await logRows()).length), { timeout: 10_000 }).toBe(true);
+    expect(await shown.count()).toBeGreaterThan(50);
+    const total = (await logRows()).length;
+    expect(await page.getByRole('button', { name: 'Show older entries' }).count()).toBe(total >= 100 ? 1 : 0);
+  });
+
   it('every tab is keyboard reachable, fits 360 px without sideways scrolling, and logged no console error', async () => {
     await page.getByRole('tab', { name: 'Subconscious' }).click();
     await page.getByRole('tab', { name: 'Subconscious' }).focus();

@@ -11,7 +11,7 @@ import { clockTime, duration, fullTime } from '../../ui/format.js';
 import { Section } from '../../ui/Section.js';
 import { DECISION_LOOK, EXPAND_OVER, logText } from './decisions.js';
 
-export function ActivityLog(props: { log: Resource<LogEntry[]> }) {
+export function ActivityLog(props: { log: Resource<LogEntry[]>; more?: (() => void) | undefined }) {
   const now = useNow(60_000);
   const rows = [...(props.log.data ?? [])].sort((a, b) => b.created_at - a.created_at || b.tick_at - a.tick_at || b.id.localeCompare(a.id));
   return (
@@ -23,6 +23,11 @@ export function ActivityLog(props: { log: Resource<LogEntry[]> }) {
           <LogRow key={r.id} entry={r} now={now} />
         ))}
       </ol>
+      {props.more && (
+        <button type="button" className="log-more" onClick={props.more}>
+          Show older entries
+        </button>
+      )}
     </Section>
   );
 }

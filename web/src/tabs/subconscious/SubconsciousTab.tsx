@@ -1,5 +1,5 @@
 /** Seed 1's Subconscious tab with seed 4's per-world cards. */
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import type { Escalation, LogEntry, Task } from '../../api/types.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { useShell } from '../../shell/context.js';
@@ -12,7 +12,9 @@ import { WorldCards } from './WorldCards.js';
 const TASK_EVENTS = ['tasks.changed', 'tick.finished'];
 const LOG_EVENTS = ['tasks.log_changed', 'tick.started', 'tick.finished'];
 const ESCALATION_EVENTS = ['tasks.escalation_changed', 'approvals.changed', 'tick.finished'];
-const LOG_LIMIT = 50;
+/** Newest rows first; "Show older" asks for more, up to what `log_list` allows. */
+const LOG_PAGE = 50;
+const LOG_MAX = 1000;
 
 const anyInProgress = (rows: LogEntry[]) => rows.some((r) => r.decision === 'in_progress');
 
@@ -22,7 +24,9 @@ export function SubconsciousTab() {
   // Seed 1: poll while rows are in_progress (and while a tick runs, before its rows exist) — the
   // poll only runs when the event stream is down.
   const ticking = (status.data?.instances ?? []).some((i) => i.running);
-  const log = useLiveRpc<LogEntry[]>('subconscious.log_list', { limit: LOG_LIMIT }, LOG_EVENTS, (rows) => ticking || anyInProgress(rows));
+  const [logLimit, setLogLimit] = useState(LOG_PAGE);
+  const log = useLiveRpc<LogEntry[]>('subconscious.log_list', { limit: logLimit }, LOG_EVENTS, (rows) => ticking || anyInProgress(rows));
+  const moreLog = log.data && log.data.length >= logLimit && logLimit < LOG_MAX ? () => setLogLimit((l) => Math.min(LOG_MAX, l + LOG_PAGE)) : undefined;
   const escalations = useLiveRpc<Escalation[]>('subconscious.escalations_list', { status: 'pending' }, ESCALATION_EVENTS);
   // A tick starting or finishing changes the lists. The events say so when the stream is up;
   // when it is down, the status poll notices, and this reloads the lists from it.
@@ -47,7 +51,7 @@ export function SubconsciousTab() {
           <ActiveTasks tasks={tasks} />
         </div>
         <div className="column">
-          <ActivityLog log={log} />
+          <ActivityLog log={log} more={moreLog} />
         </div>
       </div>
     </div>

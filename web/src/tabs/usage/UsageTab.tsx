@@ -2,7 +2,7 @@
  * The Usage tab: model calls and tokens from the ledger — today, per day for 14 days (chart),
  * by world and by purpose (tables), and every call with its latency and outcome (paged).
  */
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import type { UsageDay, UsageGroup, UsageSummary } from '../../api/types.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { count } from '../../ui/format.js';
@@ -102,7 +102,7 @@ function GroupTable(props: { caption: string; groups: UsageGroup[]; today: Usage
         <tbody>
           {props.groups.map((g) => (
             <tr key={g.key} data-key={g.key}>
-              <th scope="row">{g.key}</th>
+              <th scope="row">{breakable(g.key)}</th>
               <td className="num">{count(g.calls)}</td>
               <td className="num">{count(g.input_tokens)}</td>
               <td className="num">{count(g.output_tokens)}</td>
@@ -120,6 +120,16 @@ function GroupTable(props: { caption: string; groups: UsageGroup[]; today: Usage
       </table>
     </div>
   );
+}
+
+/** Names like `execute_analysis` may wrap after `_`, `.` or `-` on a phone, never inside a word. */
+function breakable(name: string) {
+  return name.split(/(?<=[_.-])/).map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 && <wbr />}
+      {part}
+    </Fragment>
+  ));
 }
 
 function Choice<K extends string>(props: { label: string; value: K; options: Record<K, string>; onChange: (v: K) => void }) {

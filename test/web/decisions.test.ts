@@ -1,0 +1,78 @@
+/**
+ * Seed 1's activity-log table, row by row: the dot colour and text the page shows for each
+ * decision, and which results are collapsed. The browser tests see some of these live; this
+ * pins all seven.
+ */
+import { describe, expect, it } from 'vitest';
+import type { LogEntry } from '../../src/worlds/tasks/types.js';
+import { DECISION_LOOK, EXPAND_OVER, logText } from '../../web/src/tabs/subconscious/decisions.js';
+import { relativeTime } from '../../web/src/ui/format.js';
+
+const SEED_TABLE = [
+  ['in_progress', 'blue', true, 'Evaluating...'],
+  ['act', 'green', false, null], // the result text
+  ['noop', 'gray', false, 'Nothing new'],
+  ['escalate', 'amber', false, 'Waiting for approval'],
+  ['failed', 'coral', false, null], // the error message
+  ['cancelled', 'gray', false, 'Cancelled'],
+  ['dismissed', 'gray', false, 'Skipped'],
+] as const;
+
+function entry(decision: LogEntry['decision'], result: string | null): LogEntry {
+  return {
+    id: 'l1',
+    task_id: 't1',
+    task_title: 'Check urgent emails',
+    tick_id: 'k1',
+    tick_at: 0,
+    decision,
+    model_decision: null,
+    reason: null,
+    result,
+    duration_ms: null,
+    exec_state: 'none',
+    exec_mode: null,
+    run_id: null,
+    created_at: 0,
+    updated_at: 0,
+  };
+}
+
+describe('activity log decisions (seed 1)', () => {
+  it.each(SEED_TABLE)('%s: %s dot, pulsing=%s, text %s', (decision, color, pulse, text) => {
+    const look = DECISION_LOOK[decision];
+    expect(look.color).toBe(color);
+    expect(!!look.pulse).toBe(pulse);
+    const shown = logText(entry(decision, '  Forwarded 3 emails to #team-alerts  '));
+    expect(shown).toBe(text ?? 'Forwarded 3 emails to #team-alerts');
+  });
+
+  it('covers every decision the store can write', () => {
+    expect(Object.keys(DECISION_LOOK).sort()).toEqual(SEED_TABLE.map((r) => r[0]).sort());
+  });
+
+  it('act and failed without text fall back to a word, never an empty row', () => {
+    expect(logText(entry('act', null))).toBe('Done');
+    expect(logText(entry('failed', '   '))).toBe('Failed');
+  });
+
+  it('results over 120 characters are the ones collapsed', () => {
+    expect(EXPAND_OVER).toBe(120);
+  });
+});
+
+describe('relative times', () => {
+  const now = Date.UTC(2026, 0, 1, 12);
+  it.each([
+    [null, 'never'],
+    [now - 3_000, 'just now'],
+    [now - 45_000, '45 s ago'],
+    [now - 5 * 60_000, '5 min ago'],
+    [now - 3 * 3_600_000, '3 h ago'],
+    [now - 2 * 86_400_000, '2 d ago'],
+    [now + 5 * 60_000, 'in 5 min'],
+    [now + 2_000, 'in a moment'],
+  ] as const)('%s → %s', (at, text) => {
+    expect(relativeTime(at, now)).toBe(text);
+  });
+});
