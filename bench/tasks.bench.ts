@@ -2,8 +2,9 @@
  * `npm run bench:tasks`: what a tasks-world tick costs with 10 / 100 / 1,000 due tasks, against
  * the scripted model server on loopback (real HTTP, real AI SDK, real SQLite). Prints figures;
  * asserts nothing. Expect ONE evaluation call per tick whatever the count, until the context
- * budget forces batches (the last rows use a small budget on purpose), and the situation
- * report's measured size next to its budget.
+ * budget forces batches (each call must hold the prompt and its answer: ~1,000 decisions do not
+ * fit 40k; the last rows use a small budget on purpose), and the situation report's measured
+ * size next to its budget.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

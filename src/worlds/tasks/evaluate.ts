@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import { estimateTokens, schemaInstruction } from '../../llm/index.js';
 import type { Llm } from '../../llm/types.js';
-import { EVALUATION_SYSTEM, evaluationPrompt } from './prompts.js';
-import type { ModelDecision } from './types.js';
+import { EVALUATION_SYSTEM, evaluationPrompt, taskLine } from './prompts.js';
+import type { ModelDecision, Task } from './types.js';
 
 export const decisionsSchema = z.object({
   decisions: z.array(
@@ -38,6 +38,20 @@ let overhead: number | undefined;
 export function evaluationOverheadTokens(): number {
   overhead ??= estimateTokens(`${EVALUATION_SYSTEM}\n\n${schemaInstruction(decisionsSchema)}${evaluationPrompt('', [])}`) + 32;
   return overhead;
+}
+
+/** A one-sentence reason, as the prompt asks: what one answer entry is budgeted for. */
+const ANSWER_REASON_CHARS = 120;
+
+/**
+ * What one due task costs an evaluation call: its line in the prompt plus its entry in the
+ * answer. The answer shares the model's context with the prompt, so a batch that only counted
+ * the prompt could be cut off mid-JSON (1,000 decisions are ~25k tokens of output) and fail
+ * every tick.
+ */
+export function taskEvaluationTokens(t: Pick<Task, 'id' | 'title' | 'needs_tools' | 'recurrence'>): number {
+  const answer = JSON.stringify({ task_id: t.id, decision: 'escalate', reason: 'x'.repeat(ANSWER_REASON_CHARS) });
+  return estimateTokens(taskLine(t)) + estimateTokens(`${answer},`);
 }
 
 /**

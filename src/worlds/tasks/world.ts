@@ -14,10 +14,9 @@
  *   abandon         superseded → open rows `cancelled`; failed/timeout → `failed` with the error.
  */
 import { SubconsciousError, describeError } from '../../core/errors.js';
-import { estimateTokens } from '../../llm/index.js';
 import type { ModelRole } from '../../llm/types.js';
 import type { AbandonReason, CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
-import { evaluateBatch, evaluationOverheadTokens, planBatches, type TaskDecision } from './evaluate.js';
+import { evaluateBatch, evaluationOverheadTokens, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
 import { findRecommendedAction, isSkillRelated, splitPriority } from './intent.js';
 import { INTERRUPTED, LOG_TEXT } from './log-store.js';
 import { AGENT_ANALYSIS_SYSTEM, AGENT_FULL_SYSTEM, EXECUTION_SYSTEM, agentTaskPrompt, executionPrompt, taskLine } from './prompts.js';
@@ -125,7 +124,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       readSafely(deps.memory ? () => deps.memory!.recent(since, 20) : undefined),
       scanWorkspace(deps.workspace, since, observation.data.heartbeat),
     ]);
-    const lines = observation.data.due.map((d) => ({ id: d.task.id, tokens: estimateTokens(taskLine(d.task)) }));
+    const lines = observation.data.due.map((d) => ({ id: d.task.id, tokens: taskEvaluationTokens(d.task) }));
     const taskTokens = lines.reduce((n, l) => n + l.tokens, 0);
     // The report gets what the tasks leave, but never less than a quarter of the budget.
     const reportBudget = Math.max(Math.floor(budget / 4), budget - taskTokens - evaluationOverheadTokens());

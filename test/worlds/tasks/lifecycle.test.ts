@@ -4,6 +4,7 @@
  * task title, and quiet ticks. Ticks run through the engine's Instance on a FakeClock.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { estimateTokens } from '../../../src/llm/index.js';
 import { APPROVED_STOPPED, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { createTasksHarness, isAgent, isEvaluation, systemOf, tasksInPrompt, userOf, type TasksHarness } from './harness.js';
 import type { RecordedRequest, ScriptedReply } from '../../support/model-server.js';
@@ -306,5 +307,30 @@ describe('tasks world: a task waiting for approval', () => {
     expect((await h.instance.tick()).kind).toBe('committed');
     expect(listed()).toEqual([true, false, true]);
     expect((await h.world.service.listEscalations('pending')).map((e) => e.task_id)).toEqual([task.id]);
+  });
+});
+
+describe('tasks world: evaluation batches', () => {
+  it('every call fits the context budget with its answer, so a long answer is never cut off', async () => {
+    const budget = 6000;
+    h = await createTasksHarness({ agent: false, settings: { contextBudgetTokens: budget } });
+    for (let i = 0; i < 120; i++) await h.world.service.addTask({ title: `Check source number ${i} for anything urgent since the last look` });
+    // A model that gives the one-sentence reason the prompt asks for.
+    const answers: string[] = [];
+    h.server.handle((req) => {
+      const json = { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'noop', reason: `Nothing new was reported for ${t.title.slice(0, 40)} in this window, so there is nothing to do.` })) };
+      answers.push(JSON.stringify(json));
+      return { json };
+    });
+    const outcome = await h.instance.tick();
+    expect(outcome.kind, outcome.message).toBe('committed');
+    const calls = h.server.chatRequests.filter(isEvaluation);
+    expect(calls.length).toBeGreaterThan(1);
+    expect(calls.flatMap((r) => tasksInPrompt(r).map((t) => t.id))).toHaveLength(123);
+    calls.forEach((req, i) => {
+      const prompt = (req.body?.messages ?? []).map((m) => String(m.content ?? '')).join('\n');
+      expect(estimateTokens(prompt) + estimateTokens(answers[i]!)).toBeLessThanOrEqual(budget);
+    });
+    expect((await logRows(h)).every((r) => r.decision === 'noop')).toBe(true);
   });
 });
