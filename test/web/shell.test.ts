@@ -99,6 +99,15 @@ describe('page shell in Chromium', () => {
     await screenshots(page, 'daemon-unreachable');
     expect(await contrastFailures(page)).toEqual([]);
 
+    // An action while the daemon is away: the switch flips at once, then rolls back with a message.
+    const toggle = page.locator('[data-testid="world-tasks"]').getByRole('switch', { name: 'Enable Tasks' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('true');
+    await toggle.click();
+    const notice = page.locator('[data-testid="notice"]', { hasText: 'Could not disable Tasks' });
+    await notice.waitFor();
+    expect(await notice.innerText()).toContain('did not answer');
+    expect(await toggle.getAttribute('aria-checked')).toBe('true');
+
     await daemon.restart();
     await page.locator('[data-testid="live-state"][data-state="open"]').waitFor({ timeout: 30_000 });
     await banner.waitFor({ state: 'detached' });

@@ -511,6 +511,16 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       );
       expect(unnamed, tab).toEqual([]);
     }
+    // The dark scheme (the page follows the system's) keeps the same contrast.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    for (const tab of ['Subconscious', 'Usage', 'Skills']) {
+      await page.getByRole('tab', { name: tab }).click();
+      await page.locator('[role="tabpanel"] [data-testid]').first().waitFor();
+      expect(await contrastFailures(page), `${tab} (dark): text contrast`).toEqual([]);
+      if (tab !== 'Skills') await screenshots(page, `${tab.toLowerCase()}-dark`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+
     // A picture of the keyboard focus on a task's delete button (shown on focus, seed 1: on hover).
     await page.getByRole('tab', { name: 'Subconscious' }).click();
     await page.locator('.task-delete').first().waitFor({ state: 'attached' });

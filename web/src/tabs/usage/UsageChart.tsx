@@ -86,6 +86,9 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
       </div>
       <figcaption>
         <ul className="legend" aria-label="Legend">
+          <li className="legend-title">
+            {METRIC_LABEL[metric]}, {GROUP_LABEL[groupBy].toLowerCase()}:
+          </li>
           {keys.map((k) => {
             const total = summary.totals[groupBy].find((g) => g.key === k);
             return (
