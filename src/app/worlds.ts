@@ -41,6 +41,8 @@ export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspac
     agent,
     skills: mcp,
     timezone: config.heartbeat.timezone,
+    // A run marked running is only "interrupted" once it has outlived every cap that could still end it.
+    interruptedAfterMs: (config.agent.run_cap_minutes + config.engine.tick_timeout_minutes) * 60_000,
     settings: {
       intervalMinutes: config.heartbeat.interval_minutes,
       inferenceEnabled: config.heartbeat.inference_enabled,

@@ -7,6 +7,7 @@ import { describeError } from '../core/errors.js';
 import { createHttpApp, listen, type Listening } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
 import { ensureToken } from '../server/token.js';
+import { announceDaemon } from './remote.js';
 
 export interface DaemonOptions {
   workspace: string;
@@ -51,6 +52,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // Connect the tool servers now, so the first situation report sees their real health.
   void app.services.mcp.check().catch((err) => app.log.warn({ err }, 'MCP servers could not be checked'));
   app.registry.start();
+  const unannounce = announceDaemon(app.workspace, http.url);
   let stopping: Promise<void> | null = null;
   return {
     app,
@@ -59,6 +61,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     pageUrl: `${http.url}/?token=${token}`,
     stop: () =>
       (stopping ??= (async () => {
+        unannounce();
         metrics.dispose();
         await http.close();
         await app.close();

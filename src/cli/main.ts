@@ -9,6 +9,7 @@ import { describeError, isSubconsciousError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { announce, startDaemon } from './daemon.js';
 import { printStatus, printTickOutcomes } from './format.js';
+import { callRunningDaemon } from './remote.js';
 
 const program = new Command();
 program.name('subconscious').description('Background cognition engine for AI agents: the loops that run while nobody is typing.').showHelpAfterError();
@@ -98,5 +99,9 @@ try {
 async function registerWorldCommands(cli: Command): Promise<void> {
   const { registerTasksCommands } = await import('./tasks.js');
   const tasks = cli.command('tasks').description('standing tasks of the task loop').option(...workspaceOption);
-  registerTasksCommands(tasks, (method, params) => withApp(tasks.opts<{ workspace: string }>().workspace, (app) => app.rpc.call(method, params ?? {})));
+  registerTasksCommands(tasks, async (method, params) => {
+    const workspace = tasks.opts<{ workspace: string }>().workspace;
+    const viaDaemon = await callRunningDaemon(workspace, method, params ?? {});
+    return viaDaemon ? viaDaemon.result : withApp(workspace, (app) => app.rpc.call(method, params ?? {}));
+  });
 }

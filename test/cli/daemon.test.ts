@@ -4,7 +4,7 @@
  * with the key and the reason.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +84,41 @@ describe('subconscious start', () => {
       expect(res.err).not.toMatch(/\n\s+at /); // no stack trace
     } finally {
       rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('one-shot commands next to a running daemon', () => {
+  it('`tasks add` goes through the daemon (its page sees the change live); without a daemon it opens the store', async () => {
+    models.reset();
+    models.handle(() => ({ json: { decisions: [] } }));
+    const daemon = await startDaemon({ env: modelEnv() });
+    try {
+      const controller = new AbortController();
+      const events = await fetch(`${daemon.url}/events?token=${daemon.token}`, { signal: controller.signal });
+      const reader = events.body!.getReader();
+      let seen = '';
+      const sawChange = (async () => {
+        while (!seen.includes('tasks.changed')) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          seen += new TextDecoder().decode(value);
+        }
+      })();
+      const added = await cli(['tasks', 'add', 'Check the build status', '--json'], daemon.workspace, modelEnv());
+      expect(added.code, added.err).toBe(0);
+      await sawChange;
+      controller.abort();
+      expect(seen).toContain('tasks.changed');
+      expect(existsSync(path.join(daemon.workspace, '.subconscious', 'daemon.json'))).toBe(true);
+      expect(await daemon.stop()).toBe(0);
+      expect(existsSync(path.join(daemon.workspace, '.subconscious', 'daemon.json'))).toBe(false);
+      const listed = await cli(['tasks', 'list', '--json'], daemon.workspace, modelEnv());
+      expect(listed.code, listed.err).toBe(0);
+      expect(JSON.parse(listed.out)).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'Check the build status' })]));
+    } finally {
+      models.handle(undefined);
+      await daemon.dispose();
     }
   });
 });
