@@ -134,7 +134,7 @@ export class Instance {
     // Claim the slot synchronously after the last check, so two callers never run one instance twice.
     for (let running = this.current; running; running = this.current) {
       if (!opts.supersede) return this.outcome('skipped', 'a tick is already running', startedAt, false);
-      if (this.stage === 'commit') return this.outcome('skipped', 'the running tick is committing; not superseded', startedAt, false);
+      if (this.stage === 'commit') return this.skipAndRecord('the running tick is committing; not superseded', startedAt);
       running.controller.abort(new Superseded('superseded by a newer tick'));
       await running.done;
     }
@@ -168,7 +168,7 @@ export class Instance {
     });
     if (!lease) {
       const holder = await this.lease.currentHolder().catch(() => null);
-      return this.outcome('skipped', `tick lock held${holder ? ` by ${holder}` : ''}`, startedAt, false);
+      return this.skipAndRecord(`tick lock held${holder ? ` by ${holder}` : ''}`, startedAt);
     }
     this.generation = lease.generation;
     const generation = lease.generation;
@@ -181,7 +181,7 @@ export class Instance {
     try {
       const keys = await this.keys();
       const halted = await this.checkHalt(keys.halt ?? null);
-      if (halted) return this.outcome('skipped', `halted: ${halted}`, startedAt, false);
+      if (halted) return this.skipAndRecord(`halted: ${halted}`, startedAt);
 
       const open = keys.open_tick ?? null;
       resumed = open !== null;
@@ -396,6 +396,12 @@ export class Instance {
 
   private threadId(tickId: string): string {
     return `${this.name}:${tickId}`;
+  }
+
+  /** A skip a person should be able to see (why did Run now do nothing?): kept in status. */
+  private async skipAndRecord(message: string, startedAt: number): Promise<TickOutcome> {
+    await this.state.setMany(this.name, { last_outcome: 'skipped', last_summary: message }).catch(() => undefined);
+    return this.outcome('skipped', message, startedAt, false);
   }
 
   private outcome(kind: TickOutcome['kind'], message: string, startedAt: number, resumed: boolean): TickOutcome {

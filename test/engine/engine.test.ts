@@ -102,6 +102,7 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect(skipped).toMatchObject({ kind: 'skipped' });
     expect(skipped.message).toMatch(/^halted/);
     expect(server.chatRequests.length).toBe(before);
+    expect(await instance.status()).toMatchObject({ last_outcome: 'skipped', last_summary: skipped.message }); // visible on the page
     // A transient 429 never arms it: covered in the llm suite; here, the model changes.
     server.models = ['scripted-model', 'bigger-context-model'];
     const changed = engineFor(store, server.baseUrl, { model: 'bigger-context-model', clock: engine.clock });
