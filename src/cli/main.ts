@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { createApp, type App } from '../app/app.js';
 import { describeError, isSubconsciousError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import { announce, startDaemon } from './daemon.js';
+import { announce, startDaemon, type Daemon } from './daemon.js';
 import { printStatus, printTickOutcomes } from './format.js';
 import { callRunningDaemon } from './remote.js';
 
@@ -39,11 +39,13 @@ program
   .option('-p, --port <n>', 'HTTP port (default 7777, or SUBCONSCIOUS_PORT)', port)
   .option('-H, --host <host>', 'address to bind (default 127.0.0.1)')
   .action(async (opts: { workspace: string; port?: number; host?: string }) => {
-    const daemon = await startDaemon(opts);
-    await announce(daemon, (line) => console.log(line));
+    // Handlers first: a SIGTERM that arrives while the daemon is still starting must stop it cleanly too.
+    let daemon: Daemon | null = null;
+    let requested: string | null = null;
     let stopping = false;
     const stop = (signal: string) => {
-      if (stopping) return;
+      requested = signal;
+      if (!daemon || stopping) return;
       stopping = true;
       console.log(`${signal}: stopping (running ticks stop at a checkpoint)…`);
       daemon.stop().then(
@@ -56,6 +58,9 @@ program
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
+    daemon = await startDaemon(opts);
+    if (requested) return stop(requested);
+    await announce(daemon, (line) => console.log(line));
   });
 
 program
