@@ -12,7 +12,7 @@ import { scriptPageModels } from './support/models.js';
 import { ensurePageBuilt } from './support/page-build.js';
 
 /** Browser noise that is the expected result of what a test did (not a bug of the page). */
-const NETWORK_DOWN = /ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_RESET|ERR_NETWORK_CHANGED/;
+const NETWORK_DOWN = /ERR_CONNECTION_(REFUSED|RESET|CLOSED|ABORTED)|ERR_SOCKET_NOT_CONNECTED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_NETWORK_CHANGED/;
 const REFUSED_TOKEN = /status of 401/;
 
 describe('page shell in Chromium', () => {
