@@ -5,7 +5,7 @@
 import { AgentRunner, ApprovalStore, McpManager, agentRpcMethods } from '../agent/index.js';
 import type { RpcMethod } from '../core/index.js';
 import { WorldCatalog, type EngineDeps, type Registry } from '../engine/index.js';
-import { usageRpcMethods } from '../server/methods/usage.js';
+import { usageRpcMethods } from '../llm/index.js';
 import { createTasksWorld, tasksRpcMethods, type TasksWorld } from '../worlds/tasks/index.js';
 import type { Config } from './config.js';
 

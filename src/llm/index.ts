@@ -1,7 +1,7 @@
 /** The model layer's public surface. Everything above `llm/` calls models only through `Llm`. */
 export type * from './types.js';
 export { createLlm, type CreateLlmOptions, type LlmService } from './llm.js';
-export { Ledger, type CallRecord, type LedgerCall, type LedgerGroup, type UsageSummary, type UsageTotals } from './ledger.js';
+export { Ledger, type CallRecord, type LedgerCall, type LedgerGroup, type LedgerSummary, type UsageTotals } from './ledger.js';
 export { ModelError, isModelError, classifyModelError, parseRetryAfter, type ErrorContext } from './errors.js';
 export { parseStructured, extractJson, schemaInstruction } from './structured.js';
 export {
@@ -16,3 +16,4 @@ export {
 } from './fence.js';
 export { RATE_LIMIT_DELAYS_MS, MAX_RETRY_AFTER_MS } from './retry.js';
 export { PROBE_TIMEOUT_MS, PROBE_CACHE_MS } from './probe.js';
+export { usageRpcMethods, usageSummary, usageCalls, type UsageSummary, type UsageCalls, type UsageCallRow, type UsageDay, type UsageGroup } from './usage-rpc.js';

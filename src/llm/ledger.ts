@@ -40,7 +40,7 @@ export interface UsageTotals {
   estimated: number;
 }
 
-export interface UsageSummary {
+export interface LedgerSummary {
   since: number;
   until: number;
   totals: UsageTotals;
@@ -119,7 +119,7 @@ export class Ledger {
   }
 
   /** Calls and tokens in `[since, until]`, by world, by world + purpose and per UTC day. */
-  async summary(range: { since: number; until: number }): Promise<UsageSummary> {
+  async summary(range: { since: number; until: number }): Promise<LedgerSummary> {
     const rows = await this.grouped(range);
     const totals = zero();
     const byWorld = new Map<string, UsageTotals & { world: string }>();

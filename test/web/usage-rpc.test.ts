@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/core/clock.js';
 import { RpcDispatcher } from '../../src/server/rpc.js';
-import { usageRpcMethods, type UsageCalls, type UsageSummary } from '../../src/server/methods/usage.js';
+import { usageRpcMethods, type UsageCalls, type UsageSummary } from '../../src/llm/usage-rpc.js';
 import type { ModelCallsTable } from '../../src/store/schema.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 

@@ -2,7 +2,7 @@
  * The shapes the page reads from the daemon, imported type-only from the modules that produce
  * them (erased at build), so the page and the daemon cannot drift.
  */
-export type { UsageSummary, UsageDay, UsageGroup, UsageCalls, UsageCallRow } from '../../../src/server/methods/usage.js';
+export type { UsageSummary, UsageDay, UsageGroup, UsageCalls, UsageCallRow } from '../../../src/llm/usage-rpc.js';
 
 export type { InstanceStatus as WorldStatus } from '../../../src/engine/types.js';
 export type { StatusResult } from '../../../src/engine/rpc.js';

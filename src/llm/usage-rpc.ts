@@ -5,10 +5,10 @@
  */
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { Clock } from '../../core/clock.js';
-import { Ledger } from '../../llm/index.js';
-import type { Database } from '../../store/schema.js';
-import { defineMethod, type RpcMethod } from '../../core/rpc.js';
+import type { Clock } from '../core/clock.js';
+import { Ledger } from './ledger.js';
+import type { Database } from '../store/schema.js';
+import { defineMethod, type RpcMethod } from '../core/rpc.js';
 
 const DAY_MS = 86_400_000;
 
