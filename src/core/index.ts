@@ -2,6 +2,6 @@ export { SubconsciousError, isSubconsciousError, describeError } from './errors.
 export { type Clock, systemClock, FakeClock, flush } from './clock.js';
 export { type IdGen, uuid, sequentialIds } from './ids.js';
 export { EventBus, type BusEvent, type Listener } from './events.js';
-export { createLogger, silentLogger, type Logger } from './logger.js';
+export { createLogger, humanLogLine, silentLogger, type Logger } from './logger.js';
 export { RpcDispatcher, defineMethod, type RpcMethod, type RpcResponse, type RpcError } from './rpc.js';
 export { processOwner, ownedByThisProcess, ownerIsGone } from './process-identity.js';
