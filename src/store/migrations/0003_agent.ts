@@ -10,8 +10,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .ifNotExists()
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('run_id', 'text', (c) => c.notNull())
-    // host:pid of the process whose run waits on it: another process never expires it while that one lives.
-    .addColumn('owner', 'text')
     .addColumn('world', 'text', (c) => c.notNull())
     .addColumn('tool', 'text', (c) => c.notNull())
     .addColumn('server', 'text', (c) => c.notNull())
