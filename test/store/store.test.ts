@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InstanceState } from '../../src/store/index.js';
+import { applyMigrations } from '../../src/store/migrate.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 
 const dialects = await testDialects();
@@ -27,6 +29,16 @@ describe.each(dialects)('store on %s', (dialect) => {
     } finally {
       await again.close();
     }
+  });
+
+  it('upgrades a database made by an older version: only the missing migrations run', async () => {
+    const older = Object.fromEntries(Object.entries(migrations).slice(0, -1));
+    const latest = Object.keys(migrations).at(-1)!;
+    await store.db.deleteFrom('schema_migrations' as never).where('name' as never, '=', latest as never).execute();
+    await migrations[latest]!.down!(store.db);
+    expect(await applyMigrations(store.db, dialect, older)).toEqual([]);
+    expect(await applyMigrations(store.db, dialect, migrations)).toEqual([latest]);
+    expect(await applyMigrations(store.db, dialect, migrations)).toEqual([]);
   });
 
   it('namespaces state per world', async () => {
