@@ -489,8 +489,15 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await page.keyboard.press('Home');
     await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Subconscious' }).waitFor();
 
+    // What each tab shows once its data has loaded (its controls exist only then).
+    const loaded: Record<string, string[]> = {
+      Subconscious: ['[data-testid="status-bar"]'],
+      Usage: ['[data-testid="usage-chart"]', '[data-testid="calls-range"]'],
+      Skills: ['[data-testid="skill-row"]'],
+    };
     for (const tab of ['Subconscious', 'Usage', 'Skills']) {
       await page.getByRole('tab', { name: tab }).click();
+      for (const selector of loaded[tab]!) await page.locator(selector).first().waitFor();
       // A person sees where the keyboard is, on every control, and can read every text.
       const stops = await walkFocus(page);
       // Subconscious: tab, run buttons, switches, deletes, the add form…; Usage: tab, Show, Split, World, Next; Skills: tab, Check now.
@@ -515,6 +522,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     for (const tab of ['Subconscious', 'Usage', 'Skills']) {
       await page.getByRole('tab', { name: tab }).click();
+      for (const selector of loaded[tab]!) await page.locator(selector).first().waitFor();
       await page.locator('[role="tabpanel"] [data-testid]').first().waitFor();
       expect(await contrastFailures(page), `${tab} (dark): text contrast`).toEqual([]);
       if (tab !== 'Skills') await screenshots(page, `${tab.toLowerCase()}-dark`);
