@@ -28,16 +28,8 @@ export function toEscalation(row: Row): Escalation {
   };
 }
 
-export interface NewEscalation {
-  id: string;
-  task_id: string;
-  log_id: string;
-  title: string;
-  description: string;
-  analysis: string | null;
-  priority: EscalationPriority;
-  skill_related: boolean;
-}
+/** What commit knows when it raises one; status and times are the store's. */
+export type NewEscalation = Omit<Escalation, 'status' | 'created_at' | 'resolved_at'>;
 
 const PRIORITY_ORDER: Record<EscalationPriority, number> = { critical: 0, important: 1, normal: 2 };
 
