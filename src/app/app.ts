@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EventBus, RpcDispatcher, createLogger, systemClock, uuid, type Clock, type IdGen, type Logger, type RpcMethod } from '../core/index.js';
+import { z } from 'zod';
+import { EventBus, RpcDispatcher, createLogger, defineMethod, systemClock, uuid, type Clock, type IdGen, type Logger, type RpcMethod } from '../core/index.js';
 import { Registry, engineRpcMethods, type EngineDeps } from '../engine/index.js';
 import { StoreCheckpointer } from '../graph/index.js';
 import { createLlm, type Llm, type ModelsConfig } from '../llm/index.js';
@@ -67,12 +68,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     const rpc = new RpcDispatcher();
     const methods: RpcMethod[] = [...engineRpcMethods(registry), ...services.rpcMethods];
     for (const m of methods) rpc.add(m);
-    rpc.add({
-      name: 'rpc.methods',
-      description: 'The methods this daemon serves.',
-      params: (await import('zod')).z.object({}).strict(),
-      handler: () => rpc.list(),
-    });
+    rpc.add(defineMethod('rpc.methods', z.object({}).strict(), 'The methods this daemon serves.', () => rpc.list()));
     let closed: Promise<void> | null = null;
     return {
       workspace,
