@@ -10,27 +10,17 @@
  * on success; a superseded tick is discarded (not a failure); a killed tick resumes from its last
  * finished stage; a permanent rate-cap error halts the world until its provider or model changes.
  */
-import type { Kysely } from 'kysely';
 import { SubconsciousError, describeError, isSubconsciousError } from '../core/errors.js';
-import type { Clock, EventBus, IdGen, Logger } from '../core/index.js';
 import { END, START, StateGraph, type Checkpointer } from '../graph/index.js';
-import type { Llm } from '../llm/types.js';
 import { InstanceState } from '../store/instance-state.js';
-import type { Database } from '../store/schema.js';
 import { processOwner } from '../core/process-identity.js';
 import { LEASE_TTL_MS, TickLease } from './lease.js';
 import { readStatus, type EngineKeys, type OpenTick } from './status.js';
-import type { AbandonReason, CommitSummary, InstanceStatus, Observation, TickContext, TickOutcome, World, WorldState } from './types.js';
+import type { AbandonReason, CommitSummary, EngineServices, InstanceStatus, Observation, TickContext, TickOutcome, World, WorldState } from './types.js';
 
 export const DEFAULT_TICK_TIMEOUT_MS = 30 * 60_000;
 
-export interface EngineDeps {
-  db: Kysely<Database>;
-  llm: Llm;
-  clock: Clock;
-  ids: IdGen;
-  events: EventBus;
-  log: Logger;
+export interface EngineDeps extends EngineServices {
   checkpointer: Checkpointer;
 }
 

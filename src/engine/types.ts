@@ -17,7 +17,17 @@ export interface WorldState {
   set(key: string, value: unknown): Promise<void>;
 }
 
-export interface TickContext {
+/** The shared services every tick (and the engine around it) works with. */
+export interface EngineServices {
+  db: Kysely<Database>;
+  llm: Llm;
+  clock: Clock;
+  ids: IdGen;
+  events: EventBus;
+  log: Logger;
+}
+
+export interface TickContext extends EngineServices {
   /** The instance name (the world's kind unless configured otherwise). */
   world: string;
   /** This tick's id; stable across a crash-resume of the same tick. */
@@ -31,12 +41,6 @@ export interface TickContext {
   signal: AbortSignal;
   /** True when this tick was resumed from a checkpoint after a crash. */
   resumed: boolean;
-  db: Kysely<Database>;
-  llm: Llm;
-  clock: Clock;
-  ids: IdGen;
-  events: EventBus;
-  log: Logger;
   state: WorldState;
 }
 

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { Ledger } from './ledger.js';
-import type { Database } from '../store/schema.js';
+import type { Database, ModelCallsTable } from '../store/schema.js';
 import { defineMethod, type RpcMethod } from '../core/rpc.js';
 
 const DAY_MS = 86_400_000;
@@ -52,20 +52,8 @@ export interface UsageSummary {
   totals: UsageBreakdown;
 }
 
-export interface UsageCallRow {
-  id: string;
-  at: number;
-  world: string;
-  purpose: string;
-  role: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  estimated: boolean;
-  latency_ms: number;
-  outcome: string;
-  error: string | null;
-}
+/** A ledger row as the page reads it (`estimated` as a boolean). */
+export type UsageCallRow = Omit<ModelCallsTable, 'estimated'> & { estimated: boolean };
 
 export interface UsageCalls {
   total: number;
