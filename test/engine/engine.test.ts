@@ -2,7 +2,7 @@
  * The engine's invariants (seed 4's test list) with a test world, the real model layer against
  * the scripted model server, and the store on both dialects.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { flush } from '../../src/core/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
@@ -10,6 +10,7 @@ import { engineFor, worldState, type EngineUnderTest } from './support/engine.js
 import { addInboxItems, inboxWorld } from './support/inbox-world.js';
 
 const dialects = await testDialects();
+const UNTIL = { timeout: 10_000, interval: 5 };
 
 const summary = (text: string) => ({ json: { summary: text, important: [1] } });
 
@@ -118,12 +119,14 @@ describe.each(dialects)('engine on %s', (dialect) => {
     await addInboxItems(worldState(engine.state, 'inbox'), ['a']);
     server.enqueue(...Array.from({ length: 4 }, () => ({ status: 429, retryAfter: 1 })));
     const running = instance.tick();
-    let outcome: Awaited<typeof running> | undefined;
-    void running.then((o) => (outcome = o));
-    while (!outcome) {
-      await engine.clock.advance(1000); // the model layer waits out Retry-After on the clock
-      await flush();
+    // The model layer waits out Retry-After on the clock: move time only once each wait has begun
+    // (the tick timeout and the lease renewal are the two sleepers always parked).
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await vi.waitFor(() => expect(server.chatRequests).toHaveLength(attempt), UNTIL);
+      await vi.waitFor(() => expect(engine.clock.pending).toBe(3), UNTIL);
+      await engine.clock.advance(1000);
     }
+    const outcome = await running;
     expect(outcome.kind).toBe('failed');
     expect(server.chatRequests).toHaveLength(4); // first try + 3 retries
     const status = await instance.status();
