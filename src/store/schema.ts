@@ -98,6 +98,8 @@ export interface SubconsciousLogTable {
   /** `local`, `full` or `analysis`. */
   exec_mode: string | null;
   exec_started_at: number | null;
+  /** `host:pid` of the process executing the row (see core/process-identity). */
+  exec_owner: string | null;
   run_id: string | null;
   created_at: number;
   updated_at: number;

@@ -8,6 +8,7 @@ import * as m0002 from './0002_graph.js';
 import * as m0003 from './0003_agent.js';
 import * as m0004 from './0004_tasks.js';
 import * as m0005 from './0005_approval_owner.js';
+import * as m0006 from './0006_log_exec_owner.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003_agent': m0003,
   '0004_tasks': m0004,
   '0005_approval_owner': m0005,
+  '0006_log_exec_owner': m0006,
 };

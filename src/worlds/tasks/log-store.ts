@@ -5,6 +5,7 @@
  * execution so a resumed commit never runs a task twice.
  */
 import type { Kysely, Selectable, Updateable } from 'kysely';
+import { ownerIsGone, processOwner } from '../../core/index.js';
 import type { Database, SubconsciousLogTable } from '../../store/schema.js';
 import type { ExecMode, ExecState, LogDecision, LogEntry, ModelDecision, Task } from './types.js';
 
@@ -67,6 +68,7 @@ export class LogStore {
       exec_state: 'none',
       exec_mode: null,
       exec_started_at: null,
+      exec_owner: null,
       run_id: null,
       created_at: now,
       updated_at: now,
@@ -149,7 +151,7 @@ export class LogStore {
     const now = this.now();
     await this.db
       .updateTable('subconscious_log')
-      .set({ exec_state: 'running', exec_mode: mode, exec_started_at: now, model_decision: modelDecision, reason, updated_at: now })
+      .set({ exec_state: 'running', exec_mode: mode, exec_started_at: now, exec_owner: processOwner(), model_decision: modelDecision, reason, updated_at: now })
       .where('id', '=', id)
       .execute();
   }
@@ -211,20 +213,24 @@ export class LogStore {
   }
 
   /**
-   * Executions marked `running` long ago by a process that died and whose tick was not resumed:
-   * they become `failed` (never re-run: a write may already have happened).
+   * Executions marked `running` by a process that died: they become `failed` (never re-run: a
+   * write may already have happened). A dead owner on this host is known at once; otherwise the
+   * row must have outlived `startedBefore`. The current tick's own rows are left to it (a resumed
+   * tick settles the executions it opened).
    */
-  async failInterrupted(startedBefore: number): Promise<string[]> {
-    const rows = await this.db
+  async failInterrupted(opts: { startedBefore: number; currentTickId: string }): Promise<string[]> {
+    const running = await this.db
       .selectFrom('subconscious_log')
-      .select(['id'])
+      .select(['id', 'tick_id', 'exec_started_at', 'exec_owner'])
       .where('exec_state', '=', 'running')
-      .where('exec_started_at', '<', startedBefore)
       .execute();
-    for (const r of rows) {
+    const interrupted = running.filter(
+      (r) => r.tick_id !== opts.currentTickId && (ownerIsGone(r.exec_owner) || Number(r.exec_started_at ?? 0) < opts.startedBefore),
+    );
+    for (const r of interrupted) {
       await this.update(r.id, { decision: 'failed', exec_state: 'done', result: INTERRUPTED });
     }
-    return rows.map((r) => r.id);
+    return interrupted.map((r) => r.id);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import { SubconsciousError, describeError } from '../../core/errors.js';
+import { processOwner } from '../../core/index.js';
 import type { Clock, EventBus, IdGen, Logger } from '../../core/index.js';
 import type { Database } from '../../store/schema.js';
 import { EscalationStore } from './escalation-store.js';
@@ -162,6 +163,7 @@ export class TasksService {
       exec_state: 'running',
       exec_mode: 'full',
       exec_started_at: startedAt,
+      exec_owner: processOwner(),
     });
     this.emitLog(escalation.log_id, escalation.task_id, 'in_progress');
     let run: { id: string; settled: Promise<AgentOutcome> };

@@ -84,7 +84,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const heartbeat = { exists: snapshot.exists, tasks: snapshot.titles.length, mtimeMs: snapshot.mtimeMs };
     const now = ctx.clock.now();
 
-    for (const id of await service.logs.failInterrupted(now - interruptedAfterMs)) {
+    for (const id of await service.logs.failInterrupted({ startedBefore: now - interruptedAfterMs, currentTickId: ctx.tickId })) {
       const row = await service.logs.get(id);
       if (row) service.emitLog(id, row.task_id, 'failed');
     }

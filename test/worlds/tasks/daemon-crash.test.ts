@@ -15,7 +15,7 @@ import { openStore } from '../../../src/store/index.js';
 import { INTERRUPTED, TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { startDaemon, type TestDaemon } from '../../support/daemon.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
-import { AGENT_MODEL, LOCAL_MODEL, fencedTaskTitle, hasToolResult, isAgent, isEvaluation, isLocalExecution, packageBin, tasksInPrompt } from './harness.js';
+import { AGENT_MODEL, LOCAL_MODEL, fencedTaskTitle, hasToolResult, isAgent, isEvaluation, isLocalExecution, packageBin, systemOf, tasksInPrompt } from './harness.js';
 
 let server: ModelServer | undefined;
 let daemon: TestDaemon | undefined;
@@ -44,6 +44,17 @@ function config(baseUrl: string, ws: string): string {
     `args = [${JSON.stringify(packageBin('@modelcontextprotocol/server-filesystem'))}, ${JSON.stringify(ws)}]`,
     '',
   ].join('\n');
+}
+
+/** The daemon is another process: poll it (bounded) until `check` holds. */
+async function until<T>(d: TestDaemon, read: () => Promise<T>, check: (value: T) => boolean, what: string): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < 400 && !check(value); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    value = await read();
+  }
+  if (!check(value)) throw new Error(`${what}: ${JSON.stringify(value)}\n${d.output()}`);
+  return value;
 }
 
 /** The daemon is another process: wait (bounded) until its log rows settle. */
@@ -120,5 +131,55 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(status).toMatchObject({ total_ticks: 1, consecutive_failures: 0 });
     expect(status.instances.find((i) => i.world === 'tasks')?.last_outcome).toBe('committed');
     expect(await daemon.stop()).toBe(0);
+  }, 90_000);
+
+  it('an approved action cut off by SIGKILL is failed as interrupted at the next tick, and never run again', async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-approved-'));
+    const ws = workspace;
+    const store = await openStore({ workspace: ws });
+    const setup = new TasksService({ db: store.db, clock: new FakeClock(Date.now() - 60_000), ids: uuid, events: new EventBus(), workspace: ws, timezone: 'UTC' });
+    for (const t of await setup.listTasks()) await setup.updateTask(t.id, { enabled: false });
+    const task = await setup.addTask({ title: 'Check the shared inbox for unpaid invoices' });
+    expect(task.needs_tools).toBe(false);
+    await store.close();
+
+    server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
+    let evaluations = 0;
+    let reachedApproved!: () => void;
+    const approvedRunning = new Promise<void>((resolve) => (reachedApproved = resolve));
+    const isApproved = (req: Parameters<typeof isAgent>[0]) => isAgent(req) && systemOf(req).startsWith('The user approved');
+    server.handle((req) => {
+      if (isEvaluation(req)) {
+        const decision = ++evaluations === 1 ? 'escalate' : 'noop';
+        return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision, reason: 'invoice found' })) } };
+      }
+      if (isApproved(req)) {
+        reachedApproved();
+        return { hang: true };
+      }
+      if (isAgent(req)) return { text: 'One invoice is overdue.\nRECOMMENDED ACTION: important Forward the overdue invoice to accounting' };
+      return { status: 500, message: 'unscripted' };
+    });
+
+    daemon = await startDaemon({ workspace: ws, config: config(server.baseUrl, ws), env: { SUBCONSCIOUS_LOG_LEVEL: 'warn' } });
+    const d = daemon;
+    type Pending = { id: string; log_id: string }[];
+    const [escalation] = await until(d, () => d.rpc<Pending>('subconscious.escalations_list', { status: 'pending' }), (e) => e.length === 1, 'no pending escalation');
+    await d.rpc('subconscious.escalations_approve', { id: escalation!.id });
+    await approvedRunning;
+    await d.kill();
+
+    await d.restart();
+    await d.rpc('subconscious.trigger', { kind: 'tasks' });
+    const rows = await until(
+      d,
+      () => d.rpc<LogEntry[]>('subconscious.log_list', { limit: 100 }),
+      (r) => r.find((row) => row.id === escalation!.log_id)?.decision === 'failed',
+      'the cut-off approved action was not failed',
+    );
+    // The caps (20 + 30 min) have not passed: the dead owner alone told the new daemon.
+    expect(rows.find((row) => row.id === escalation!.log_id)).toMatchObject({ decision: 'failed', result: INTERRUPTED, exec_state: 'done' });
+    expect(server.chatRequests.filter(isApproved)).toHaveLength(1);
+    expect(await d.stop()).toBe(0);
   }, 90_000);
 });
