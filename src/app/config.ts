@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { mcpServersSchema } from '../agent/index.js';
-import { SubconsciousError } from '../core/errors.js';
+import { SubconsciousError, isTimeZone } from '../core/index.js';
 
 export const CONFIG_FILE = 'subconscious.toml';
 export const DEFAULT_PORT = 7777;
@@ -34,7 +34,7 @@ export const configSchema = z
         interval_minutes: z.number().int('must be a whole number of minutes').min(5, 'must be at least 5').max(1440).default(5),
         inference_enabled: z.boolean().default(true),
         context_budget_tokens: z.number().int().min(1000, 'must be at least 1000').max(1_000_000).default(40_000),
-        /** IANA zone for `cron:` task schedules (default: this machine's zone). */
+        /** IANA zone for `cron:` task schedules and for usage days when the page names none (default: this machine's zone). */
         timezone: z
           .string()
           .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"')
@@ -143,15 +143,6 @@ export function validateConfig(raw: unknown, source = 'configuration'): Config {
     hint: 'Fix that key in subconscious.toml or the matching SUBCONSCIOUS_* variable.',
     details: { key: fullKey, reason },
   });
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function parsePort(name: string, value: string): number {

@@ -3,7 +3,7 @@
  * from the resolved config. A new world is a factory in `src/worlds/` plus one entry here.
  */
 import { AgentRunner, ApprovalStore, McpManager, agentRpcMethods } from '../agent/index.js';
-import type { RpcMethod } from '../core/index.js';
+import { systemTimeZone, type RpcMethod } from '../core/index.js';
 import { WorldCatalog, type EngineDeps, type Registry } from '../engine/index.js';
 import { usageRpcMethods } from '../llm/index.js';
 import { createTasksWorld, tasksRpcMethods, type TasksWorld } from '../worlds/tasks/index.js';
@@ -75,7 +75,7 @@ export async function defineWorlds(setup: WorldSetup): Promise<AppServices> {
     mcp,
     approvals,
     agent,
-    rpcMethods: [...tasksRpcMethods(tasks.service), ...agentRpcMethods({ approvals, mcp }), ...usageRpcMethods(deps.db, deps.clock)],
+    rpcMethods: [...tasksRpcMethods(tasks.service), ...agentRpcMethods({ approvals, mcp }), ...usageRpcMethods(deps.db, deps.clock, config.heartbeat.timezone ?? systemTimeZone())],
     close: async () => {
       // Runs started outside a tick (approved escalations) stop before their tools go away.
       await agent.cancelAll('external');

@@ -3,7 +3,7 @@
  * attempt included. Cost and usage figures everywhere (status, /metrics, the Usage tab) come
  * from here, so it is written by `llm/` and nowhere else.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { IdGen } from '../core/ids.js';
 import type { Database, ModelCallsTable } from '../store/schema.js';
 import type { ModelErrorKind, ModelRole } from './types.js';
@@ -50,9 +50,9 @@ export interface LedgerSummary {
   byDay: Array<UsageTotals & { day: string; start: number }>;
 }
 
-/** One (UTC day, world, purpose) group of ledger rows. */
+/** One (day, world, purpose) group of ledger rows. */
 export interface LedgerGroup extends UsageTotals {
-  /** Epoch ms of the UTC day's start. */
+  /** Epoch ms of the day's start (UTC midnight unless the caller gave the day starts). */
   dayStart: number;
   world: string;
   purpose: string;
@@ -85,14 +85,17 @@ export class Ledger {
   }
 
   /**
-   * The ledger's figures in `[since, until]` grouped by UTC day, world and purpose: one read that
-   * every usage view (this summary, the page's Usage tab) aggregates from.
+   * The ledger's figures in `[since, until]` grouped by day, world and purpose: one read that
+   * every usage view (this summary, the page's Usage tab) aggregates from. Days are UTC days
+   * unless `dayStarts` (ascending epoch ms, e.g. local midnights) says where each day begins;
+   * a row before the first start counts in the first day.
    */
-  async grouped(range: { since: number; until: number }): Promise<LedgerGroup[]> {
+  async grouped(range: { since: number; until: number; dayStarts?: readonly number[] }): Promise<LedgerGroup[]> {
+    const day = dayStartOf(range.dayStarts);
     const rows = await this.db
       .selectFrom('model_calls')
       .select([
-        sql<number>`at / ${sql.lit(DAY_MS)}`.as('day'),
+        day.as('day_start'),
         'world',
         'purpose',
         sql<number>`count(*)`.as('calls'),
@@ -103,11 +106,11 @@ export class Ledger {
       ])
       .where('at', '>=', range.since)
       .where('at', '<=', range.until)
-      .groupBy([sql`at / ${sql.lit(DAY_MS)}`, 'world', 'purpose'])
+      .groupBy([day, 'world', 'purpose'])
       .execute();
     // Postgres returns count/sum as strings (bigint/numeric): normalise once here.
     return rows.map((row) => ({
-      dayStart: Number(row.day) * DAY_MS,
+      dayStart: Number(row.day_start),
       world: row.world,
       purpose: row.purpose,
       calls: Number(row.calls),
@@ -195,4 +198,12 @@ function getOr<K, V>(map: Map<K, V>, key: K, make: () => V): V {
     map.set(key, value);
   }
   return value;
+}
+
+/** SQL for the start of the day a row's `at` falls in: UTC days, or the given day starts. */
+function dayStartOf(starts: readonly number[] = []): RawBuilder<number> {
+  if (starts.length === 0) return sql<number>`(at / ${sql.lit(DAY_MS)}) * ${sql.lit(DAY_MS)}`;
+  // Latest start first; every branch is a CASE (never a bare literal, which GROUP BY reads as a column position).
+  const branches = [...starts].reverse().map((start) => sql`when at >= ${sql.lit(start)} then ${sql.lit(start)}`);
+  return sql<number>`case ${sql.join(branches, sql` `)} else ${sql.lit(starts[0]!)} end`;
 }

@@ -1,16 +1,16 @@
 /**
  * `usage.summary` and `usage.calls`: what the model-call ledger (`model_calls`) says about
- * calls and tokens, for the page's Usage tab. Days are UTC days; every figure comes straight
- * from the ledger so the page's totals equal a direct count.
+ * calls and tokens, for the page's Usage tab. Days are calendar days in the viewer's time zone
+ * (the page sends it; else the daemon's); every figure comes straight from the ledger so the
+ * page's totals equal a direct count.
  */
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
+import { isTimeZone, startOfZonedDay, zonedDate } from '../core/time-zone.js';
 import { Ledger } from './ledger.js';
 import type { Database, ModelCallsTable } from '../store/schema.js';
 import { defineMethod, type RpcMethod } from '../core/rpc.js';
-
-const DAY_MS = 86_400_000;
 
 export interface UsageFigures {
   calls: number;
@@ -30,15 +30,17 @@ export interface UsageBreakdown extends UsageFigures {
 }
 
 export interface UsageDay extends UsageBreakdown {
-  /** `YYYY-MM-DD` (UTC). */
+  /** `YYYY-MM-DD` in the summary's time zone. */
   date: string;
-  /** Epoch ms of the day's start (UTC). */
+  /** Epoch ms of the day's start (local midnight, or the first instant after a skipped one). */
   start: number;
 }
 
 export interface UsageSummary {
   days: number;
-  /** Epoch ms: the start of the first day covered (UTC midnight). */
+  /** The IANA zone the days are counted in. */
+  time_zone: string;
+  /** Epoch ms: the start of the first day covered. */
   from: number;
   /** Epoch ms: when the summary was computed. */
   to: number;
@@ -60,7 +62,12 @@ export interface UsageCalls {
   rows: UsageCallRow[];
 }
 
-export const usageSummaryParams = z.object({ days: z.number().int().min(1).max(90).default(14) }).strict();
+export const usageSummaryParams = z
+  .object({
+    days: z.number().int().min(1).max(90).default(14),
+    time_zone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
+  })
+  .strict();
 export const usageCallsParams = z
   .object({
     limit: z.number().int().min(1).max(500).default(50),
@@ -69,13 +76,14 @@ export const usageCallsParams = z
   })
   .strict();
 
-export function usageRpcMethods(db: Kysely<Database>, clock: Clock): RpcMethod[] {
+/** `defaultTimeZone`: the zone days are counted in when the caller names none. */
+export function usageRpcMethods(db: Kysely<Database>, clock: Clock, defaultTimeZone = 'UTC'): RpcMethod[] {
   return [
     defineMethod(
       'usage.summary',
       usageSummaryParams,
-      'Model calls and tokens from the ledger, today and per UTC day (default 14 days), by world and by purpose.',
-      ({ days }) => usageSummary(db, clock.now(), days),
+      "Model calls and tokens from the ledger, today and per day (default 14 days; {time_zone?} is the viewer's IANA zone), by world and by purpose.",
+      ({ days, time_zone }) => usageSummary(db, clock.now(), days, time_zone ?? defaultTimeZone),
     ),
     defineMethod(
       'usage.calls',
@@ -86,23 +94,26 @@ export function usageRpcMethods(db: Kysely<Database>, clock: Clock): RpcMethod[]
   ];
 }
 
-export async function usageSummary(db: Kysely<Database>, now: number, days: number): Promise<UsageSummary> {
-  const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
-  const from = todayStart - (days - 1) * DAY_MS;
-  const grouped = await ledgerOf(db).grouped({ since: from, until: now });
+export async function usageSummary(db: Kysely<Database>, now: number, days: number, timeZone = 'UTC'): Promise<UsageSummary> {
+  // Days are counted back from today's start: DST days are 23 or 25 hours long.
+  const dayStarts = Array.from({ length: days }, (_, i) => startOfZonedDay(now, timeZone, i - (days - 1)));
+  const from = dayStarts[0]!;
+  const todayStart = dayStarts[days - 1]!;
+  const grouped = await ledgerOf(db).grouped({ since: from, until: now, dayStarts });
   const perDay = new Map<number, Accumulator>();
-  for (let d = 0; d < days; d++) perDay.set(from + d * DAY_MS, new Accumulator());
+  for (const start of dayStarts) perDay.set(start, new Accumulator());
   const total = new Accumulator();
   for (const row of grouped) {
     const figures = { calls: row.calls, input_tokens: row.inputTokens, output_tokens: row.outputTokens, failed: row.failed };
     perDay.get(row.dayStart)?.add(row.world, row.purpose, figures);
     total.add(row.world, row.purpose, figures);
   }
-  const perDayList = [...perDay.entries()].map(([start, acc]) => acc.day(start));
-  const today = perDayList[perDayList.length - 1] ?? new Accumulator().day(todayStart);
+  const perDayList = [...perDay.entries()].map(([start, acc]) => acc.day(start, timeZone));
+  const today = perDayList[perDayList.length - 1] ?? new Accumulator().day(todayStart, timeZone);
   const totals = total.breakdown();
   return {
     days,
+    time_zone: timeZone,
     from,
     to: now,
     worlds: totals.by_world.map((g) => g.key).sort(),
@@ -156,8 +167,8 @@ class Accumulator {
     return { ...this.sum, by_world: groups(this.worlds), by_purpose: groups(this.purposes) };
   }
 
-  day(start: number): UsageDay {
-    return { date: new Date(start).toISOString().slice(0, 10), start, ...this.breakdown() };
+  day(start: number, timeZone: string): UsageDay {
+    return { date: zonedDate(start, timeZone), start, ...this.breakdown() };
   }
 }
 

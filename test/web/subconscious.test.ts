@@ -43,6 +43,8 @@ interface StatusRow {
   total_ticks: number;
 }
 
+/** The viewer is 14 hours ahead of UTC: their day is not the daemon's UTC day. */
+const VIEWER_TZ = 'Pacific/Kiritimati';
 const MEMORY_SERVER = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url));
 
 const LONG_RESULT =
@@ -94,7 +96,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
         SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
       },
     });
-    browser = await launchBrowser();
+    browser = await launchBrowser({ timezoneId: VIEWER_TZ });
     watched = await browser.newPage();
     page = watched.page;
     await page.goto(daemon.pageUrl);
@@ -374,10 +376,15 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       const failed = i % 7 === 3;
       insert.run(`seed-${i}`, Date.now() - (1 + (i % 12)) * DAY, i % 3 ? 'tasks' : 'heartbeat', i % 2 ? 'evaluate' : 'pulse', 'local', 'scripted-local', 200 + i * 10, 20 + i, 0, 100 + i, failed ? 'timeout' : 'ok', failed ? 'took longer than 120 s' : null);
     }
+    // Two calls a minute either side of the viewer's midnight: one UTC day, two of the viewer's.
+    const viewerToday = (await daemon.rpc<UsageSummary>('usage.summary', { days: 1, time_zone: VIEWER_TZ })).today.start;
+    insert.run('seed-before-midnight', viewerToday - 60_000, 'tasks', 'evaluate', 'local', 'scripted-local', 11, 1, 0, 50, 'ok', null);
+    insert.run('seed-after-midnight', Math.min(viewerToday + 60_000, Date.now()), 'tasks', 'evaluate', 'local', 'scripted-local', 13, 1, 0, 50, 'ok', null);
 
     await page.getByRole('tab', { name: 'Usage' }).click();
     await page.locator('[data-testid="usage-chart"]').waitFor();
-    const summary = await daemon.rpc<UsageSummary>('usage.summary', { days: 14 });
+    // The page counts the viewer's days, not the daemon's.
+    const summary = await daemon.rpc<UsageSummary>('usage.summary', { days: 14, time_zone: VIEWER_TZ });
     const from = summary.from;
     const direct = db.prepare('select count(*) as calls, coalesce(sum(input_tokens),0) as input, coalesce(sum(output_tokens),0) as output from model_calls where at >= ?').get(from) as { calls: number; input: number; output: number };
     const allCalls = (db.prepare('select count(*) as n from model_calls').get() as { n: number }).n;
@@ -393,6 +400,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(await num('[data-testid="usage-total-figures"] [data-testid="figure-input"]')).toBe(direct.input);
     expect(await num('[data-testid="usage-total-figures"] [data-testid="figure-output"]')).toBe(direct.output);
     expect(await num('[data-testid="usage-today-figures"] [data-testid="figure-calls"]')).toBe(summary.today.calls);
+    await expect(page.locator('[data-testid="usage-today"]').innerText()).resolves.toContain(`Today (${summary.today.date}, ${VIEWER_TZ})`);
 
     const chart = page.locator('[data-testid="usage-chart"]');
     const drawn = async () => Number(await chart.getAttribute('data-drawn-total'));

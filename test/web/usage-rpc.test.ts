@@ -1,6 +1,7 @@
 /**
  * `usage.summary` / `usage.calls` over the real dispatcher, on both dialects: the figures must
- * equal what a direct count of the ledger says, days are UTC days, and bad params name the field.
+ * equal what a direct count of the ledger says, days are the viewer's calendar days (UTC unless a
+ * zone is named), and bad params name the field.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -113,7 +114,48 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
     expect(memory.rows.every((r) => r.world === 'memory')).toBe(true);
   });
 
+  it("counts the viewer's calendar days when the call names a time zone, else the daemon's", async () => {
+    await store.db
+      .insertInto('model_calls')
+      .values([
+        call({ at: Date.UTC(2026, 2, 14, 16, 0), input_tokens: 40 }), // 15 March 01:00 in Tokyo, 14 March in UTC
+        call({ at: Date.UTC(2026, 2, 14, 14, 0), input_tokens: 20 }), // 14 March 23:00 in Tokyo
+      ])
+      .execute();
+    const tokyo = (await rpc.call('usage.summary', { time_zone: 'Asia/Tokyo' })) as UsageSummary;
+    expect(tokyo.time_zone).toBe('Asia/Tokyo');
+    expect(tokyo.today).toMatchObject({ date: '2026-03-15', start: Date.UTC(2026, 2, 14, 15), calls: 1, input_tokens: 40 });
+    expect(tokyo.per_day[12]).toMatchObject({ date: '2026-03-14', calls: 1, input_tokens: 20 });
+    expect(tokyo.from).toBe(Date.UTC(2026, 2, 1, 15));
+    const utc = (await rpc.call('usage.summary', {})) as UsageSummary;
+    expect(utc.time_zone).toBe('UTC');
+    expect(utc.today.calls).toBe(0);
+    expect(utc.per_day[12]).toMatchObject({ date: '2026-03-14', calls: 2 });
+    // A daemon configured for Tokyo counts Tokyo days when the page names no zone.
+    const daemonInTokyo = new RpcDispatcher(usageRpcMethods(store.db, clock, 'Asia/Tokyo'));
+    expect(((await daemonInTokyo.call('usage.summary', {})) as UsageSummary).today.calls).toBe(1);
+  });
+
+  it('a DST change makes a 23-hour day, and its calls stay on their own day', async () => {
+    const afterSpringForward = new RpcDispatcher(usageRpcMethods(store.db, new FakeClock(Date.UTC(2026, 3, 2, 12))));
+    await store.db
+      .insertInto('model_calls')
+      .values([
+        call({ at: Date.UTC(2026, 2, 29, 21, 30) }), // 29 March 23:30 CEST
+        call({ at: Date.UTC(2026, 2, 29, 22, 30) }), // 30 March 00:30 CEST
+      ])
+      .execute();
+    const s = (await afterSpringForward.call('usage.summary', { days: 7, time_zone: 'Europe/Paris' })) as UsageSummary;
+    const day = (date: string) => s.per_day.findIndex((d) => d.date === date);
+    const spring = day('2026-03-29');
+    expect(s.per_day[spring + 1]!.start - s.per_day[spring]!.start).toBe(23 * 3_600_000);
+    expect(s.per_day[spring]!.calls).toBe(1);
+    expect(s.per_day[day('2026-03-30')]!.calls).toBe(1);
+    expect(s.per_day.map((d) => d.date)).toEqual(['2026-03-27', '2026-03-28', '2026-03-29', '2026-03-30', '2026-03-31', '2026-04-01', '2026-04-02']);
+  });
+
   it('rejects bad params naming the field', async () => {
+    await expect(rpc.call('usage.summary', { time_zone: 'Mars/Olympus_Mons' })).rejects.toThrow(/time_zone/);
     await expect(rpc.call('usage.summary', { days: 0 })).rejects.toThrow(/days/);
     await expect(rpc.call('usage.summary', { days: 91 })).rejects.toThrow(/days/);
     await expect(rpc.call('usage.calls', { limit: -1 })).rejects.toThrow(/limit/);
@@ -135,15 +177,16 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
       { maxLength: 30 },
     );
     await fc.assert(
-      fc.asyncProperty(arb, fc.integer({ min: 1, max: 20 }), async (items, days) => {
+      fc.asyncProperty(arb, fc.integer({ min: 1, max: 20 }), fc.constantFrom('UTC', 'Asia/Tokyo', 'America/Los_Angeles', 'Asia/Kathmandu'), async (items, days, zone) => {
         await store.db.deleteFrom('model_calls').execute();
         const todayStart = Math.floor(NOW / DAY) * DAY;
         const values = items
           .map((it) => call({ at: todayStart - it.dayBack * DAY + it.msInDay, world: it.world, purpose: it.purpose, input_tokens: it.input, output_tokens: it.output, outcome: it.ok ? 'ok' : 'model_error' }))
           .filter((v) => v.at <= NOW);
         if (values.length) await store.db.insertInto('model_calls').values(values).execute();
-        const s = (await rpc.call('usage.summary', { days })) as UsageSummary;
-        const from = todayStart - (days - 1) * DAY;
+        const s = (await rpc.call('usage.summary', { days, time_zone: zone })) as UsageSummary;
+        const from = s.from;
+        expect(s.per_day).toHaveLength(days);
         const inWindow = values.filter((v) => v.at >= from);
         expect(s.totals.calls).toBe(inWindow.length);
         expect(s.totals.input_tokens).toBe(inWindow.reduce((a, v) => a + v.input_tokens, 0));
@@ -151,7 +194,12 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
         expect(s.per_day.reduce((a, d) => a + d.calls, 0)).toBe(inWindow.length);
         expect(s.totals.by_world.reduce((a, g) => a + g.input_tokens, 0)).toBe(s.totals.input_tokens);
         expect(s.totals.by_purpose.reduce((a, g) => a + g.output_tokens, 0)).toBe(s.totals.output_tokens);
-        expect(s.today.calls).toBe(values.filter((v) => v.at >= todayStart).length);
+        expect(s.today.calls).toBe(values.filter((v) => v.at >= s.today.start).length);
+        // Each day holds exactly the calls between its start and the next day's.
+        s.per_day.forEach((d, i) => {
+          const end = s.per_day[i + 1]?.start ?? Infinity;
+          expect(d.calls).toBe(values.filter((v) => v.at >= d.start && v.at < end).length);
+        });
       }),
       { numRuns: 15 },
     );

@@ -4,23 +4,17 @@
  * reason, naming the field.
  */
 import { Cron } from 'croner';
-import { SubconsciousError } from '../../core/errors.js';
+import { SubconsciousError, isTimeZone, systemTimeZone } from '../../core/index.js';
 
 export type Recurrence = { kind: 'pending' } | { kind: 'once' } | { kind: 'cron'; expr: string };
 
-export function defaultTimezone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
+export const defaultTimezone = systemTimeZone;
 
 export function validateTimezone(timezone: string): string {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return timezone;
-  } catch {
-    throw new SubconsciousError('config_invalid', `heartbeat.timezone: "${timezone}" is not an IANA time zone.`, {
-      hint: 'Use a name such as "Europe/Paris" or "UTC".',
-    });
-  }
+  if (isTimeZone(timezone)) return timezone;
+  throw new SubconsciousError('config_invalid', `heartbeat.timezone: "${timezone}" is not an IANA time zone.`, {
+    hint: 'Use a name such as "Europe/Paris" or "UTC".',
+  });
 }
 
 /** Parse and validate; throws `invalid_params` naming `field` with croner's reason. */

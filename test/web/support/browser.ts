@@ -43,7 +43,8 @@ export function assertChromium(): void {
   }
 }
 
-export async function launchBrowser(): Promise<TestBrowser> {
+/** `timezoneId`: the zone the page believes it is in (the machine's when left out). */
+export async function launchBrowser(opts: { timezoneId?: string } = {}): Promise<TestBrowser> {
   assertChromium();
   const profile = mkdtempSync(path.join(os.tmpdir(), 'subc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -52,6 +53,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
     args: ARGS,
     viewport: { width: 1280, height: 800 },
     reducedMotion: 'no-preference',
+    ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
   });
   // The persistent context opens one blank tab; tests open their own.
   for (const p of context.pages()) await p.close();

@@ -1,6 +1,7 @@
 /**
- * Stacked bars, one per UTC day, one segment per world (or purpose). Hand-drawn SVG: it scales
- * with its box, every segment has a tooltip, and the same numbers are in the tables below.
+ * Stacked bars, one per day (the viewer's calendar day), one segment per world (or purpose).
+ * Hand-drawn SVG: it scales with its box, every segment has a tooltip, and the same numbers are
+ * in the tables below.
  */
 import type { UsageSummary } from '../../api/types.js';
 import { useWidth } from '../../shell/hooks.js';

@@ -12,10 +12,11 @@ import { GROUP_LABEL, METRIC_LABEL, USAGE_EVENTS, type GroupBy, type Metric } fr
 import { UsageChart } from './UsageChart.js';
 
 const DAYS = 14;
-
+/** Days on this tab are the viewer's own calendar days. */
+const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 export function UsageTab() {
-  const summary = useLiveRpc<UsageSummary>('usage.summary', { days: DAYS }, USAGE_EVENTS);
+  const summary = useLiveRpc<UsageSummary>('usage.summary', { days: DAYS, time_zone: TIME_ZONE }, USAGE_EVENTS);
   const [metric, setMetric] = useState<Metric>('input_tokens');
   const [groupBy, setGroupBy] = useState<GroupBy>('by_world');
   const s = summary.data;
@@ -24,7 +25,7 @@ export function UsageTab() {
       {!s && <p className="muted">{summary.error ? 'Usage could not be read.' : 'Reading the ledger…'}</p>}
       {s && (
         <>
-          <Section id="usage-today" title={`Today (${s.today.date}, UTC)`}>
+          <Section id="usage-today" title={`Today (${s.today.date}, ${s.time_zone})`}>
             <Figures day={s.today} testid="usage-today-figures" />
           </Section>
           <Section
