@@ -1,6 +1,8 @@
 /** The model layer's public surface. Everything above `llm/` calls models only through `Llm`. */
 export type * from './types.js';
 export { createLlm, type CreateLlmOptions, type LlmService } from './llm.js';
+export type { ProviderModel } from './meter.js';
+export { dryRunModel, type DryRunModelOptions, type DryRunRequest } from './dry-run-model.js';
 export { Ledger, type CallRecord, type LedgerCall, type LedgerGroup, type LedgerSummary, type UsageTotals } from './ledger.js';
 export { ModelError, isModelError, classifyModelError, parseRetryAfter, type ErrorContext } from './errors.js';
 export { parseStructured, extractJson, schemaInstruction } from './structured.js';

@@ -31,6 +31,12 @@ export interface CreateLlmOptions {
   /** `probe()`: HTTP timeout (default 2 s) and cache lifetime on the clock (default 5 s). */
   probeTimeoutMs?: number | undefined;
   probeCacheMs?: number | undefined;
+  /**
+   * The model behind each role, in this process, instead of its HTTP endpoint (`simulate`'s
+   * dry-run model). Calls are metered and recorded as usual; `probe()` answers available without
+   * contacting anything, since there is no server to ask.
+   */
+  inProcessModel?: ((role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel) | undefined;
 }
 
 export interface LlmService extends Llm {
@@ -48,13 +54,14 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
     let model = providers.get(role);
     if (!model) {
       const endpoint = endpoints[role];
-      const provider = createOpenAICompatible({
-        name: `subconscious-${role}`,
-        baseURL: endpoint.baseUrl,
-        apiKey: endpoint.apiKey,
-        includeUsage: true, // ask for the usage chunk on streams, so the ledger has real figures
-      });
-      model = provider.chatModel(endpoint.model);
+      model = opts.inProcessModel
+        ? opts.inProcessModel(role, endpoint)
+        : createOpenAICompatible({
+            name: `subconscious-${role}`,
+            baseURL: endpoint.baseUrl,
+            apiKey: endpoint.apiKey,
+            includeUsage: true, // ask for the usage chunk on streams, so the ledger has real figures
+          }).chatModel(endpoint.model);
       providers.set(role, model);
     }
     return model;
@@ -101,7 +108,10 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
       validateContext(ctx);
       return metered({ world: ctx.world, purpose: ctx.purpose, role: ctx.role });
     },
-    probe: (role) => prober.probe(role, endpointOf(role)),
+    probe: (role) => {
+      const endpoint = endpointOf(role);
+      return opts.inProcessModel ? Promise.resolve({ available: true }) : prober.probe(role, endpoint);
+    },
     signature: (role) => {
       const endpoint = endpointOf(role);
       return `${endpoint.baseUrl}|${endpoint.model}`;
