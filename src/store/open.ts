@@ -112,7 +112,8 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
   return { db, dialect: 'postgres', location, close: () => db.destroy() };
 }
 
-function redact(url: string): string {
+/** A Postgres URL without its password, for logs and messages. */
+export function redact(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
