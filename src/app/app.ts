@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { EventBus, RpcDispatcher, createLogger, defineMethod, systemClock, uuid, type Clock, type IdGen, type Logger, type RpcMethod } from '../core/index.js';
 import { Registry, engineRpcMethods, type EngineDeps } from '../engine/index.js';
 import { StoreCheckpointer } from '../graph/index.js';
-import { createLlm, type Llm, type ModelsConfig } from '../llm/index.js';
+import { createLlm, type Llm, type ModelEndpointConfig, type ModelRole, type ModelsConfig, type ProviderModel } from '../llm/index.js';
 import { InstanceState, openStore, type Store } from '../store/index.js';
+import type { SkillsHealth } from '../worlds/tasks/index.js';
 import { loadConfig, type Config } from './config.js';
 import { defineWorlds, type AppServices } from './worlds.js';
 
@@ -20,6 +21,12 @@ export interface AppOptions {
   clock?: Clock;
   ids?: IdGen;
   log?: Logger;
+  /** Run on this store instead of the configured database (`simulate`: a scratch store). The app closes it. */
+  store?: Store;
+  /** The model behind each role, in this process, instead of its endpoint (`simulate`: a dry-run model). */
+  inProcessModel?: (role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel;
+  /** What the worlds see of the MCP servers instead of asking them (`simulate`: they are not started). */
+  skills?: SkillsHealth;
 }
 
 export interface App {
@@ -54,17 +61,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const ids = opts.ids ?? uuid;
   const log = opts.log ?? createLogger();
   const events = new EventBus(() => clock.now());
-  const store = await openStore({ workspace, ...(config.database.url ? { databaseUrl: config.database.url } : {}) });
+  const store = opts.store ?? (await openStore({ workspace, ...(config.database.url ? { databaseUrl: config.database.url } : {}) }));
   try {
     // Seed 4 back-compat: bare keys from before namespacing belonged to the memory world.
     await new InstanceState(store.db, () => clock.now()).migrateLegacyKeys('memory');
-    const llm = createLlm({ models: modelsConfig(config), db: store.db, clock, ids, log });
+    const llm = createLlm({ models: modelsConfig(config), db: store.db, clock, ids, log, inProcessModel: opts.inProcessModel });
     const checkpointer = new StoreCheckpointer(store.db, clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
     await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
     const deps: EngineDeps = { db: store.db, llm, clock, ids, events, log, checkpointer };
     const registry = new Registry(deps);
-    const services = await defineWorlds({ workspace, config, deps, registry });
+    const services = await defineWorlds({ workspace, config, deps, registry, skills: opts.skills });
     const rpc = new RpcDispatcher();
     const methods: RpcMethod[] = [...engineRpcMethods(registry), ...services.rpcMethods];
     for (const m of methods) rpc.add(m);

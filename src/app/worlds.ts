@@ -6,7 +6,7 @@ import { AgentRunner, ApprovalStore, McpManager, agentRpcMethods } from '../agen
 import { systemTimeZone, type RpcMethod } from '../core/index.js';
 import { WorldCatalog, type EngineDeps, type Registry } from '../engine/index.js';
 import { usageRpcMethods } from '../llm/index.js';
-import { createTasksWorld, tasksRpcMethods, type TasksWorld } from '../worlds/tasks/index.js';
+import { createTasksWorld, tasksRpcMethods, type SkillsHealth, type TasksWorld } from '../worlds/tasks/index.js';
 import type { Config } from './config.js';
 
 export interface WorldSetup {
@@ -14,6 +14,8 @@ export interface WorldSetup {
   config: Config;
   deps: EngineDeps;
   registry: Registry;
+  /** What the worlds see of the MCP servers, instead of the manager itself (`simulate`). */
+  skills?: SkillsHealth | undefined;
 }
 
 export interface AppServices {
@@ -30,7 +32,7 @@ interface WorldDeps extends WorldSetup {
 }
 
 /** Every world kind this product ships: `makeWorld(kind, deps)`. */
-export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspace, config, deps, agent, mcp }) =>
+export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspace, config, deps, agent, mcp, skills }) =>
   createTasksWorld({
     db: deps.db,
     clock: deps.clock,
@@ -39,7 +41,7 @@ export const catalog = new WorldCatalog<WorldDeps>().define('tasks', ({ workspac
     log: deps.log,
     workspace,
     agent,
-    skills: mcp,
+    skills: skills ?? mcp,
     timezone: config.heartbeat.timezone,
     // A run marked running is only "interrupted" once it has outlived every cap that could still end it.
     interruptedAfterMs: (config.agent.run_cap_minutes + config.engine.tick_timeout_minutes) * 60_000,

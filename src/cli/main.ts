@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `subconscious` command: start | tick | status | tasks …
+ * The `subconscious` command: start | tick | status | simulate | tasks …
  * Errors print one clear line (code, message, what to do) and exit non-zero.
  */
 import { Command, InvalidArgumentError } from 'commander';
@@ -10,6 +10,7 @@ import { silentLogger } from '../core/logger.js';
 import { announce, startDaemon, type Daemon } from './daemon.js';
 import { printStatus, printTickOutcomes } from './format.js';
 import { callRunningDaemon } from './remote.js';
+import { parseHours, printSimulation, progressLine, simulate } from './simulate.js';
 
 const program = new Command();
 program.name('subconscious').description('Background cognition engine for AI agents: the loops that run while nobody is typing.').showHelpAfterError();
@@ -88,6 +89,21 @@ program
     const status = await withApp(opts.workspace, (app) => app.rpc.call('subconscious.status'));
     if (opts.json) console.log(JSON.stringify(status, null, 2));
     else printStatus(status as Parameters<typeof printStatus>[0], (l) => console.log(l));
+  });
+
+program
+  .command('simulate')
+  .description('a fake-clock day: what would this config cost? (dry run: no model is contacted, your database is only read)')
+  .option(...workspaceOption)
+  .option('--hours <n>', 'length of the simulated period, 1-168', '24')
+  .option('--json', 'print the figures as one JSON object')
+  .action(async (opts: { workspace: string; hours: string; json?: boolean }) => {
+    const hours = parseHours(opts.hours);
+    const progress = process.stderr.isTTY ? progressLine((line) => process.stderr.write(line)) : undefined;
+    const result = await simulate({ workspace: opts.workspace, hours, onProgress: progress?.update }).finally(() => progress?.clear());
+    if (opts.json) console.log(JSON.stringify(result, null, 2));
+    else printSimulation(result, (l) => console.log(l));
+    if (result.failures.length) process.exitCode = 1;
   });
 
 await registerWorldCommands(program);

@@ -16,4 +16,5 @@ export { parseRecurrence, formatRecurrence, nextCronRun, advanceSchedule, schedu
 export { detectWriteIntent, isSkillRelated, findRecommendedAction, splitPriority } from './intent.js';
 export { buildSituationReport, scanWorkspace, type SituationReport } from './situation.js';
 export { decisionsSchema, normalizeDecisions, planBatches, NO_DECISION, type TaskDecision } from './evaluate.js';
+export { readEvaluationPrompt, noopDecisionsReply, DRY_RUN_REASON, type EvaluationRead } from './dry-run.js';
 export type * from './types.js';
