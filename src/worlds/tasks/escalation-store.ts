@@ -80,6 +80,12 @@ export class EscalationStore {
     return [...new Set(rows.map((r) => r.task_id))];
   }
 
+  /** Ids of the pending escalations raised by one task. */
+  async pendingIdsFor(taskId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('subconscious_escalations').select('id').where('task_id', '=', taskId).where('status', '=', 'pending').execute();
+    return rows.map((r) => r.id);
+  }
+
   /** pending → `to`, exactly once. Unknown id → not_found; already resolved → conflict. */
   async resolve(id: string, to: 'approved' | 'dismissed'): Promise<Escalation> {
     const res = await this.db

@@ -126,6 +126,8 @@ export class TasksService {
     await this.ensureReady();
     const task = await this.tasks.remove(id);
     this.emit('tasks.changed', { id, action: 'removed' });
+    // What a removed task recommended must not run later: its pending escalations are skipped.
+    for (const escalationId of await this.escalations.pendingIdsFor(id)) await this.dismissIfPending(escalationId);
     return task;
   }
 
@@ -153,6 +155,13 @@ export class TasksService {
     }
     if (this.closing.signal.aborted) {
       throw new SubconsciousError('conflict', 'subconscious is shutting down; the escalation stays pending.', { hint: 'Approve it again after the next start.' });
+    }
+    const pending = await this.escalations.get(id);
+    if (pending?.status === 'pending' && !(await this.tasks.get(pending.task_id))) {
+      await this.dismissIfPending(id);
+      throw new SubconsciousError('conflict', `The task that raised escalation "${id}" was removed, so its action was not run; the escalation is skipped.`, {
+        details: { field: 'id' },
+      });
     }
     const escalation = await this.escalations.resolve(id, 'approved');
     this.emit('tasks.escalation_changed', { id, status: 'approved' });
@@ -199,6 +208,15 @@ export class TasksService {
     this.emit('tasks.escalation_changed', { id, status: 'dismissed' });
     this.emitLog(escalation.log_id, escalation.task_id, 'dismissed');
     return escalation;
+  }
+
+  /** Dismiss, unless someone answered it first (then it is theirs). */
+  private async dismissIfPending(id: string): Promise<void> {
+    try {
+      await this.dismiss(id);
+    } catch (err) {
+      if (!(err instanceof SubconsciousError && err.code === 'conflict')) throw err;
+    }
   }
 
   /** Wait for approved runs still in flight (tests). */

@@ -310,6 +310,47 @@ describe('tasks world: a task waiting for approval', () => {
   });
 });
 
+describe('tasks world: a removed task', () => {
+  it('takes its pending escalation with it: skipped, and approving it is refused and runs nothing', async () => {
+    h = await createTasksHarness();
+    const task = await h.world.service.addTask({ title: 'Check the shared folder for unsigned contracts' });
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
+      if (isAgent(req)) return { text: 'Two contracts are unsigned.\nRECOMMENDED ACTION: important Email the signers a reminder' };
+      return { status: 500, message: 'unscripted' };
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const [pending] = await h.world.service.listEscalations('pending');
+    expect(pending).toMatchObject({ task_id: task.id });
+    const agentCalls = h.server.chatRequests.filter(isAgent).length;
+
+    await h.world.service.removeTask(task.id);
+    expect(await h.world.service.listEscalations('pending')).toEqual([]);
+    expect((await h.world.service.listEscalations('dismissed')).map((e) => e.id)).toEqual([pending!.id]);
+    const row = (await logRows(h)).find((r) => r.id === pending!.log_id);
+    expect(row?.decision).toBe('dismissed');
+    await expect(h.world.service.approve(pending!.id, { wait: true })).rejects.toMatchObject({ code: 'conflict' });
+    expect(h.server.chatRequests.filter(isAgent)).toHaveLength(agentCalls);
+  });
+
+  it('whose escalation is still pending in the store (an older version removed it) cannot run it', async () => {
+    h = await createTasksHarness();
+    const task = await h.world.service.addTask({ title: 'Check the shared folder for unsigned contracts' });
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
+      if (isAgent(req)) return { text: 'Two contracts are unsigned.\nRECOMMENDED ACTION: important Email the signers a reminder' };
+      return { status: 500, message: 'unscripted' };
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const [pending] = await h.world.service.listEscalations('pending');
+    await h.store.db.deleteFrom('subconscious_tasks').where('id', '=', task.id).execute();
+    const agentCalls = h.server.chatRequests.filter(isAgent).length;
+    await expect(h.world.service.approve(pending!.id, { wait: true })).rejects.toThrow(/was removed/);
+    expect(h.server.chatRequests.filter(isAgent)).toHaveLength(agentCalls);
+    expect((await h.world.service.listEscalations('pending'))).toEqual([]);
+  });
+});
+
 describe('tasks world: evaluation batches', () => {
   it('every call fits the context budget with its answer, so a long answer is never cut off', async () => {
     const budget = 6000;
