@@ -332,6 +332,10 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     const calendarTask = (await tasks()).find((t) => t.title === 'Check the shared calendar')!;
     const emailsRow = logRowFor(emailsTask.id).first();
     await emailsRow.and(page.locator('[data-decision="escalate"]')).waitFor();
+    // Each escalated task says it waits for an answer (it is not evaluated again until then).
+    const taskRow = (id: string) => page.locator(`[data-testid="task-row"][data-task-id="${id}"]`);
+    await taskRow(calendarTask.id).locator('[data-testid="task-waiting"]').waitFor();
+    expect(await page.locator('[data-testid="task-waiting"]').count()).toBe(3);
     expect(await emailsRow.locator('.dot-amber').count()).toBe(1);
     expect(await emailsRow.locator('[data-testid="log-text"]').innerText()).toBe('Waiting for approval');
     await waitIdle();
@@ -350,6 +354,8 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await calendarRow.and(page.locator('[data-decision="dismissed"]')).waitFor();
     expect(await calendarRow.locator('[data-testid="log-text"]').innerText()).toBe('Skipped');
     expect(await calendarRow.locator('.dot-gray').count()).toBe(1);
+    await taskRow(calendarTask.id).locator('[data-testid="task-waiting"]').waitFor({ state: 'detached' });
+    expect(await taskRow(emailsTask.id).locator('[data-testid="task-waiting"]').count()).toBe(0);
     expect((await daemon.rpc<EscalationRow[]>('subconscious.escalations_list', { status: 'dismissed' })).map((e) => e.title)).toEqual(['Check the shared calendar']);
     expect(models.seen.filter((k) => k === 'approved')).toHaveLength(1); // skipping ran nothing
 

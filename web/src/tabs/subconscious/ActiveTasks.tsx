@@ -3,6 +3,7 @@
  * user tasks get a toggle and a delete button (shown on hover or keyboard focus); the add form
  * takes a title, a recurrence (every tick, once, or `cron:<expr>`) and the write intent, which the
  * daemon decides from the title ("Send the digest to Slack" writes) unless the person chooses.
+ * A task with an approval card waiting is not evaluated again until it is answered: it says so.
  */
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { rpc } from '../../api/rpc.js';
@@ -14,8 +15,9 @@ import { Section } from '../../ui/Section.js';
 import { Switch } from '../../ui/Switch.js';
 import { optimistic } from './optimistic.js';
 
-export function ActiveTasks(props: { tasks: Resource<Task[]> }) {
-  const { tasks } = props;
+/** `waiting`: ids of tasks whose escalation waits for the person's answer. */
+export function ActiveTasks(props: { tasks: Resource<Task[]>; waiting: ReadonlySet<string> }) {
+  const { tasks, waiting } = props;
   const list = (tasks.data ?? []).filter((t) => !t.completed);
   const system = list.filter((t) => t.source === 'system');
   const user = list.filter((t) => t.source === 'user');
@@ -27,11 +29,12 @@ export function ActiveTasks(props: { tasks: Resource<Task[]> }) {
           <li key={t.id} className="task-row task-system" data-testid="task-row" data-task-id={t.id} data-source="system">
             <Dot color={t.enabled ? 'green' : 'gray'} />
             <span className="task-title">{t.title}</span>
+            {waiting.has(t.id) && <WaitingBadge />}
             <span className="badge">default</span>
           </li>
         ))}
         {user.map((t) => (
-          <UserTask key={t.id} task={t} tasks={tasks} />
+          <UserTask key={t.id} task={t} tasks={tasks} waiting={waiting.has(t.id)} />
         ))}
       </ul>
       <AddTask tasks={tasks} />
@@ -45,7 +48,15 @@ function recurrenceText(r: string): string | null {
   return null;
 }
 
-function UserTask(props: { task: Task; tasks: Resource<Task[]> }) {
+function WaitingBadge() {
+  return (
+    <span className="badge badge-waiting" data-testid="task-waiting" title="Paused: this task runs again once you answer its card under Approval Needed">
+      waiting for you
+    </span>
+  );
+}
+
+function UserTask(props: { task: Task; tasks: Resource<Task[]>; waiting: boolean }) {
   const { notify } = useShell();
   const t = props.task;
   const pending = t.id.startsWith('pending-');
@@ -70,6 +81,7 @@ function UserTask(props: { task: Task; tasks: Resource<Task[]> }) {
     <li className={`task-row task-user${t.enabled ? '' : ' task-paused'}`} data-testid="task-row" data-task-id={t.id} data-source="user" data-enabled={t.enabled}>
       <Dot color={t.enabled ? 'green' : 'gray'} />
       <span className="task-title">{t.title}</span>
+      {props.waiting && <WaitingBadge />}
       {rec && (
         <span className="badge badge-quiet" title={`Recurrence: ${t.recurrence}`}>
           {rec}

@@ -48,7 +48,7 @@ export function SubconsciousTab() {
       <div className="columns">
         <div className="column">
           <Approvals escalations={escalations} log={log} />
-          <ActiveTasks tasks={tasks} />
+          <ActiveTasks tasks={tasks} waiting={new Set((escalations.data ?? []).map((e) => e.task_id))} />
         </div>
         <div className="column">
           <ActivityLog log={log} more={moreLog} />
