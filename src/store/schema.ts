@@ -4,6 +4,7 @@
  * number), booleans are integers 0/1, structured values are JSON text.
  * Each module appends its own tables here, next to a migration under `migrations/`.
  */
+import type { ColumnType } from 'kysely';
 
 /** Namespaced key/value state: keys are `<world>:<key>` (seed 4). */
 export interface InstanceStateTable {
@@ -77,6 +78,10 @@ export interface SubconsciousTasksTable {
   completed: number;
   created_at: number;
   updated_at: number;
+  /** HEARTBEAT.md tasks: the line's position among the file's tasks (lists follow the file). */
+  origin_order: number | null;
+  /** 1 when the user switched the task off (a HEARTBEAT.md line coming back leaves it off). */
+  user_disabled: ColumnType<number, number | undefined, number>;
 }
 
 /** Seed 1: one row per due task per tick, updated in place. */

@@ -9,6 +9,7 @@ import * as m0003 from './0003_agent.js';
 import * as m0004 from './0004_tasks.js';
 import * as m0005 from './0005_approval_owner.js';
 import * as m0006 from './0006_log_exec_owner.js';
+import * as m0007 from './0007_task_order_and_user_choice.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_core': m0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_tasks': m0004,
   '0005_approval_owner': m0005,
   '0006_log_exec_owner': m0006,
+  '0007_task_order_and_user_choice': m0007,
 };

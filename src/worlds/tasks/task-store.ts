@@ -94,8 +94,9 @@ export class TaskStore {
 
   async list(): Promise<Task[]> {
     const rows = await this.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
-    // System tasks first (the page shows them on top), each group in creation order.
-    return rows.map(toTask).sort((a, b) => (a.source === b.source ? 0 : a.source === 'system' ? -1 : 1));
+    // The page's order: defaults, then HEARTBEAT.md in file order, then the user's in creation order.
+    const rank = (r: Row) => (r.origin === 'default' ? 0 : r.origin === 'heartbeat_md' ? 1 : 2);
+    return rows.sort((a, b) => rank(a) - rank(b) || (rank(a) === 1 ? Number(a.origin_order ?? 0) - Number(b.origin_order ?? 0) : 0)).map(toTask);
   }
 
   async get(id: string): Promise<Task | undefined> {
@@ -141,7 +142,10 @@ export class TaskStore {
     const now = this.clock.now();
     const patch: Partial<Row> = { updated_at: now };
     if (input.title !== undefined) patch.title = cleanTitle(input.title);
-    if (input.enabled !== undefined) patch.enabled = input.enabled ? 1 : 0;
+    if (input.enabled !== undefined) {
+      patch.enabled = input.enabled ? 1 : 0;
+      patch.user_disabled = input.enabled ? 0 : 1;
+    }
     if (input.needs_tools !== undefined) patch.needs_tools = input.needs_tools ? 1 : 0;
     if (input.recurrence !== undefined) {
       const schedule = scheduleFor(input.recurrence, now, this.timezone);
@@ -182,12 +186,14 @@ export class TaskStore {
   /**
    * Make the HEARTBEAT.md tasks match the file's lines. Idempotent. A task the user disabled
    * stays disabled while its line stays; a line that vanishes disables its task, and the task
-   * comes back enabled when the line returns.
+   * comes back enabled when the line returns, unless the user had switched it off. Lists follow
+   * the file's order.
    */
   async syncHeartbeat(titles: readonly string[]): Promise<HeartbeatSyncResult> {
     const result: HeartbeatSyncResult = { added: 0, disabled: 0, reenabled: 0, renamed: 0 };
     const now = this.clock.now();
     const wanted = new Map(titles.map((t) => [heartbeatTaskId(t), t]));
+    const order = new Map([...wanted.keys()].map((id, i) => [id, i]));
     await this.db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('subconscious_tasks').selectAll().where('origin', '=', 'heartbeat_md').execute();
       const byId = new Map(existing.map((r) => [r.id, r]));
@@ -200,16 +206,21 @@ export class TaskStore {
       const fresh: Row[] = [];
       for (const [id, title] of wanted) {
         const row = byId.get(id);
+        const position = order.get(id)!;
         if (!row) {
-          fresh.push(newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: detectWriteIntent(title), now, next: null }));
+          fresh.push({ ...newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: detectWriteIntent(title), now, next: null }), origin_order: position });
           continue;
         }
         if (Number(row.origin_present) === 0) {
-          await trx.updateTable('subconscious_tasks').set({ origin_present: 1, enabled: 1, title, updated_at: now }).where('id', '=', id).execute();
-          result.reenabled++;
+          // Back in the file: on again, unless the user had switched it off.
+          const enabled = Number(row.user_disabled) === 1 ? 0 : 1;
+          await trx.updateTable('subconscious_tasks').set({ origin_present: 1, enabled, title, origin_order: position, updated_at: now }).where('id', '=', id).execute();
+          if (enabled) result.reenabled++;
         } else if (row.title !== title && titleKey(row.title) === titleKey(title)) {
-          await trx.updateTable('subconscious_tasks').set({ title, updated_at: now }).where('id', '=', id).execute();
+          await trx.updateTable('subconscious_tasks').set({ title, origin_order: position, updated_at: now }).where('id', '=', id).execute();
           result.renamed++;
+        } else if (row.origin_order === null || Number(row.origin_order) !== position) {
+          await trx.updateTable('subconscious_tasks').set({ origin_order: position }).where('id', '=', id).execute();
         }
       }
       // Chunked: SQLite caps bound parameters per statement.
@@ -254,5 +265,7 @@ function newRow(v: { id: string; title: string; source: TaskSource; origin: Task
     completed: 0,
     created_at: v.now,
     updated_at: v.now,
+    origin_order: null,
+    user_disabled: 0,
   };
 }

@@ -99,6 +99,36 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     const third = await heartbeatTasks();
     expect(third.filter((t) => t.enabled).map((t) => t.title)).toEqual(['Check the backups']);
     expect(events.some((e) => e.type === 'tasks.changed' && e.data.reason === 'heartbeat_md')).toBe(true);
+
+    // The user's switched-off task comes back off when its line returns; the others come back on.
+    writeFileSync(heartbeatFile(), '- Check the backups\n- Check the certificates\n- Check the logs\n');
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 30_000));
+    expect((await service.syncHeartbeat()).sync).toMatchObject({ added: 0, reenabled: 1 });
+    const fourth = await heartbeatTasks();
+    expect(fourth.find((t) => t.title === 'Check the certificates')!.enabled).toBe(false);
+    expect(fourth.find((t) => t.title === 'Check the logs')!.enabled).toBe(true);
+    // Switched on by the user, it stays on through the next disappearance and return.
+    await service.updateTask(heartbeatTaskId('Check the certificates'), { enabled: true });
+    writeFileSync(heartbeatFile(), '- Check the backups\n');
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 40_000));
+    await service.syncHeartbeat();
+    writeFileSync(heartbeatFile(), '- Check the certificates\n- Check the backups\n');
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 50_000));
+    await service.syncHeartbeat();
+    expect((await heartbeatTasks()).find((t) => t.title === 'Check the certificates')!.enabled).toBe(true);
+  });
+
+  it('lists HEARTBEAT.md tasks in the file\'s order, after the defaults and before user tasks, and follows a reorder', async () => {
+    const user = await service.addTask({ title: 'Check the staging server' });
+    const titles = ['Water the plants', 'Check the backups', 'Review the invoices', 'Archive old tickets', 'Call the bank'];
+    writeFileSync(heartbeatFile(), titles.map((t) => `- ${t}`).join('\n'));
+    const listed = async () => (await service.listTasks()).map((t) => t.title);
+    const defaults = DEFAULT_SYSTEM_TASKS.map((t) => t.title);
+    expect(await listed()).toEqual([...defaults, ...titles, user.title]);
+    const reordered = [...titles].reverse();
+    writeFileSync(heartbeatFile(), reordered.map((t) => `- ${t}`).join('\n'));
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 10_000));
+    expect(await listed()).toEqual([...defaults, ...reordered, user.title]);
   });
 
   it('an edited HEARTBEAT.md shows in tasks_list before any tick; an unreadable one changes nothing', async () => {
