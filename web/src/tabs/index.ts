@@ -1,13 +1,16 @@
-/** The page's tabs, in order. Adding a tab: a folder under `tabs/` and one line here. */
+/**
+ * The page's tabs, in `order`. Adding a tab is adding a folder: `tabs/<name>/index.ts` exporting
+ * `tab: TabDefinition`. Vite collects them at build time.
+ */
 import type { TabDefinition } from './types.js';
-import { subconsciousTab } from './subconscious/index.js';
-import { usageTab } from './usage/index.js';
-import { skillsTab } from './skills/index.js';
 
 export type { TabDefinition } from './types.js';
 
-export const tabs: readonly TabDefinition[] = [
-  subconsciousTab,
-  usageTab,
-  skillsTab,
-];
+const modules = import.meta.glob<{ tab: TabDefinition }>('./*/index.ts', { eager: true });
+
+export const tabs: readonly TabDefinition[] = Object.entries(modules)
+  .map(([file, m]) => {
+    if (!m.tab) throw new Error(`${file} must export \`tab\` (a TabDefinition)`);
+    return m.tab;
+  })
+  .sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));

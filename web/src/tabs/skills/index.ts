@@ -1,4 +1,4 @@
 import type { TabDefinition } from '../types.js';
 import { SkillsTab } from './SkillsTab.js';
 
-export const skillsTab: TabDefinition = { id: 'skills', label: 'Skills', Component: SkillsTab };
+export const tab: TabDefinition = { id: 'skills', label: 'Skills', order: 30, Component: SkillsTab };

@@ -1,4 +1,4 @@
 import type { TabDefinition } from '../types.js';
 import { SubconsciousTab } from './SubconsciousTab.js';
 
-export const subconsciousTab: TabDefinition = { id: 'subconscious', label: 'Subconscious', Component: SubconsciousTab };
+export const tab: TabDefinition = { id: 'subconscious', label: 'Subconscious', order: 10, Component: SubconsciousTab };

@@ -1,4 +1,4 @@
 import type { TabDefinition } from '../types.js';
 import { UsageTab } from './UsageTab.js';
 
-export const usageTab: TabDefinition = { id: 'usage', label: 'Usage', Component: UsageTab };
+export const tab: TabDefinition = { id: 'usage', label: 'Usage', order: 20, Component: UsageTab };
