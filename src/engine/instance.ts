@@ -17,6 +17,7 @@ import { processOwner } from '../core/process-identity.js';
 import { LEASE_TTL_MS, TickLease } from './lease.js';
 import { readStatus, type EngineKeys, type OpenTick } from './status.js';
 import type { AbandonReason, CommitSummary, EngineServices, InstanceStatus, Observation, TickContext, TickOutcome, World, WorldState } from './types.js';
+import type { ModelRole } from '../llm/index.js';
 
 export const DEFAULT_TICK_TIMEOUT_MS = 30 * 60_000;
 
@@ -252,13 +253,29 @@ export class Instance {
       .compile({ name: `tick:${this.name}`, checkpointer: this.deps.checkpointer });
   }
 
-  /** Provider gate: every role reflect needs must answer; the result is kept for status. */
+  /**
+   * Provider gate: every role reflect needs must answer; optional roles are probed only to be
+   * reported (their absence fails the work that uses them, not the tick). Kept for status.
+   */
   private async gate(ctx: TickContext): Promise<void> {
     for (const role of this.world.roles) {
       const probe = await this.deps.llm.probe(role);
       await this.state.set(this.name, 'provider', { available: probe.available, reason: probe.reason ?? null, at: this.deps.clock.now() });
       if (!probe.available) {
         throw new GateClosed('model_unreachable', `the ${role} model is unavailable: ${probe.reason ?? 'no answer'}`);
+      }
+    }
+    const optional = this.world.optionalRoles ?? [];
+    if (optional.length) {
+      const unavailable: Array<{ role: ModelRole; reason: string }> = [];
+      for (const role of optional) {
+        const probe = await this.deps.llm.probe(role);
+        if (!probe.available) unavailable.push({ role, reason: probe.reason ?? 'no answer' });
+      }
+      const before = (await this.keys()).optional_unavailable ?? [];
+      if (JSON.stringify(before) !== JSON.stringify(unavailable)) {
+        await this.state.set(this.name, 'optional_unavailable', unavailable);
+        this.emit('status.changed', {});
       }
     }
     void ctx;

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import { InstanceState } from '../store/instance-state.js';
 import type { Database } from '../store/schema.js';
+import type { ModelRole } from '../llm/index.js';
 import type { InstanceStatus, TickOutcomeKind } from './types.js';
 
 /** The keys the engine keeps under `<world>:` (besides the world's own). */
@@ -15,6 +16,8 @@ export interface EngineKeys {
   consecutive_failures: number;
   halt: { signature: string; reason: string; at: number } | null;
   provider: { available: boolean; reason: string | null; at: number } | null;
+  /** Optional roles that did not answer at the last gate (empty when all did). */
+  optional_unavailable: Array<{ role: ModelRole; reason: string }> | null;
   last_outcome: TickOutcomeKind | null;
   last_summary: string | null;
   last_error: string | null;
@@ -45,6 +48,7 @@ export async function readStatus(
     enabled: keys.enabled ?? opts.enabledByDefault,
     provider_available: keys.provider ? keys.provider.available : null,
     provider_unavailable_reason: keys.provider && !keys.provider.available ? keys.provider.reason : null,
+    optional_models_unavailable: keys.optional_unavailable ?? [],
     interval_minutes: opts.intervalMinutes,
     last_tick_at: keys.last_tick_at ?? null,
     total_ticks: keys.total_ticks ?? 0,

@@ -74,6 +74,11 @@ export interface World<O = unknown, C = unknown, R = unknown> {
   intervalMinutes(): number;
   /** Model roles `reflect` needs; the provider gate probes them before reflecting. */
   readonly roles: readonly ModelRole[];
+  /**
+   * Model roles only some of the world's work uses (the tasks world's agent runs). The gate
+   * probes them too but never closes for them: status says which did not answer, and why.
+   */
+  readonly optionalRoles?: readonly ModelRole[];
   /** Deterministic, 0 tokens. May write bookkeeping (e.g. `in_progress` rows). */
   observe(ctx: TickContext): Promise<Observation<O>>;
   prepareContext(ctx: TickContext, observation: Observation<O>): Promise<C>;
@@ -95,6 +100,8 @@ export interface InstanceStatus {
   /** null until the endpoint was probed. */
   provider_available: boolean | null;
   provider_unavailable_reason: string | null;
+  /** Optional models (`World.optionalRoles`) that did not answer at the last gate. */
+  optional_models_unavailable: Array<{ role: ModelRole; reason: string }>;
   interval_minutes: number;
   last_tick_at: number | null;
   total_ticks: number;

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { flush } from '../../src/core/index.js';
-import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 import { engineFor, worldState, type EngineUnderTest } from './support/engine.js';
 import { addInboxItems, inboxWorld } from './support/inbox-world.js';
@@ -252,6 +252,24 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect(status.provider_available).toBe(false);
     expect(status.provider_unavailable_reason).toBeTruthy();
     expect(await ledgerCount()).toBe(0);
+  });
+
+  it('an optional model that does not answer is reported in status but never stops the tick', async () => {
+    const away = engineFor(store, server.baseUrl, { agentBaseUrl: await unreachableBaseUrl(), clock: engine.clock });
+    const instance = away.instance(inboxWorld({ optionalRoles: ['agent'] }));
+    await addInboxItems(worldState(away.state, 'inbox'), ['a']);
+    server.enqueue(summary('fine'));
+    expect((await instance.tick()).kind).toBe('committed');
+    const status = await instance.status();
+    expect(status.provider_available).toBe(true);
+    expect(status.optional_models_unavailable).toEqual([{ role: 'agent', reason: expect.stringMatching(/not answering|refused|unreachable/i) }]);
+
+    // Back: the next gate clears it.
+    const back = engineFor(store, server.baseUrl, { clock: engine.clock });
+    await addInboxItems(worldState(back.state, 'inbox'), ['b']);
+    server.enqueue(summary('fine again'));
+    expect((await back.instance(inboxWorld({ optionalRoles: ['agent'] })).tick()).kind).toBe('committed');
+    expect((await back.instance(inboxWorld()).status()).optional_models_unavailable).toEqual([]);
   });
 
   it('a disabled instance does not tick', async () => {

@@ -145,6 +145,37 @@ describe('page shell in Chromium', () => {
     }
   }, 90_000);
 
+  it('says when the agent model alone is unavailable: ticks run, and the banner names the work that fails', async () => {
+    const local = await startModelServer();
+    local.handle(() => ({ json: { decisions: [] } })); // every task: "no decision" (noop)
+    const agentAway = await startDaemon({
+      env: { SUBCONSCIOUS_LOCAL_BASE_URL: local.baseUrl, SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model', SUBCONSCIOUS_AGENT_BASE_URL: await unreachableBaseUrl() },
+    });
+    try {
+      const { page, errors } = await browser.newPage();
+      await page.goto(agentAway.pageUrl);
+      await page.locator('[data-testid="world-tasks"]').waitFor();
+      await page.getByRole('button', { name: 'Run Tasks now' }).click();
+      const banner = page.locator('[data-testid="banner-optional-tasks-agent"]');
+      await banner.waitFor();
+      type Status = { instances: { world: string; provider_available: boolean | null; optional_models_unavailable: { role: string; reason: string }[] }[] };
+      const tasks = (await agentAway.rpc<Status>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
+      expect(tasks.provider_available).toBe(true);
+      expect(tasks.optional_models_unavailable.map((m) => m.role)).toEqual(['agent']);
+      const text = await banner.innerText();
+      expect(text).toContain(tasks.optional_models_unavailable[0]!.reason);
+      expect(text).toContain('tasks that use tools');
+      expect(text).toContain('[models.agent]');
+      expect(await page.locator('[data-testid="banner-model-tasks"]').count()).toBe(0);
+      expect(await contrastFailures(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await agentAway.dispose();
+      await local.close();
+    }
+  }, 90_000);
+
   it('says when a world is halted by its model\'s size limit, on the card and in a banner, with the reason', async () => {
     // Every chat request is larger than this model will ever take (413): a permanent rate cap.
     const tooSmall = await startModelServer();

@@ -316,6 +316,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   return {
     kind: 'tasks',
     roles,
+    // Write tasks and approved actions run on the agent model: its absence shows in status.
+    optionalRoles: deps.agent ? ['agent'] : [],
     service,
     intervalMinutes: () => Math.max(5, settings().intervalMinutes),
     observe,

@@ -13,12 +13,14 @@ export interface EngineUnderTest {
   instance(world: World, opts?: InstanceOptions): Instance;
 }
 
-export function engineFor(store: Store, baseUrl: string, opts: { model?: string; timeoutMs?: number; clock?: FakeClock } = {}): EngineUnderTest {
+/** `agentBaseUrl`: where the agent role points (default: the same server as the local role). */
+export function engineFor(store: Store, baseUrl: string, opts: { model?: string; timeoutMs?: number; clock?: FakeClock; agentBaseUrl?: string } = {}): EngineUnderTest {
   const clock = opts.clock ?? new FakeClock();
   const events = new EventBus(() => clock.now());
   const endpoint = { baseUrl, model: opts.model ?? 'scripted-model', timeoutMs: opts.timeoutMs ?? 5_000 };
   const ids = sequentialIds('t');
-  const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: store.db, clock: clock as Clock, ids, log: silentLogger });
+  const agent = opts.agentBaseUrl ? { ...endpoint, baseUrl: opts.agentBaseUrl } : endpoint;
+  const llm = createLlm({ models: { local: endpoint, agent }, db: store.db, clock: clock as Clock, ids, log: silentLogger });
   const deps: EngineDeps = { db: store.db, llm, clock, ids, events, log: silentLogger, checkpointer: new StoreCheckpointer(store.db, clock) };
   return {
     deps,

@@ -27,12 +27,13 @@ export interface InboxWorld extends World<InboxItem[], string, Summary> {
   abandoned: string[];
 }
 
-export function inboxWorld(opts: { kind?: string; intervalMinutes?: number; hooks?: InboxHooks } = {}): InboxWorld {
+export function inboxWorld(opts: { kind?: string; intervalMinutes?: number; hooks?: InboxHooks; optionalRoles?: World['optionalRoles'] } = {}): InboxWorld {
   const commits: Summary[] = [];
   const abandoned: string[] = [];
   return {
     kind: opts.kind ?? 'inbox',
     roles: ['local'],
+    ...(opts.optionalRoles ? { optionalRoles: opts.optionalRoles } : {}),
     commits,
     abandoned,
     intervalMinutes: () => opts.intervalMinutes ?? 5,

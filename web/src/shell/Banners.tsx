@@ -1,11 +1,18 @@
 /**
- * The page-wide warnings: the daemon cannot be reached, or a world's model is unavailable or
- * the world is halted. Each says what is wrong (the status's own reason) and what to do.
+ * The page-wide warnings: the daemon cannot be reached, a world's model (or a model some of its
+ * work needs) is unavailable, or the world is halted. Each says what is wrong (the status's own
+ * reason) and what to do.
  */
 import type { LiveSnapshot } from '../api/live.js';
 import type { WorldStatus } from '../api/types.js';
 import { worldLabel } from '../ui/format.js';
 import { useNow } from './hooks.js';
+
+/** What fails without each model role, in words a person knows from the page. */
+const ROLE_WORK: Record<WorldStatus['optional_models_unavailable'][number]['role'], string> = {
+  local: 'evaluations and short text answers',
+  agent: 'tasks that use tools and approved actions ("Go ahead")',
+};
 
 export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worlds: WorldStatus[]; retry: () => void }) {
   const down = props.rpcDown;
@@ -60,6 +67,23 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
               </span>
             </div>
           ) : null,
+        )}
+      {!down &&
+        props.worlds.flatMap((w) =>
+          w.enabled && !w.halted && w.provider_available !== false
+            ? w.optional_models_unavailable.map((m) => (
+                <div key={`optional-${w.world}-${m.role}`} className="banner banner-warn" role="status" data-testid={`banner-optional-${w.world}-${m.role}`}>
+                  <strong>
+                    {worldLabel(w.world)}: the {m.role} model is unavailable.
+                  </strong>{' '}
+                  <span>{m.reason}</span>{' '}
+                  <span className="banner-todo">
+                    Ticks still run, but {ROLE_WORK[m.role]} fail until it answers. Start it or fix <code>[models.{m.role}]</code> in{' '}
+                    <code>subconscious.toml</code>; the next tick checks again.
+                  </span>
+                </div>
+              ))
+            : [],
         )}
     </div>
   );
