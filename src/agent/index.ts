@@ -28,7 +28,9 @@
  *
  * Settle precedence (seed 2 §7.5): user stop → cancelled; preempted → failed/preempted;
  * approval_expired | timeout | provider | rate_limit | unknown → failed with that kind;
- * any other abort → cancelled; else done. A tool server that dies mid-call fails the run
+ * any other abort → cancelled; the step limit reached while the model still called tools →
+ * failed/unknown (`stepLimitReached`, the message says to raise [agent] max_steps); else done
+ * (a final answer at exactly the limit is done). A tool server that dies mid-call fails the run
  * (`unknown`, the message names the server) and is restarted on its next use.
  */
 export { AgentRunner, DEFAULT_MAX_STEPS, DEFAULT_RUN_CAP_MS } from './runner.js';

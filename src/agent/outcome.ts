@@ -17,7 +17,7 @@ export type CancelCause = 'user' | 'preempted' | 'external';
 export interface SettleFacts {
   userStopped: boolean;
   preempted: boolean;
-  /** The first recorded failure (cap, approval expiry, model error, tool server crash). */
+  /** The first recorded failure (cap, approval expiry, model error, tool server crash, step limit without an answer). */
   failure?: { kind: Exclude<RunErrorKind, 'preempted' | 'cancelled'>; message: string } | undefined;
   /** The run's controller was aborted (for any reason). */
   aborted: boolean;

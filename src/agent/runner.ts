@@ -56,7 +56,10 @@ export interface RunOutcome {
   checkpoint: Checkpoint;
   /** Model calls that finished (each is one ledger row). */
   steps: number;
-  /** The run stopped at its step limit while the model still wanted to call tools (it did not answer). */
+  /**
+   * The run stopped at its step limit while the model still wanted to call tools (it did not
+   * answer): it settles `failed` with `unknown` (the issue's list of kinds is closed).
+   */
   stepLimitReached: boolean;
   /** Tool steps, in order. */
   toolSteps: RecordedStep[];
@@ -334,8 +337,15 @@ class RunState {
       const p = parseControlLines(lastText);
       return { text: p.visible, controls: p.controls };
     })();
+    // Checked only when nothing else ended the run: a cancel or failure at the last step keeps its own cause.
+    const stepLimitReached = settleStatus(this.facts).status === 'done' && this.steps >= this.maxSteps && this.lastFinishReason === 'tool-calls';
+    if (stepLimitReached) {
+      this.facts.failure = {
+        kind: 'unknown',
+        message: `The run stopped after ${plural(this.steps, 'step')} without finishing; raise [agent] max_steps or simplify the task.`,
+      };
+    }
     const status = settleStatus(this.facts);
-    const stepLimitReached = status.status === 'done' && this.steps >= this.maxSteps && this.lastFinishReason === 'tool-calls';
     try {
       await this.deps.approvals.expireRun(this.id);
     } catch (err) {
@@ -353,7 +363,7 @@ class RunState {
         text: visible,
         steps: this.toolSteps,
         title: this.options.title,
-        error: status.error ?? (stepLimitReached ? `stopped at the step limit (${this.maxSteps} steps) before answering` : undefined),
+        error: status.error,
         at: finishedAt,
       }),
       steps: this.steps,
@@ -489,8 +499,11 @@ function runErrorKind(kind: ModelErrorKind): NonNullable<SettleFacts['failure']>
   }
 }
 
+function plural(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
 function formatDuration(ms: number): string {
-  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
   if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
   if (ms % 1000 === 0) return plural(ms / 1000, 'second');
   return `${ms} ms`;

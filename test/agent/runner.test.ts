@@ -380,13 +380,41 @@ describe('agent runner: control lines, checkpoint and the ledger', () => {
     expect(b.every((r) => r.purpose === 'heartbeat_resume')).toBe(true);
   });
 
-  it('stops at the step limit', async () => {
+  it('fails (unknown) when the model still calls tools at the step limit, saying how to fix it', async () => {
     h.model.handle(() => ({ toolCalls: [{ name: 'fs__list_directory', arguments: { path: h.dir } }] }));
-    const outcome = await h.runner.start({ world: 'tasks', purpose: 'loop', prompt: 'p', mode: 'analysis', attended: false, maxSteps: 3 }).settled;
-    expect(outcome).toMatchObject({ status: 'done', steps: 3, stepLimitReached: true, text: '' });
-    expect(outcome.checkpoint.summary).toBe('Run — last error: stopped at the step limit (3 steps) before answering');
+    const run = h.runner.start({ world: 'tasks', purpose: 'loop', prompt: 'p', mode: 'analysis', attended: false, maxSteps: 3, title: 'Tidy the notes' });
+    const events = collect(run);
+    const outcome = await run.settled;
+    const message = 'The run stopped after 3 steps without finishing; raise [agent] max_steps or simplify the task.';
+    expect(outcome).toMatchObject({ status: 'failed', errorKind: 'unknown', error: message, steps: 3, stepLimitReached: true, text: '' });
+    // Seed 2 §7.6: no text, so the checkpoint is the title and the error, with the steps done so far.
+    expect(outcome.checkpoint.summary).toBe(`Tidy the notes — last error: ${message}`);
+    expect(outcome.checkpoint.steps.map((s) => s.outcome)).toEqual(['ok', 'ok', 'ok']);
     expect(h.model.chatRequests).toHaveLength(3);
     expect(outcome.toolSteps).toHaveLength(3);
     expect(await ledgerRows(h, 'tasks')).toHaveLength(3);
+    expect(events.at(-1)).toMatchObject({ type: 'settled', outcome: { status: 'failed', errorKind: 'unknown' } });
+  });
+
+  it('keeps the text of an earlier step in the checkpoint when it then runs out of steps', async () => {
+    h.model.enqueue({ text: 'Listed the first folder.', toolCalls: [{ name: 'fs__list_directory', arguments: { path: h.dir } }] });
+    h.model.handle(() => ({ toolCalls: [{ name: 'fs__list_directory', arguments: { path: h.dir } }] }));
+    const outcome = await h.runner.start({ world: 'tasks', purpose: 'loop', prompt: 'p', mode: 'analysis', attended: false, maxSteps: 2 }).settled;
+    expect(outcome).toMatchObject({ status: 'failed', errorKind: 'unknown', stepLimitReached: true, text: 'Listed the first folder.' });
+    expect(outcome.error).toMatch(/stopped after 2 steps without finishing/);
+    expect(outcome.checkpoint.summary).toBe('Listed the first folder.');
+  });
+
+  it('is done when the last step allowed answers in text', async () => {
+    h.model.enqueue(
+      { toolCalls: [{ name: 'fs__list_directory', arguments: { path: h.dir } }] },
+      { toolCalls: [{ name: 'fs__list_directory', arguments: { path: h.dir } }] },
+      { text: 'The folder is empty.' },
+    );
+    const outcome = await h.runner.start({ world: 'tasks', purpose: 'loop', prompt: 'p', mode: 'analysis', attended: false, maxSteps: 3 }).settled;
+    expect(outcome).toMatchObject({ status: 'done', steps: 3, stepLimitReached: false, text: 'The folder is empty.' });
+    expect(outcome.errorKind).toBeUndefined();
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.checkpoint.summary).toBe('The folder is empty.');
   });
 });

@@ -4,6 +4,7 @@
  * task title, and quiet ticks. Ticks run through the engine's Instance on a FakeClock.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_STEPS } from '../../../src/agent/index.js';
 import { estimateTokens } from '../../../src/llm/index.js';
 import { APPROVED_STOPPED, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { createTasksHarness, isAgent, isEvaluation, systemOf, tasksInPrompt, userOf, type TasksHarness } from './harness.js';
@@ -84,6 +85,29 @@ describe('tasks world: failures', () => {
     const rows = await logRows(h);
     expect(rows.find((r) => r.task_id === a.id)).toMatchObject({ decision: 'failed', exec_state: 'done' });
     expect(rows.find((r) => r.task_id === b.id)).toMatchObject({ decision: 'act', result: 'Queue is empty.' });
+    expect((await h.instance.status()).consecutive_failures).toBe(0);
+  });
+});
+
+describe('tasks world: an agent run that runs out of steps', () => {
+  it('logs the task as failed with the step-limit message, not as acted', async () => {
+    h = await createTasksHarness();
+    const task = await h.world.service.addTask({ title: 'Tidy the notes folder', needs_tools: true });
+    const workspace = h.store.workspace;
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'act' : 'noop', reason: 'r' })) } };
+      // The agent never answers: every step is one more tool call.
+      if (isAgent(req)) return { toolCalls: [{ name: 'fs__list_directory', arguments: { path: workspace } }] };
+      return { status: 500, message: 'unscripted' };
+    });
+    const outcome = await h.instance.tick();
+    expect(outcome.kind, outcome.message).toBe('committed');
+    expect(h.server.chatRequests.filter(isAgent)).toHaveLength(DEFAULT_MAX_STEPS);
+    const row = (await logRows(h)).find((r) => r.task_id === task.id)!;
+    expect(row).toMatchObject({ decision: 'failed', exec_state: 'done' });
+    expect(row.result).toContain(`stopped after ${DEFAULT_MAX_STEPS} steps without finishing; raise [agent] max_steps or simplify the task`);
+    expect(row.result).not.toContain('without a text answer');
+    // One task's failure stays on its row: the tick itself succeeded.
     expect((await h.instance.status()).consecutive_failures).toBe(0);
   });
 });
