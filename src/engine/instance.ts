@@ -96,6 +96,11 @@ export class Instance {
     return this.current !== null;
   }
 
+  /** The running tick is committing: its effects are real, so nothing may supersede it. */
+  get committing(): boolean {
+    return this.current !== null && this.stage === 'commit';
+  }
+
   /** When the running tick started (ms), or null. */
   get runningSince(): number | null {
     return this.current?.startedAt ?? null;

@@ -1,7 +1,8 @@
 /**
  * One loop that sleeps between passes (never a fixed interval, so ticks never stack) and starts
  * every instance whose cadence is due; worlds tick concurrently and independently. A tick still
- * running when it is due again has overrun: it is superseded (unless it is committing).
+ * running when it is due again has overrun: it is superseded, unless it is committing — then it
+ * is left to finish, and its end wakes the loop.
  */
 import type { Clock, Logger } from '../core/index.js';
 import type { Instance } from './instance.js';
@@ -68,12 +69,17 @@ export class Scheduler {
       return outcome;
     });
     this.inflight.set(instance.name, p);
-    void p.finally(() => {
+    void p.then(
+      (outcome) => outcome.kind,
+      () => 'failed' as const,
+    ).then((kind) => {
       if (this.inflight.get(instance.name) === p) {
         if (previous && previous !== p) this.inflight.set(instance.name, previous);
         else this.inflight.delete(instance.name);
       }
-      this.wake();
+      // A tick that ran may change what is due; one that was only skipped changed nothing, and
+      // waking for it could make the loop spin against a tick that cannot be superseded.
+      if (kind !== 'skipped') this.wake();
     });
     return p;
   }
@@ -89,8 +95,8 @@ export class Scheduler {
           const intervalMs = instance.world.intervalMinutes() * 60_000;
           if (instance.running) {
             const since = instance.runningSince ?? now;
-            if (now - since >= intervalMs) this.fire(instance, true); // overran its cadence
-            else sleepUntil = Math.min(sleepUntil, since + intervalMs);
+            if (now - since < intervalMs) sleepUntil = Math.min(sleepUntil, since + intervalMs);
+            else if (!instance.committing) this.fire(instance, true); // overran its cadence
             continue;
           }
           if (due <= now) {

@@ -135,3 +135,34 @@ it('Run now (trigger) returns at once and the tick runs in the background', asyn
   expect(outcome!.kind).toBe('quiet');
   expect(() => registry.trigger('nope')).toThrow(/no world named "nope"/);
 });
+
+it('a tick committing past its cadence is left to finish: the loop sleeps, never spins, and the next tick follows', async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let commits = 0;
+  const world = inboxWorld({
+    kind: 'inbox',
+    intervalMinutes: 5,
+    hooks: {
+      beforeCommit: async () => {
+        if (++commits === 1) await held; // the first commit outlasts several cadences
+      },
+    },
+  });
+  registry.add(world);
+  await addInboxItems(worldState(engine.state, 'inbox'), ['slow']);
+  server.enqueue({ json: { summary: 'done at last', important: [] } });
+  registry.start();
+  await vi.waitFor(() => expect(commits).toBe(1), { timeout: 10_000, interval: 5 });
+  const before = registry.scheduler.passes;
+  for (let minute = 0; minute < 20; minute++) {
+    await engine.clock.advance(60_000);
+    await settle(); // a spinning loop would starve these turns and never get here
+  }
+  // About one pass per simulated minute (the sleep cap), not thousands.
+  expect(registry.scheduler.passes - before).toBeLessThan(40);
+  expect(world.abandoned).toEqual([]);
+  release();
+  await vi.waitFor(() => expect(world.commits).toHaveLength(1), { timeout: 10_000, interval: 5 });
+  expect((await registry.get('inbox').status()).consecutive_failures).toBe(0);
+});
