@@ -345,7 +345,7 @@ export class Instance {
     await this.state.setMany(this.name, updates);
     this.deps.log.warn({ world: this.name, err: message, failures }, 'tick failed');
     const kind = error instanceof GateClosed ? 'skipped' : 'failed';
-    return this.outcome(kind, message, startedAt, resumed);
+    return this.outcome(kind, message, startedAt, resumed, true);
   }
 
   private async abandon(ctx: TickContext, reason: AbandonReason, observation: Observation<unknown> | undefined, error: unknown): Promise<void> {
@@ -416,9 +416,10 @@ export class Instance {
     return this.outcome('skipped', message, startedAt, false);
   }
 
-  private outcome(kind: TickOutcome['kind'], message: string, startedAt: number, resumed: boolean): TickOutcome {
+  /** `countsAsFailure`: the tick raised consecutive_failures (a failure, or a provider-gate skip). */
+  private outcome(kind: TickOutcome['kind'], message: string, startedAt: number, resumed: boolean, countsAsFailure = false): TickOutcome {
     const outcome: TickOutcome = { world: this.name, kind, message, generation: this.generation, durationMs: this.deps.clock.now() - startedAt, resumed };
-    this.emit('tick.finished', { outcome: kind, message, generation: this.generation, resumed, duration_ms: outcome.durationMs });
+    this.emit('tick.finished', { outcome: kind, message, generation: this.generation, resumed, duration_ms: outcome.durationMs, counts_as_failure: countsAsFailure });
     this.emit('status.changed', {});
     return outcome;
   }

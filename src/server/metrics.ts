@@ -10,7 +10,12 @@ import type { Database } from '../store/schema.js';
 export function createMetrics(db: Kysely<Database>, events: EventBus): { registry: Registry; dispose: () => void } {
   const registry = new Registry();
   const ticks = new Counter({ name: 'subconscious_ticks_total', help: 'Ticks by world and outcome', labelNames: ['world', 'outcome'], registers: [registry] });
-  const failures = new Counter({ name: 'subconscious_tick_failures_total', help: 'Failed ticks by world', labelNames: ['world'], registers: [registry] });
+  const failures = new Counter({
+    name: 'subconscious_tick_failures_total',
+    help: 'Ticks that counted as failures (raised consecutive_failures) by world: failed ticks and provider-gate skips',
+    labelNames: ['world'],
+    registers: [registry],
+  });
   const calls = new Gauge({
     name: 'subconscious_model_calls',
     help: 'Model calls in the ledger by world and outcome',
@@ -47,7 +52,8 @@ export function createMetrics(db: Kysely<Database>, events: EventBus): { registr
     const world = String(e.data.world ?? 'unknown');
     const outcome = String(e.data.outcome ?? 'unknown');
     ticks.inc({ world, outcome });
-    if (outcome === 'failed') failures.inc({ world });
+    // The engine says whether the tick counted: a model-unreachable tick is `skipped` yet counts.
+    if (e.data.counts_as_failure === true) failures.inc({ world });
   });
   return { registry, dispose };
 }
