@@ -1,26 +1,24 @@
 /**
- * Structured output, fail-closed: a model's reply is accepted only when it is one JSON value
- * that passes the zod schema. Markdown fences and prose around the JSON are tolerated; a
- * repaired or guessed value never is — anything else throws ModelError `malformed`.
+ * Structured output, fail-closed: a model's reply is accepted only when it is exactly one JSON
+ * value — alone, or as the whole of one ```json (or bare ```) fenced block — that passes the zod
+ * schema. Whitespace around it is fine; prose, a second value or a second block is not, because
+ * picking one of several candidates is a guess. Anything else throws ModelError `malformed`
+ * saying what was wrong.
  */
 import { z, type ZodType } from 'zod';
 import { ModelError } from './errors.js';
 
 const RAW_TAIL_CHARS = 300;
+const FENCE = '```';
+/** A line that opens or closes a fenced block. JSON text never has one: its strings cannot hold a newline. */
+const FENCE_LINE = /^[ \t]*```/m;
+/** The info string of an opening fence that names a language (```json, ```python). */
+const LANGUAGE_TAG = /^[A-Za-z][\w+.-]*$/;
+const RULE = 'A reply must be one JSON value, alone or in one ```json fenced block, with nothing else around it.';
 
 /** Parse and validate `text` against `schema`; throws ModelError('malformed') on anything invalid. */
 export function parseStructured<T>(text: string, schema: ZodType<T>): T {
-  const candidate = extractJson(text);
-  if (candidate === undefined) {
-    throw malformed('The model did not return a JSON value.', text);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(candidate);
-  } catch (err) {
-    throw malformed(`The model returned invalid JSON (${(err as Error).message}).`, text);
-  }
-  const result = schema.safeParse(parsed);
+  const result = schema.safeParse(readJson(text).value);
   if (!result.success) {
     const issues = result.error.issues
       .slice(0, 5)
@@ -32,17 +30,11 @@ export function parseStructured<T>(text: string, schema: ZodType<T>): T {
 }
 
 /**
- * The JSON text inside a reply: the body of a ```json fence if there is one, else the span from
- * the first `{` (or `[`) to its matching close. Undefined when there is none.
+ * The JSON text of a reply that is exactly one JSON value, bare or as the whole of one fenced
+ * block (trimmed). Throws ModelError('malformed') naming what else the reply holds.
  */
-export function extractJson(text: string): string | undefined {
-  const fenced = /```[a-zA-Z0-9_-]*[ \t]*\r?\n?([\s\S]*?)```/.exec(text);
-  const body = (fenced ? fenced[1]! : text).trim();
-  const start = firstOpening(body);
-  if (start < 0) return undefined;
-  const end = matchingClose(body, start);
-  // Unbalanced: hand the rest to JSON.parse so the error says what is wrong.
-  return end < 0 ? body.slice(start) : body.slice(start, end + 1);
+export function extractJson(text: string): string {
+  return readJson(text).json;
 }
 
 /** The instruction `object()` adds to the system prompt: the schema and the reply rules. */
@@ -53,6 +45,64 @@ export function schemaInstruction(schema: ZodType): string {
     'Reply with ONE JSON value that matches this JSON Schema, and nothing else: no markdown, no prose.',
     JSON.stringify(jsonSchema),
   ].join('\n');
+}
+
+function readJson(text: string): { json: string; value: unknown } {
+  const body = text.trim();
+  if (body === '') throw malformed('The model returned an empty reply.', text);
+  const json = body.startsWith(FENCE) ? unfence(body, text) : body;
+  try {
+    return { json, value: JSON.parse(json) as unknown };
+  } catch (err) {
+    const problem = shapeProblem(json);
+    throw malformed(problem ? `${problem} ${RULE}` : `The model returned invalid JSON (${(err as Error).message}).`, text);
+  }
+}
+
+/** The trimmed inside of a reply that starts with a fence; throws unless the fence is the whole reply. */
+function unfence(body: string, raw: string): string {
+  const lineEnd = body.indexOf('\n');
+  const info = lineEnd < 0 ? '' : body.slice(FENCE.length, lineEnd).trim();
+  // An info string that is not a language tag is already content (```{"a": 1}```).
+  const tagged = LANGUAGE_TAG.test(info);
+  if (tagged && info.toLowerCase() !== 'json') {
+    throw malformed(`The model's fenced block is labelled "${info}", not json. ${RULE}`, raw);
+  }
+  const innerStart = tagged ? lineEnd + 1 : FENCE.length;
+  if (body.length < innerStart + FENCE.length || !body.endsWith(FENCE)) {
+    const rest = body.slice(innerStart);
+    const problem = FENCE_LINE.test(rest) ? 'The model wrote text after its fenced block.' : "The model's fenced block is not closed.";
+    throw malformed(`${problem} ${RULE}`, raw);
+  }
+  const inner = body.slice(innerStart, body.length - FENCE.length);
+  if (FENCE_LINE.test(inner)) throw malformed(`The model returned more than one fenced block. ${RULE}`, raw);
+  return inner.trim();
+}
+
+/**
+ * Why `body`, which is not valid JSON, is not one JSON value, when the reason is its shape (text
+ * around a value, a second value); undefined when it is simply broken JSON, which JSON.parse
+ * describes better.
+ */
+function shapeProblem(body: string): string | undefined {
+  const start = firstOpening(body);
+  const fence = body.search(FENCE_LINE);
+  if (fence >= 0 && (start < 0 || fence < start)) return 'The model wrote text before its fenced block.';
+  if (start < 0) return 'The model did not return a JSON value.';
+  if (start > 0) return 'The model wrote text before its JSON value.';
+  const end = matchingClose(body, start);
+  if (end < 0 || !isJson(body.slice(0, end + 1))) return undefined;
+  const rest = body.slice(end + 1).trim();
+  return /^[[{]/.test(rest) ? 'The model returned more than one JSON value.' : 'The model wrote text after its JSON value.';
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function firstOpening(text: string): number {

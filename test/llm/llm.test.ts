@@ -85,7 +85,7 @@ describe('text()', () => {
 
 describe('object()', () => {
   it('sends the JSON schema in the system prompt and parses a fenced JSON reply', async () => {
-    rig.server.enqueue({ text: 'Here you go:\n```json\n{"verdict": "noop", "reason": "nothing due"}\n```' });
+    rig.server.enqueue({ text: '```json\n{"verdict": "noop", "reason": "nothing due"}\n```\n' });
     const result = await rig.llm.object(ctx, { system: 'You evaluate tasks.', prompt: 'Evaluate.', schema: verdict });
     expect(result.value).toEqual({ verdict: 'noop', reason: 'nothing due' });
     const system = rig.server.chatRequests[0]!.body!.messages![0]!;
@@ -104,6 +104,8 @@ describe('object()', () => {
     ['prose instead of JSON', 'I think you should probably act on it.'],
     ['broken JSON', '{"verdict": "act", "reason": '],
     ['JSON of the wrong shape', '{"verdict": "maybe", "reason": "unsure"}'],
+    ['prose around a fenced block', 'Here you go:\n```json\n{"verdict": "noop", "reason": "nothing due"}\n```'],
+    ['two JSON values', '{"verdict": "act", "reason": "due"} {"verdict": "noop", "reason": "no"}'],
   ])('fails closed on %s: malformed, with a ledger row of that outcome', async (_name, reply) => {
     rig.server.enqueue({ text: reply, usage: { prompt_tokens: 30, completion_tokens: 9 } });
     const error = await failure(rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict }));
