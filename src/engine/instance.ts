@@ -54,6 +54,8 @@ interface RunHandle {
 }
 
 class Superseded extends Error {}
+/** Another worker holds this world's lease now and may be resuming this very tick: hands off. */
+class LeaseLost extends Error {}
 class Shutdown extends Error {}
 class GateClosed extends SubconsciousError {}
 
@@ -168,7 +170,7 @@ export class Instance {
     }
     this.generation = lease.generation;
     const generation = lease.generation;
-    const stopRenewal = this.keepLease(controller.signal);
+    const stopRenewal = this.keepLease(controller);
     let resumed = false;
     let ctx: TickContext | undefined;
     let openWritten = false;
@@ -244,8 +246,10 @@ export class Instance {
         return { reflection: await world.reflect(ctx, s.context, s.observation!) };
       })
       .addNode('commit', async (s, ctx) => {
-        // The superseded-generation check: a stale tick never commits.
+        // The superseded-generation check: a stale tick never commits, nor one whose lease
+        // another worker holds now (it may be resuming this very tick).
         if (superseded(ctx)) throw new Superseded('superseded before commit');
+        if (!(await this.lease.renew())) throw new LeaseLost('the tick lease was lost to another worker before commit');
         this.stage = 'commit';
         const input = s.reflection === undefined ? { observation: s.observation! } : { observation: s.observation!, reflection: s.reflection };
         return { summary: await world.commit(ctx, input) };
@@ -321,6 +325,12 @@ export class Instance {
     if (cause instanceof Shutdown) {
       return this.outcome('skipped', 'stopped by shutdown; resumes at next start', startedAt, resumed);
     }
+    // Lease lost: the tick's rows, checkpoints and state now belong to the worker that took it.
+    const lost = err instanceof LeaseLost ? err : cause instanceof LeaseLost ? cause : null;
+    if (lost) {
+      this.deps.log.warn({ world: this.name }, `${lost.message}: this worker stops and leaves the tick to it`);
+      return this.outcome('superseded', `${lost.message}; left to that worker`, startedAt, resumed);
+    }
     const isSuperseded = err instanceof Superseded || cause instanceof Superseded;
     const reason: AbandonReason = isSuperseded ? 'superseded' : isSubconsciousError(cause, 'tick_timeout') ? 'timeout' : 'failed';
     const error = reason === 'timeout' ? cause : err;
@@ -363,9 +373,14 @@ export class Instance {
     return (saved?.state as TickState | undefined)?.observation;
   }
 
-  private keepLease(signal: AbortSignal): () => void {
+  /**
+   * Renew the lease while the tick runs. A lease lost to another worker (it expired and was
+   * taken) ends the tick as superseded: the other worker owns it now. A committing tick is not
+   * stopped (its effects are real); the commit itself re-checks the lease before it starts.
+   */
+  private keepLease(controller: AbortController): () => void {
     const stop = new AbortController();
-    const both = AbortSignal.any([signal, stop.signal]);
+    const both = AbortSignal.any([controller.signal, stop.signal]);
     void (async () => {
       for (;;) {
         try {
@@ -373,8 +388,13 @@ export class Instance {
         } catch {
           return;
         }
-        const ok = await this.lease.renew().catch(() => false);
-        if (!ok) this.deps.log.warn({ world: this.name }, 'tick lease lost');
+        const ok = await this.lease.renew().catch((err) => {
+          this.deps.log.warn({ err, world: this.name }, 'could not renew the tick lease; trying again');
+          return true; // a store hiccup is not a lost lease
+        });
+        if (ok || both.aborted) continue;
+        this.deps.log.warn({ world: this.name }, 'tick lease lost to another worker');
+        if (!this.committing) controller.abort(new LeaseLost('the tick lease was lost to another worker'));
       }
     })();
     return () => stop.abort();

@@ -11,6 +11,9 @@ import type { Database } from '../store/schema.js';
 export const LEASE_TTL_MS = 120_000;
 
 export class TickLease {
+  /** The generation this holder took; a renewal of any other generation fails. */
+  private held: number | null = null;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly world: string,
@@ -35,8 +38,13 @@ export class TickLease {
         )
         .returning('generation')
         .executeTakeFirst();
+    const took = (row: { generation: number | string } | undefined) => {
+      if (!row) return null;
+      this.held = Number(row.generation);
+      return { generation: this.held };
+    };
     const taken = await take();
-    if (taken) return { generation: Number(taken.generation) };
+    if (taken) return took(taken);
     const current = await this.db.selectFrom('tick_leases').select('holder').where('world', '=', this.world).executeTakeFirst();
     if (!current) {
       await this.db
@@ -44,29 +52,30 @@ export class TickLease {
         .values({ world: this.world, holder: null, generation: 0, expires_at: 0 })
         .onConflict((oc) => oc.column('world').doNothing())
         .execute();
-      const first = await take();
-      return first ? { generation: Number(first.generation) } : null;
+      return took(await take());
     }
     if (current.holder && ownerIsGone(current.holder)) {
       // Compare-and-set on the dead holder, so two restarted processes cannot both reclaim it.
-      const reclaimed = await take(current.holder);
-      return reclaimed ? { generation: Number(reclaimed.generation) } : null;
+      return took(await take(current.holder));
     }
     return null;
   }
 
-  /** Extend the lease; false when it was lost (another holder took it after expiry). */
+  /** Extend the lease; false when it was lost (another holder took it, or took and left it). */
   async renew(): Promise<boolean> {
+    if (this.held === null) return false;
     const res = await this.db
       .updateTable('tick_leases')
       .set({ expires_at: this.now() + this.ttlMs })
       .where('world', '=', this.world)
       .where('holder', '=', this.holder)
+      .where('generation', '=', this.held)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
 
   async release(): Promise<void> {
+    this.held = null;
     await this.db
       .updateTable('tick_leases')
       .set({ holder: null, expires_at: 0 })

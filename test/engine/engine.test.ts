@@ -3,7 +3,9 @@
  * the scripted model server, and the store on both dialects.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
 import { flush } from '../../src/core/index.js';
+import { LEASE_TTL_MS } from '../../src/engine/lease.js';
 import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 import { engineFor, worldState, type EngineUnderTest } from './support/engine.js';
@@ -163,6 +165,50 @@ describe.each(dialects)('engine on %s', (dialect) => {
     const status = await instance.status();
     expect(status.consecutive_failures).toBe(0);
     expect(status.total_ticks).toBe(1);
+  });
+
+  // Another worker on the same store took the lease (ours expired): it owns the tick now.
+  const stealLease = () => sql`update tick_leases set holder = 'elsewhere:1', generation = generation + 1 where world = 'inbox'`.execute(store.db);
+
+  it('a tick whose lease another worker took while it reflected stops as superseded and never commits', async () => {
+    const world = inboxWorld();
+    const instance = engine.instance(world);
+    await addInboxItems(worldState(engine.state, 'inbox'), ['a']);
+    server.handle(() => ({ hang: true }));
+    const running = instance.tick();
+    await vi.waitFor(() => expect(server.chatRequests).toHaveLength(1), UNTIL);
+    await stealLease();
+    await engine.clock.advance(LEASE_TTL_MS / 3); // the next renewal finds the lease gone
+    const outcome = await running;
+    expect(outcome.kind).toBe('superseded');
+    expect(outcome.message).toMatch(/lease was lost/);
+    expect(world.commits).toEqual([]);
+    // Hands off: the other worker may be resuming this tick from its checkpoint.
+    expect(world.abandoned).toEqual([]);
+    expect(await engine.state.get('inbox', 'open_tick')).not.toBeNull();
+    expect((await instance.status()).consecutive_failures).toBe(0);
+
+    // Whoever holds the lease next (here: a worker after the stolen lease lapsed) resumes it.
+    await engine.clock.advance(LEASE_TTL_MS);
+    server.handle(() => summary('resumed elsewhere'));
+    const other = engine.instance(inboxWorld(), { holderTag: 'worker-2' });
+    const resumed = await other.tick();
+    expect(resumed).toMatchObject({ kind: 'committed', resumed: true });
+    expect(await engine.state.get('inbox', 'baseline')).toBe(1);
+  });
+
+  it('a tick whose lease was taken just before commit does not commit', async () => {
+    const world = inboxWorld();
+    const instance = engine.instance(world);
+    await addInboxItems(worldState(engine.state, 'inbox'), ['a']);
+    server.handle(async () => {
+      await stealLease(); // taken while the model answered, before any renewal came due
+      return summary('too late');
+    });
+    const outcome = await instance.tick();
+    expect(outcome.kind).toBe('superseded');
+    expect(outcome.message).toMatch(/lease was lost to another worker before commit/);
+    expect(world.commits).toEqual([]);
   });
 
   it('a scheduled tick that finds the lock held is skipped', async () => {
