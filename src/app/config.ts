@@ -87,14 +87,16 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 
-/** Environment variables that override the file: name → dotted key. */
-export const ENV_OVERRIDES: Record<string, { key: string; type: 'string' | 'port' }> = {
-  SUBCONSCIOUS_LOCAL_BASE_URL: { key: 'models.local.base_url', type: 'string' },
-  SUBCONSCIOUS_LOCAL_MODEL: { key: 'models.local.model', type: 'string' },
-  SUBCONSCIOUS_AGENT_BASE_URL: { key: 'models.agent.base_url', type: 'string' },
-  SUBCONSCIOUS_AGENT_MODEL: { key: 'models.agent.model', type: 'string' },
-  SUBCONSCIOUS_DATABASE_URL: { key: 'database.url', type: 'string' },
-  SUBCONSCIOUS_PORT: { key: 'server.port', type: 'port' },
+/** Environment variables that override the file: name → the dotted key(s) each one sets. */
+export const ENV_OVERRIDES: Record<string, { keys: string[]; type: 'string' | 'port' }> = {
+  SUBCONSCIOUS_LOCAL_BASE_URL: { keys: ['models.local.base_url'], type: 'string' },
+  SUBCONSCIOUS_LOCAL_MODEL: { keys: ['models.local.model'], type: 'string' },
+  SUBCONSCIOUS_AGENT_BASE_URL: { keys: ['models.agent.base_url'], type: 'string' },
+  SUBCONSCIOUS_AGENT_MODEL: { keys: ['models.agent.model'], type: 'string' },
+  // One key for both roles, as most deployments point both at the same provider.
+  SUBCONSCIOUS_API_KEY: { keys: ['models.local.api_key', 'models.agent.api_key'], type: 'string' },
+  SUBCONSCIOUS_DATABASE_URL: { keys: ['database.url'], type: 'string' },
+  SUBCONSCIOUS_PORT: { keys: ['server.port'], type: 'port' },
 };
 
 export interface LoadConfigOptions {
@@ -117,15 +119,11 @@ export function loadConfig(opts: LoadConfigOptions): Config {
       });
     }
   }
-  for (const [name, { key, type }] of Object.entries(ENV_OVERRIDES)) {
+  for (const [name, { keys, type }] of Object.entries(ENV_OVERRIDES)) {
     const value = env[name];
     if (value === undefined || value === '') continue;
-    setPath(raw, key, type === 'port' ? parsePort(name, value) : value);
-  }
-  const apiKey = env.SUBCONSCIOUS_API_KEY;
-  if (apiKey) {
-    setPath(raw, 'models.local.api_key', getPath(raw, 'models.local.api_key') ?? apiKey);
-    setPath(raw, 'models.agent.api_key', getPath(raw, 'models.agent.api_key') ?? apiKey);
+    const parsed = type === 'port' ? parsePort(name, value) : value;
+    for (const key of keys) setPath(raw, key, parsed);
   }
   if (opts.overrides?.port !== undefined) setPath(raw, 'server.port', opts.overrides.port);
   if (opts.overrides?.host !== undefined) setPath(raw, 'server.host', opts.overrides.host);
@@ -162,13 +160,4 @@ function setPath(target: Record<string, unknown>, dotted: string, value: unknown
     node = node[part] as Record<string, unknown>;
   }
   node[parts.at(-1)!] = value;
-}
-
-function getPath(target: Record<string, unknown>, dotted: string): unknown {
-  let node: unknown = target;
-  for (const part of dotted.split('.')) {
-    if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[part];
-  }
-  return node;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig, OLLAMA_BASE_URL } from '../../src/app/config.js';
+import { type Config, loadConfig, OLLAMA_BASE_URL } from '../../src/app/config.js';
 import { isSubconsciousError } from '../../src/core/index.js';
 
 let workspace: string;
@@ -45,6 +45,47 @@ describe('config', () => {
     expect(c.server).toEqual({ host: '0.0.0.0', port: 9100 });
     expect(c.mcp.servers[0]).toMatchObject({ name: 'fs', command: 'mcp-server-filesystem', args: ['/tmp'] });
     expect(loadConfig({ workspace, env: {}, overrides: { port: 1234 } }).server.port).toBe(1234);
+  });
+
+  /** A file that sets every key an environment variable can override, so each override has something to beat. */
+  const everyOverridableKey = [
+    '[models.local]',
+    'base_url = "http://file-local:8000/v1"',
+    'model = "file-local-model"',
+    'api_key = "file-local-key"',
+    '[models.agent]',
+    'base_url = "http://file-agent:8000/v1"',
+    'model = "file-agent-model"',
+    'api_key = "file-agent-key"',
+    '[database]',
+    'url = "postgres://file@127.0.0.1:5432/file"',
+    '[server]',
+    'port = 9000',
+    '',
+  ].join('\n');
+
+  it.each<[string, string, (c: Config) => void]>([
+    ['SUBCONSCIOUS_LOCAL_BASE_URL', 'http://env-local:9000/v1', (c) => void (c.models.local.base_url = 'http://env-local:9000/v1')],
+    ['SUBCONSCIOUS_LOCAL_MODEL', 'env-local-model', (c) => void (c.models.local.model = 'env-local-model')],
+    ['SUBCONSCIOUS_AGENT_BASE_URL', 'http://env-agent:9000/v1', (c) => void (c.models.agent.base_url = 'http://env-agent:9000/v1')],
+    ['SUBCONSCIOUS_AGENT_MODEL', 'env-agent-model', (c) => void (c.models.agent.model = 'env-agent-model')],
+    ['SUBCONSCIOUS_API_KEY', 'env-key', (c) => void (c.models.local.api_key = c.models.agent.api_key = 'env-key')],
+    ['SUBCONSCIOUS_DATABASE_URL', 'postgres://env@127.0.0.1:5432/env', (c) => void (c.database.url = 'postgres://env@127.0.0.1:5432/env')],
+    ['SUBCONSCIOUS_PORT', '9100', (c) => void (c.server.port = 9100)],
+  ])('%s overrides the value set in subconscious.toml, and only that', (name, value, expectOverride) => {
+    write(everyOverridableKey);
+    const fromFile = loadConfig({ workspace, env: {} });
+    expect(fromFile).toMatchObject({
+      models: { local: { model: 'file-local-model', api_key: 'file-local-key' }, agent: { model: 'file-agent-model', api_key: 'file-agent-key' } },
+      database: { url: 'postgres://file@127.0.0.1:5432/file' },
+      server: { port: 9000 },
+    });
+    const expected = structuredClone(fromFile);
+    expectOverride(expected);
+    expect(expected).not.toEqual(fromFile);
+    expect(loadConfig({ workspace, env: { [name]: value } })).toEqual(expected);
+    // Set but empty is unset: the file's value stands.
+    expect(loadConfig({ workspace, env: { [name]: '' } })).toEqual(fromFile);
   });
 
   it.each([
