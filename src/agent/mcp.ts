@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { SubconsciousError, describeError, silentLogger, type Clock, type EventBus, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, silentLogger, untilAborted, type Clock, type EventBus, type Logger } from '../core/index.js';
 import type { ToolAccess } from './permissions.js';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
@@ -483,26 +483,6 @@ function isConnectionLoss(err: unknown): boolean {
   if (err instanceof StreamableHTTPError) return true;
   if (err instanceof TypeError && /fetch failed/i.test(err.message)) return true; // connection refused / reset
   return err instanceof Error && err.message === 'Not connected';
-}
-
-/** `work`, or `onAbort()`'s error as soon as `signal` aborts (the work itself goes on, shared). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
-  if (!signal) return work;
-  if (signal.aborted) return Promise.reject(onAbort());
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(onAbort());
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(err);
-      },
-    );
-  });
 }
 
 function cancelled(server: string, name: string): SubconsciousError {

@@ -8,7 +8,7 @@
  */
 import { dynamicTool, jsonSchema, stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import { z } from 'zod';
-import { SubconsciousError, describeError, isSubconsciousError, silentLogger, type Clock, type EventBus, type IdGen, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, isSubconsciousError, silentLogger, untilAborted, type Clock, type EventBus, type IdGen, type Logger } from '../core/index.js';
 import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, type ModelErrorKind } from '../llm/index.js';
 import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
 import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';
@@ -507,24 +507,6 @@ function formatDuration(ms: number): string {
   if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
   if (ms % 1000 === 0) return plural(ms / 1000, 'second');
   return `${ms} ms`;
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }
 
 function safeJson(value: unknown): string {

@@ -6,3 +6,4 @@ export { createLogger, humanLogLine, silentLogger, type Logger } from './logger.
 export { RpcDispatcher, defineMethod, type RpcMethod, type RpcResponse, type RpcError } from './rpc.js';
 export { processOwner, ownedByThisProcess, ownerIsGone } from './process-identity.js';
 export { isTimeZone, startOfZonedDay, systemTimeZone, zonedDate } from './time-zone.js';
+export { untilAborted } from './abort.js';

@@ -11,6 +11,7 @@
  * finished stage; a permanent rate-cap error halts the world until its provider or model changes.
  */
 import { SubconsciousError, describeError, isSubconsciousError } from '../core/errors.js';
+import { untilAborted } from '../core/abort.js';
 import { END, START, StateGraph, type Checkpointer } from '../graph/index.js';
 import { InstanceState } from '../store/instance-state.js';
 import { processOwner } from '../core/process-identity.js';
@@ -200,7 +201,7 @@ export class Instance {
         result = await this.graph.invoke({}, { threadId: this.threadId(tick.tickId), ctx, signal: controller.signal });
       } else {
         this.stage = 'observe';
-        const observation = await this.world.observe(ctx);
+        const observation = await untilAborted(this.world.observe(ctx), ctx.signal);
         observed = observation;
         if (observation.quiet) {
           // Quiet fast path: nothing to reflect on, nothing worth checkpointing (a crash just re-observes).
@@ -232,18 +233,20 @@ export class Instance {
     const world = this.world;
     const superseded = (ctx: TickContext) => ctx.generation !== this.generation || abortedBy(ctx.signal, Superseded);
     return new StateGraph<TickState, TickContext>()
+      // A stage that ignores its signal must not hold the tick past its timeout: stop waiting for
+      // it (its late result is discarded). Commit is never cut off: its effects are real.
       .addNode('observe', async (_s, ctx) => {
         this.stage = 'observe';
-        return { observation: await world.observe(ctx) };
+        return { observation: await untilAborted(world.observe(ctx), ctx.signal) };
       })
       .addNode('prepare_context', async (s, ctx) => {
         this.stage = 'prepare_context';
-        return { context: await world.prepareContext(ctx, s.observation!) };
+        return { context: await untilAborted(world.prepareContext(ctx, s.observation!), ctx.signal) };
       })
       .addNode('reflect', async (s, ctx) => {
         this.stage = 'reflect';
         await this.gate(ctx);
-        return { reflection: await world.reflect(ctx, s.context, s.observation!) };
+        return { reflection: await untilAborted(world.reflect(ctx, s.context, s.observation!), ctx.signal) };
       })
       .addNode('commit', async (s, ctx) => {
         // The superseded-generation check: a stale tick never commits, nor one whose lease

@@ -286,6 +286,21 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect((await instance.status()).consecutive_failures).toBe(1);
   });
 
+  it('the tick timeout ends a tick whose stage ignores its signal, and the next tick runs', async () => {
+    const stuck = inboxWorld({ hooks: { afterObserve: () => new Promise<void>(() => undefined) } }); // never settles, never listens
+    const instance = engine.instance(stuck, { tickTimeoutMs: 30 * 60_000 });
+    const running = instance.tick();
+    await vi.waitFor(() => expect(engine.clock.pending).toBe(2), UNTIL); // the timeout guard and lease renewal
+    await engine.clock.advance(30 * 60_000);
+    const outcome = await running;
+    expect(outcome.kind).toBe('failed');
+    expect(outcome.message).toMatch(/30-minute timeout/);
+    expect(stuck.abandoned).toEqual(['timeout']);
+    expect((await instance.status()).consecutive_failures).toBe(1);
+    // The lock was released: a healthy tick of the same world runs at once.
+    expect((await engine.instance(inboxWorld()).tick()).kind).toBe('quiet');
+  });
+
   it('the provider gate skips a tick when the model is unreachable and counts it', async () => {
     const instance = engine.instance(inboxWorld());
     await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
