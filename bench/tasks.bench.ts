@@ -77,6 +77,8 @@ async function run(tasks: number, budget: number): Promise<Row> {
     since: null,
     signal: new AbortController().signal,
     resumed: false,
+    tainted: false,
+    permit: (mode) => mode,
     db: store.db,
     llm,
     clock: systemClock,

@@ -203,6 +203,7 @@ export class Instance {
         this.stage = 'observe';
         const observation = await untilAborted(this.world.observe(ctx), ctx.signal);
         observed = observation;
+        ctx.tainted = observation.tainted;
         if (observation.quiet) {
           // Quiet fast path: nothing to reflect on, nothing worth checkpointing (a crash just re-observes).
           if (controller.signal.aborted) throw controller.signal.reason;
@@ -241,10 +242,12 @@ export class Instance {
       })
       .addNode('prepare_context', async (s, ctx) => {
         this.stage = 'prepare_context';
+        ctx.tainted = s.observation!.tainted;
         return { context: await untilAborted(world.prepareContext(ctx, s.observation!), ctx.signal) };
       })
       .addNode('reflect', async (s, ctx) => {
         this.stage = 'reflect';
+        ctx.tainted = s.observation!.tainted; // a resumed tick may start here
         await this.gate(ctx);
         return { reflection: await untilAborted(world.reflect(ctx, s.context, s.observation!), ctx.signal) };
       })
@@ -254,6 +257,7 @@ export class Instance {
         if (superseded(ctx)) throw new Superseded('superseded before commit');
         if (!(await this.lease.renew())) throw new LeaseLost('the tick lease was lost to another worker before commit');
         this.stage = 'commit';
+        ctx.tainted = s.observation!.tainted;
         const input = s.reflection === undefined ? { observation: s.observation! } : { observation: s.observation!, reflection: s.reflection };
         return { summary: await world.commit(ctx, input) };
       })
@@ -411,7 +415,7 @@ export class Instance {
       get: (key) => state.get(name, key),
       set: (key, value) => state.set(name, key, value),
     };
-    return {
+    const ctx: TickContext = {
       world: name,
       tickId: open.tickId,
       generation,
@@ -419,6 +423,8 @@ export class Instance {
       since: open.since,
       signal,
       resumed,
+      tainted: false,
+      permit: (mode) => (mode === 'full' && ctx.tainted ? 'tainted' : mode),
       db,
       llm,
       clock,
@@ -427,6 +433,7 @@ export class Instance {
       log: log.child({ world: name, tick: open.tickId }),
       state: worldState,
     };
+    return ctx;
   }
 
   private threadId(tickId: string): string {

@@ -42,6 +42,16 @@ export interface TickContext extends EngineServices {
   /** True when this tick was resumed from a checkpoint after a crash. */
   resumed: boolean;
   state: WorldState;
+  /**
+   * The observation reacted to external content (DESIGN invariant 6). Set by the engine once the
+   * observation is known, for every later stage and across a resume; false during observe.
+   */
+  tainted: boolean;
+  /**
+   * The permission mode work in this tick may use: `full` becomes `tainted` (writes need an
+   * approval) when the tick is tainted. Worlds pass every agent run's mode through it.
+   */
+  permit<M extends 'full' | 'analysis' | 'tainted'>(mode: M): M | 'tainted';
 }
 
 export interface Observation<O> {

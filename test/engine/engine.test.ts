@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { flush } from '../../src/core/index.js';
 import { LEASE_TTL_MS } from '../../src/engine/lease.js';
+import type { TickContext } from '../../src/engine/index.js';
 import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 import { engineFor, worldState, type EngineUnderTest } from './support/engine.js';
@@ -209,6 +210,38 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect(outcome.kind).toBe('superseded');
     expect(outcome.message).toMatch(/lease was lost to another worker before commit/);
     expect(world.commits).toEqual([]);
+  });
+
+  it('a tainted observation makes every later stage tainted, resumed ticks too: full work is downgraded to need approval', async () => {
+    const seen: Array<[string, boolean, string]> = [];
+    const world = inboxWorld();
+    const spy = <A extends unknown[], R>(stage: string, fn: (ctx: TickContext, ...rest: A) => Promise<R>) =>
+      async (ctx: TickContext, ...rest: A): Promise<R> => {
+        seen.push([stage, ctx.tainted, ctx.permit('full')]);
+        return fn(ctx, ...rest);
+      };
+    const tainted: typeof world = { ...world, prepareContext: spy('prepare', world.prepareContext), reflect: spy('reflect', world.reflect), commit: spy('commit', world.commit) };
+    await addInboxItems(worldState(engine.state, 'inbox'), ['from outside']);
+    server.enqueue(summary('read'));
+    expect((await engine.instance(tainted).tick()).kind).toBe('committed');
+    expect(seen).toEqual([
+      ['prepare', true, 'tainted'],
+      ['reflect', true, 'tainted'],
+      ['commit', true, 'tainted'],
+    ]);
+    expect(seen.every(([, , mode]) => mode !== 'full')).toBe(true);
+
+    // An untainted observation keeps full mode; analysis is never widened.
+    const clean = { ...tainted, observe: async (ctx: TickContext) => ({ ...(await world.observe(ctx)), tainted: false }) };
+    seen.length = 0;
+    await addInboxItems(worldState(engine.state, 'inbox'), ['mine']);
+    server.enqueue(summary('read'));
+    expect((await engine.instance(clean).tick()).kind).toBe('committed');
+    expect(seen.map(([stage, t, mode]) => [stage, t, mode])).toEqual([
+      ['prepare', false, 'full'],
+      ['reflect', false, 'full'],
+      ['commit', false, 'full'],
+    ]);
   });
 
   it('a scheduled tick that finds the lock held is skipped', async () => {

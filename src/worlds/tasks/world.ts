@@ -244,7 +244,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         purpose: mode === 'full' ? 'execute_full' : 'execute_analysis',
         system: mode === 'full' ? AGENT_FULL_SYSTEM : AGENT_ANALYSIS_SYSTEM,
         prompt: agentTaskPrompt(task, d.reason, report),
-        mode,
+        mode: ctx.permit(mode), // a tainted tick's writes wait for an approval
         attended: false,
         title: task.title,
         signal: ctx.signal,
