@@ -118,6 +118,19 @@ export class Instance {
     this.emit('status.changed', {});
   }
 
+  /**
+   * Lift a rate-cap halt by hand: the person changed what made the requests too large (a lower
+   * context budget) rather than the model. False when the world was not halted.
+   */
+  async clearHalt(): Promise<boolean> {
+    const halt = await this.state.get<EngineKeys['halt']>(this.name, 'halt');
+    if (!halt) return false;
+    await this.state.setMany(this.name, { halt: null, last_outcome: null, last_summary: 'halt cleared by hand; the next tick tries again' });
+    this.deps.log.info({ world: this.name, reason: halt.reason }, 'rate-cap halt cleared by hand');
+    this.emit('status.changed', {});
+    return true;
+  }
+
   /** Engine keys for the scheduler (last tick, next tick, open tick). */
   async keys(): Promise<Partial<EngineKeys>> {
     return (await this.state.all(this.name)) as Partial<EngineKeys>;

@@ -67,6 +67,14 @@ export class Registry {
     if (enabled) this.scheduler.dueNow(name);
   }
 
+  /** Lift a world's rate-cap halt and tick it at once (it halts again if the requests still do not fit). */
+  async clearHalt(name: string): Promise<boolean> {
+    const instance = this.get(name);
+    const cleared = await instance.clearHalt();
+    if (cleared) void this.scheduler.fire(instance, false);
+    return cleared;
+  }
+
   /** Stop the loop and every tick, then close the worlds. Safe to call twice. */
   async stop(): Promise<void> {
     const stopping = this.scheduler.stop();

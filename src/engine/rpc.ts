@@ -1,4 +1,4 @@
-/** The engine's RPC methods: status (from the store, never the tick lock), trigger, enable. */
+/** The engine's RPC methods: status (from the store, never the tick lock), trigger, enable, clear a halt. */
 import { z } from 'zod';
 import { defineMethod, type RpcMethod } from '../core/rpc.js';
 import type { Registry } from './registry.js';
@@ -45,6 +45,12 @@ export function engineRpcMethods(registry: Registry, primary = 'tasks'): RpcMeth
         await registry.setEnabled(world, enabled);
         return { world, enabled };
       },
+    ),
+    defineMethod(
+      'subconscious.clear_halt',
+      z.object({ world: worldName }).strict(),
+      "Lift a world's rate-cap halt after changing what made its requests too large (e.g. a lower context_budget_tokens); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
+      async ({ world }) => ({ world, cleared: await registry.clearHalt(world) }),
     ),
   ];
 }

@@ -142,7 +142,7 @@ export function classifyStatus(
     return new ModelError('rate_cap', `The request is larger than ${where} will ever accept (${status}): ${truncate(message, 300)}`, {
       status,
       cause,
-      hint: 'Shrink the context (lower context_budget_tokens), or pick a model or plan with a higher tokens-per-minute limit; retrying will not help.',
+      hint: 'Pick a model or plan with a higher limit (the halt lifts when the model or provider changes), or lower context_budget_tokens and clear the halt ("Try again" on the page, or subconscious.clear_halt); retrying will not help as it is.',
     });
   }
   if (status === 429) {

@@ -3,7 +3,7 @@
  * and stays for the tab, the page explains how to get a token, and the "unreachable" banner
  * shows when the daemon stops and clears when it is back.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 import { contrastFailures } from './support/a11y.js';
@@ -211,6 +211,18 @@ describe('page shell in Chromium', () => {
       expect(await card.locator('[data-testid="world-failures"]').getAttribute('class')).toContain('coral');
       await screenshots(page, 'world-halted');
       expect(await contrastFailures(page)).toEqual([]);
+
+      // The person made the requests fit (here: the model now takes them) and presses Try again:
+      // the halt lifts, a tick runs at once and commits, and the banner goes.
+      tooSmall.handle(() => ({ json: { decisions: [] } }));
+      await card.getByRole('button', { name: 'Try Tasks again' }).click();
+      await banner.waitFor({ state: 'detached' });
+      await vi.waitFor(async () => {
+        const after = (await capped.rpc<{ instances: { world: string; halted: boolean; last_outcome: string | null }[] }>('subconscious.status')).instances[0]!;
+        expect(after).toMatchObject({ halted: false, last_outcome: 'committed' });
+      }, { timeout: 15_000, interval: 100 });
+      await expect(capped.rpc('subconscious.clear_halt', { world: 'tasks' })).resolves.toEqual({ world: 'tasks', cleared: false });
+      await expect(capped.rpc('subconscious.clear_halt', { world: 'nope' })).rejects.toThrow(/nope/);
       expect(errors).toEqual([]);
       await page.close();
     } finally {

@@ -52,9 +52,9 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
             <div key={`halt-${w.world}`} className="banner banner-error" role="alert" data-testid={`banner-halted-${w.world}`}>
               <strong>{worldLabel(w.world)} is halted.</strong> <span>{w.halt_reason ?? 'No reason was recorded.'}</span>{' '}
               <span className="banner-todo">
-                The model cannot take this world’s requests (its size or rate limit), so retrying would not help. Choose a model or
-                provider with a larger limit (or lower <code>context_budget_tokens</code>) in <code>subconscious.toml</code> and restart the
-                daemon; the halt lifts by itself when the model changes.
+                The model cannot take this world’s requests (its size or rate limit), so retrying as it is would not help. Choose a model
+                or provider with a larger limit in <code>subconscious.toml</code> and restart the daemon (the halt lifts by itself when the
+                model changes), or lower <code>context_budget_tokens</code>, restart, and press “Try again” on the world’s card.
               </span>
             </div>
           ) : w.enabled && w.provider_available === false ? (

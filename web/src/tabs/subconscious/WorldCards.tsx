@@ -68,6 +68,17 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
     if (ok) notify(`${name}: tick started.`, 'info');
   };
 
+  const tryAgain = async () => {
+    const ok = await optimistic(
+      props.status,
+      (d) => patchWorld(d, w.world, { halted: false, halt_reason: null }),
+      () => rpc('subconscious.clear_halt', { world: w.world }),
+      `Could not clear the halt of ${name}`,
+      notify,
+    );
+    if (ok) notify(`${name}: halt cleared; trying again now.`, 'info');
+  };
+
   return (
     <li className={`card world-card${w.halted ? ' world-halted' : ''}`} data-testid={`world-${w.world}`} data-state={state.label}>
       <header className="world-head">
@@ -100,6 +111,11 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
         <p className="coral world-note" data-testid="world-halt-reason">
           Halted: {w.halt_reason ?? 'no reason recorded'}
         </p>
+      )}
+      {w.halted && (
+        <button type="button" onClick={tryAgain} aria-label={`Try ${name} again`} title="Lift the halt and run a tick now (it halts again if the requests still do not fit)">
+          Try again
+        </button>
       )}
       {!w.halted && w.last_error && w.consecutive_failures > 0 && <p className="coral world-note">Last error: {w.last_error}</p>}
       {w.last_summary && !w.halted && <p className="muted world-note">{w.last_summary}</p>}
