@@ -72,7 +72,7 @@ export async function defineWorlds(setup: WorldSetup): Promise<AppServices> {
   const worldDeps: WorldDeps = { ...setup, mcp, agent };
   const tickTimeoutMs = config.engine.tick_timeout_minutes * 60_000;
   const tasks = catalog.makeWorld('tasks', worldDeps) as TasksWorld;
-  setup.registry.add(tasks, { enabledByDefault: config.heartbeat.enabled, tickTimeoutMs });
+  setup.registry.add(tasks, { disabledBy: config.heartbeat.enabled ? undefined : '[heartbeat] enabled = false in subconscious.toml', tickTimeoutMs });
   return {
     mcp,
     approvals,

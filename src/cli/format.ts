@@ -19,7 +19,7 @@ export function printStatus(status: StatusResult, print: (line: string) => void)
   if (status.instances.length === 0) print('no worlds are configured');
   for (const i of status.instances) {
     const flags = [
-      i.enabled ? 'enabled' : 'disabled',
+      i.enabled ? 'enabled' : i.disabled_by ? `disabled (${i.disabled_by})` : 'disabled',
       i.running ? 'running' : null,
       i.halted ? `HALTED: ${i.halt_reason}` : null,
       i.provider_available === false ? 'model unavailable' : null,

@@ -32,6 +32,11 @@ export interface InstanceOptions {
   tickTimeoutMs?: number;
   /** Whether the instance runs when nothing was stored yet (the UI's toggle overrides it). */
   enabledByDefault?: boolean;
+  /**
+   * Why the instance is off whatever the toggle says (e.g. `[heartbeat] enabled = false` in the
+   * config file): it never ticks, and switching it on is refused with this reason.
+   */
+  disabledBy?: string | undefined;
   /** Distinguishes lease holders within one process (tests run two "processes" in one). */
   holderTag?: string;
 }
@@ -66,6 +71,7 @@ export class Instance {
   private readonly lease: TickLease;
   private readonly tickTimeoutMs: number;
   private readonly enabledByDefault: boolean;
+  private readonly disabledBy: string | null;
   private current: RunHandle | null = null;
   /** The stage the running tick is in; a committing tick is never superseded (its effects are real). */
   private stage: string | null = null;
@@ -80,6 +86,7 @@ export class Instance {
     this.name = opts.name ?? world.kind;
     this.tickTimeoutMs = opts.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
     this.enabledByDefault = opts.enabledByDefault ?? true;
+    this.disabledBy = opts.disabledBy ?? null;
     const now = () => deps.clock.now();
     this.state = new InstanceState(deps.db, now);
     this.lease = new TickLease(deps.db, this.name, processOwner(opts.holderTag ?? this.name), now);
@@ -91,6 +98,7 @@ export class Instance {
     return readStatus(this.deps.db, this.name, {
       intervalMinutes: this.world.intervalMinutes(),
       enabledByDefault: this.enabledByDefault,
+      disabledBy: this.disabledBy,
       now: this.deps.clock.now(),
     });
   }
@@ -110,10 +118,20 @@ export class Instance {
   }
 
   async isEnabled(): Promise<boolean> {
-    return (await this.state.get<boolean>(this.name, 'enabled')) ?? this.enabledByDefault;
+    return this.enabledFrom({ enabled: await this.state.get<boolean>(this.name, 'enabled') });
+  }
+
+  /** The same answer from keys already read (the scheduler's pass). */
+  enabledFrom(keys: Partial<Pick<EngineKeys, 'enabled'>>): boolean {
+    return this.disabledBy === null && (keys.enabled ?? this.enabledByDefault);
   }
 
   async setEnabled(enabled: boolean): Promise<void> {
+    if (enabled && this.disabledBy !== null) {
+      throw new SubconsciousError('forbidden', `${this.name} cannot be switched on here: ${this.disabledBy}.`, {
+        hint: 'Change that setting and restart the daemon.',
+      });
+    }
     await this.state.set(this.name, 'enabled', enabled);
     this.emit('status.changed', {});
   }
@@ -365,7 +383,8 @@ export class Instance {
     }
     const message = describeError(error);
     const failures = ((await this.state.get<number>(this.name, 'consecutive_failures')) ?? 0) + 1;
-    const updates: Record<string, unknown> = { consecutive_failures: failures, last_outcome: 'failed', last_error: message };
+    const kind = error instanceof GateClosed ? 'skipped' : 'failed';
+    const updates: Record<string, unknown> = { consecutive_failures: failures, last_outcome: kind, last_error: message };
     if (isRateCap(error)) {
       updates.halt = { signature: this.signature(), reason: message, at: this.deps.clock.now() };
     }
@@ -374,7 +393,6 @@ export class Instance {
     }
     await this.state.setMany(this.name, updates);
     this.deps.log.warn({ world: this.name, err: message, failures }, 'tick failed');
-    const kind = error instanceof GateClosed ? 'skipped' : 'failed';
     return this.outcome(kind, message, startedAt, resumed, true);
   }
 

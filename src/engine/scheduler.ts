@@ -106,7 +106,7 @@ export class Scheduler {
             if (shared > now) {
               this.nextDue.set(instance.name, shared);
               sleepUntil = Math.min(sleepUntil, shared);
-            } else if (keys.enabled ?? (await instance.isEnabled())) this.fire(instance, false);
+            } else if (instance.enabledFrom(keys)) this.fire(instance, false);
             else this.nextDue.set(instance.name, now + intervalMs);
           } else {
             sleepUntil = Math.min(sleepUntil, due);

@@ -39,13 +39,14 @@ export async function readEngineKeys(state: InstanceState, world: string): Promi
 export async function readStatus(
   db: Kysely<Database>,
   world: string,
-  opts: { intervalMinutes: number; enabledByDefault: boolean; now: number },
+  opts: { intervalMinutes: number; enabledByDefault: boolean; disabledBy?: string | null; now: number },
 ): Promise<InstanceStatus> {
   const keys = await readEngineKeys(new InstanceState(db, () => opts.now), world);
   const lease = await db.selectFrom('tick_leases').select(['holder', 'expires_at']).where('world', '=', world).executeTakeFirst();
   return {
     world,
-    enabled: keys.enabled ?? opts.enabledByDefault,
+    enabled: !opts.disabledBy && (keys.enabled ?? opts.enabledByDefault),
+    disabled_by: opts.disabledBy ?? null,
     provider_available: keys.provider ? keys.provider.available : null,
     provider_unavailable_reason: keys.provider && !keys.provider.available ? keys.provider.reason : null,
     optional_models_unavailable: keys.optional_unavailable ?? [],

@@ -107,6 +107,8 @@ export interface World<O = unknown, C = unknown, R = unknown> {
 export interface InstanceStatus {
   world: string;
   enabled: boolean;
+  /** Why the world is off whatever its toggle says (a config setting), or null. */
+  disabled_by: string | null;
   /** null until the endpoint was probed. */
   provider_available: boolean | null;
   provider_unavailable_reason: string | null;

@@ -366,6 +366,18 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect((await back.instance(inboxWorld()).status()).optional_models_unavailable).toEqual([]);
   });
 
+  it('an instance switched off by config never ticks, whatever its stored toggle says, and refuses to be switched on', async () => {
+    const on = engine.instance(inboxWorld());
+    await on.setEnabled(true); // a toggle stored earlier, before the config said no
+    const off = engine.instance(inboxWorld(), { disabledBy: '[heartbeat] enabled = false in subconscious.toml' });
+    expect(await off.isEnabled()).toBe(false);
+    expect(off.enabledFrom(await off.keys())).toBe(false);
+    expect(await off.status()).toMatchObject({ enabled: false, disabled_by: '[heartbeat] enabled = false in subconscious.toml' });
+    await expect(off.setEnabled(true)).rejects.toMatchObject({ code: 'forbidden', message: expect.stringContaining('enabled = false') });
+    expect((await off.tick()).message).toBe('disabled');
+    await off.setEnabled(false); // switching off is always allowed
+  });
+
   it('a disabled instance does not tick', async () => {
     const instance = engine.instance(inboxWorld());
     await instance.setEnabled(false);

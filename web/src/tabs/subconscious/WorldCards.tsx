@@ -117,11 +117,16 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
           Try again
         </button>
       )}
+      {w.disabled_by && (
+        <p className="muted world-note" data-testid="world-disabled-by">
+          Off: {w.disabled_by}.
+        </p>
+      )}
       {!w.halted && w.last_error && w.consecutive_failures > 0 && <p className="coral world-note">Last error: {w.last_error}</p>}
       {w.last_summary && !w.halted && <p className="muted world-note">{w.last_summary}</p>}
       <footer className="world-actions">
         <span className="switch-label">
-          <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} />
+          <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} disabled={w.disabled_by !== null} />
           <span aria-hidden="true">{w.enabled ? 'Enabled' : 'Disabled'}</span>
         </span>
         <span className="muted small">every {w.interval_minutes} min</span>
