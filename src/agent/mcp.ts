@@ -245,9 +245,14 @@ export class McpManager {
     // A server may take long to start: a cancelled call must not wait for it.
     const client = await untilAborted(this.ensure(e), signal, () => cancelled(server, name));
     const generation = e.generation;
+    // The SDK never removes the abort listener it adds to a request's signal: give it one that
+    // lives only as long as this call, so a run's signal does not collect one per tool call.
+    const callSignal = signal ? new AbortController() : undefined;
+    const forward = () => callSignal?.abort(signal?.reason);
+    signal?.addEventListener('abort', forward, { once: true });
     try {
       const res = await client.callTool({ name, arguments: args }, undefined, {
-        ...(signal ? { signal } : {}),
+        ...(callSignal ? { signal: callSignal.signal } : {}),
         timeout: this.callTimeoutMs,
         resetTimeoutOnProgress: true,
       });
@@ -268,6 +273,8 @@ export class McpManager {
       }
       // The server answered with an error (bad arguments, unknown tool): the model sees it as data.
       return { text: describeError(err), isError: true };
+    } finally {
+      signal?.removeEventListener('abort', forward);
     }
   }
 

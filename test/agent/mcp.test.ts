@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -110,6 +111,13 @@ describe('McpManager with real MCP servers from npm', () => {
     expect(graph.text).toContain('likes tea');
 
     await expect(m.callTool('nope', 'x', {})).rejects.toSatisfy(isCode('not_found'));
+  });
+
+  it('many calls under one long-lived signal leave no listener on it', async () => {
+    const m = manager([filesystemServer(dir)]);
+    const run = new AbortController();
+    for (let i = 0; i < 15; i++) expect((await m.callTool('fs', 'list_directory', { path: dir }, run.signal)).isError).toBe(false);
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
   });
 
   it('restarts a server that died on its next use', async () => {
