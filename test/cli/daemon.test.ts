@@ -3,17 +3,14 @@
  * SIGTERM stops cleanly, `tick` and `status` work without a daemon, bad config stops the start
  * with the key and the reason.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../support/daemon.js';
+import { runCli } from '../support/cli.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
 let models: ModelServer;
 
 beforeAll(async () => {
@@ -30,22 +27,8 @@ const modelEnv = () => ({
   SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
 });
 
-/** Runs the CLI asynchronously (the scripted model server lives in this process and must keep answering). */
-function cli(args: string[], workspace: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args, '--workspace', workspace], {
-      cwd: ROOT,
-      env: { ...process.env, SUBCONSCIOUS_LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+
+const cli = runCli;
 
 async function waitFor(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 50));

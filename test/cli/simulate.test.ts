@@ -4,21 +4,18 @@
  * (one call per evaluated tick, none for a quiet one, estimated tokens), no model is contacted,
  * the user's database is only read, and bad input is a clear error.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app/app.js';
 import type { SimulationResult } from '../../src/cli/simulate.js';
 import { silentLogger } from '../../src/core/index.js';
 import type { Task } from '../../src/worlds/tasks/index.js';
+import { runCli } from '../support/cli.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
 const FIVE_MINUTES = 5 * 60_000;
 const HOUR = 60 * 60_000;
 
@@ -47,22 +44,8 @@ const modelEnv = () => ({
   SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
 });
 
-/** Runs the CLI asynchronously (the model server lives in this process and must keep answering). */
-function cli(args: string[], env: Record<string, string> = modelEnv()): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args, '--workspace', workspace], {
-      cwd: ROOT,
-      env: { ...process.env, SUBCONSCIOUS_LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const cli = (args: string[], env: Record<string, string> = modelEnv()) => runCli(args, workspace, env);
+
 
 async function simulateJson(hours: number): Promise<SimulationResult> {
   const res = await cli(['simulate', '--hours', String(hours), '--json']);

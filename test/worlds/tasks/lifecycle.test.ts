@@ -334,16 +334,21 @@ describe('tasks world: a task waiting for approval', () => {
   });
 });
 
+/** One tick in which `taskId` escalates and its analysis recommends an action: a pending escalation. */
+async function escalateOnce(harness: TasksHarness, taskId: string): Promise<void> {
+  harness.server.handle((req) => {
+    if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === taskId ? 'escalate' : 'noop', reason: 'r' })) } };
+    if (isAgent(req)) return { text: 'Two contracts are unsigned.\nRECOMMENDED ACTION: important Email the signers a reminder' };
+    return { status: 500, message: 'unscripted' };
+  });
+  expect((await harness.instance.tick()).kind).toBe('committed');
+}
+
 describe('tasks world: a removed task', () => {
   it('takes its pending escalation with it: skipped, and approving it is refused and runs nothing', async () => {
     h = await createTasksHarness();
     const task = await h.world.service.addTask({ title: 'Check the shared folder for unsigned contracts' });
-    h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
-      if (isAgent(req)) return { text: 'Two contracts are unsigned.\nRECOMMENDED ACTION: important Email the signers a reminder' };
-      return { status: 500, message: 'unscripted' };
-    });
-    expect((await h.instance.tick()).kind).toBe('committed');
+    await escalateOnce(h, task.id);
     const [pending] = await h.world.service.listEscalations('pending');
     expect(pending).toMatchObject({ task_id: task.id });
     const agentCalls = h.server.chatRequests.filter(isAgent).length;
@@ -360,12 +365,7 @@ describe('tasks world: a removed task', () => {
   it('whose escalation is still pending in the store (an older version removed it) cannot run it', async () => {
     h = await createTasksHarness();
     const task = await h.world.service.addTask({ title: 'Check the shared folder for unsigned contracts' });
-    h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
-      if (isAgent(req)) return { text: 'Two contracts are unsigned.\nRECOMMENDED ACTION: important Email the signers a reminder' };
-      return { status: 500, message: 'unscripted' };
-    });
-    expect((await h.instance.tick()).kind).toBe('committed');
+    await escalateOnce(h, task.id);
     const [pending] = await h.world.service.listEscalations('pending');
     await h.store.db.deleteFrom('subconscious_tasks').where('id', '=', task.id).execute();
     const agentCalls = h.server.chatRequests.filter(isAgent).length;
