@@ -31,7 +31,8 @@ export function parseStructured<T>(text: string, schema: ZodType<T>): T {
 
 /**
  * The JSON text of a reply that is exactly one JSON value, bare or as the whole of one fenced
- * block (trimmed). Throws ModelError('malformed') naming what else the reply holds.
+ * block (trimmed), after a leading `<think>` block if there is one. Throws
+ * ModelError('malformed') naming what else the reply holds.
  */
 export function extractJson(text: string): string {
   return readJson(text).json;
@@ -47,8 +48,14 @@ export function schemaInstruction(schema: ZodType): string {
   ].join('\n');
 }
 
+/**
+ * A reasoning model's thinking, when it comes inside the content: one `<think>…</think>` block at
+ * the very start. It is a known wrapper, like a fence, so it is removed; anything else is not.
+ */
+const LEADING_THINKING = /^\s*<think>[\s\S]*?<\/think>/;
+
 function readJson(text: string): { json: string; value: unknown } {
-  const body = text.trim();
+  const body = text.replace(LEADING_THINKING, '').trim();
   if (body === '') throw malformed('The model returned an empty reply.', text);
   const json = body.startsWith(FENCE) ? unfence(body, text) : body;
   try {

@@ -32,6 +32,8 @@ describe('parseStructured', () => {
     ['a one-line ``` fence', '```' + goodJson + '```'],
     ['braces inside strings', JSON.stringify({ ...good, taskId: 'a}b{c"d' })],
     ['backticks inside strings, in a fence', '```json\n' + JSON.stringify({ ...good, taskId: '```json x ```' }) + '\n```'],
+    ["a reasoning model's leading <think> block", '<think>\nThe user wants a verdict; {"verdict":"wait"} would be wrong.\n</think>\n\n' + goodJson],
+    ['a <think> block, then a fence', '<think>ok</think>```json\n' + goodJson + '\n```'],
   ])('accepts %s', (_name, text) => {
     const value = parseStructured(text, schema);
     expect(value.verdict).toBe('resume');
@@ -57,6 +59,9 @@ describe('parseStructured', () => {
     ['a fence that is not closed', '```json\n' + goodJson, 'not closed'],
     ['an empty reply', ' \n ', 'empty reply'],
     ['an empty fence', '```json\n```', 'did not return a JSON value'],
+    ['a <think> block that is not at the start', `Sure.<think>x</think>${goodJson}`, 'text before its JSON value'],
+    ['prose after a <think> block', `<think>x</think>Verdict: ${goodJson}`, 'text before its JSON value'],
+    ['only a <think> block', '<think>hmm</think>', 'empty reply'],
   ])('rejects %s, saying what was wrong', (_name, text, problem) => {
     const message = malformed(text);
     expect(message).toContain(problem);
