@@ -232,7 +232,7 @@ export class Instance {
         result = await this.graph.invoke({}, { threadId: this.threadId(tick.tickId), ctx, signal: controller.signal });
       } else {
         this.stage = 'observe';
-        const observation = await untilAborted(this.world.observe(ctx), ctx.signal);
+        const observation = await this.world.observe(ctx);
         observed = observation;
         ctx.tainted = observation.tainted;
         if (observation.quiet) {
@@ -266,10 +266,11 @@ export class Instance {
     const superseded = (ctx: TickContext) => ctx.generation !== this.generation || abortedBy(ctx.signal, Superseded);
     return new StateGraph<TickState, TickContext>()
       // A stage that ignores its signal must not hold the tick past its timeout: stop waiting for
-      // it (its late result is discarded). Commit is never cut off: its effects are real.
+      // prepare and reflect (their late results are discarded). Observe writes bookkeeping (rows
+      // a later stage or abandon() closes) and commit has real effects: both always finish.
       .addNode('observe', async (_s, ctx) => {
         this.stage = 'observe';
-        return { observation: await untilAborted(world.observe(ctx), ctx.signal) };
+        return { observation: await world.observe(ctx) };
       })
       .addNode('prepare_context', async (s, ctx) => {
         this.stage = 'prepare_context';
@@ -363,8 +364,16 @@ export class Instance {
     if (cause instanceof Shutdown) {
       return this.outcome('skipped', 'stopped by shutdown; resumes at next start', startedAt, resumed);
     }
-    // Lease lost: the tick's rows, checkpoints and state now belong to the worker that took it.
-    const lost = err instanceof LeaseLost ? err : cause instanceof LeaseLost ? cause : null;
+    // Lease lost: the tick's rows, checkpoints and state now belong to the worker that took it —
+    // also when this tick ended for another reason before its renewal loop noticed.
+    const lost =
+      err instanceof LeaseLost
+        ? err
+        : cause instanceof LeaseLost
+          ? cause
+          : (await this.lease.renew().catch(() => true))
+            ? null
+            : new LeaseLost('the tick lease was lost to another worker');
     if (lost) {
       this.deps.log.warn({ world: this.name }, `${lost.message}: this worker stops and leaves the tick to it`);
       return this.outcome('superseded', `${lost.message}; left to that worker`, startedAt, resumed);

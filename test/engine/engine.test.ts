@@ -198,6 +198,23 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect(await engine.state.get('inbox', 'baseline')).toBe(1);
   });
 
+  it('a tick that times out after another worker took its lease (before a renewal noticed) leaves the tick to that worker', async () => {
+    const inbox = inboxWorld();
+    const stuck = { ...inbox, reflect: () => new Promise<never>(() => undefined) };
+    await addInboxItems(worldState(engine.state, 'inbox'), ['a']);
+    const instance = engine.instance(stuck, { tickTimeoutMs: 10_000 }); // shorter than the renewal interval
+    const running = instance.tick();
+    await vi.waitFor(() => expect(engine.clock.pending).toBe(2), UNTIL);
+    await stealLease();
+    await engine.clock.advance(10_000);
+    const outcome = await running;
+    expect(outcome.kind).toBe('superseded');
+    expect(outcome.message).toMatch(/lease was lost/);
+    expect(inbox.abandoned).toEqual([]);
+    expect(await engine.state.get('inbox', 'open_tick')).not.toBeNull();
+    expect((await instance.status()).consecutive_failures).toBe(0);
+  });
+
   it('a tick whose lease was taken just before commit does not commit', async () => {
     const world = inboxWorld();
     const instance = engine.instance(world);
@@ -320,7 +337,9 @@ describe.each(dialects)('engine on %s', (dialect) => {
   });
 
   it('the tick timeout ends a tick whose stage ignores its signal, and the next tick runs', async () => {
-    const stuck = inboxWorld({ hooks: { afterObserve: () => new Promise<void>(() => undefined) } }); // never settles, never listens
+    const inbox = inboxWorld();
+    const stuck = { ...inbox, reflect: () => new Promise<never>(() => undefined) }; // never settles, never listens
+    await addInboxItems(worldState(engine.state, 'inbox'), ['a']);
     const instance = engine.instance(stuck, { tickTimeoutMs: 30 * 60_000 });
     const running = instance.tick();
     await vi.waitFor(() => expect(engine.clock.pending).toBe(2), UNTIL); // the timeout guard and lease renewal
@@ -328,10 +347,11 @@ describe.each(dialects)('engine on %s', (dialect) => {
     const outcome = await running;
     expect(outcome.kind).toBe('failed');
     expect(outcome.message).toMatch(/30-minute timeout/);
-    expect(stuck.abandoned).toEqual(['timeout']);
+    expect(inbox.abandoned).toEqual(['timeout']);
     expect((await instance.status()).consecutive_failures).toBe(1);
     // The lock was released: a healthy tick of the same world runs at once.
-    expect((await engine.instance(inboxWorld()).tick()).kind).toBe('quiet');
+    server.enqueue(summary('fine'));
+    expect((await engine.instance(inboxWorld()).tick()).kind).toBe('committed');
   });
 
   it('the provider gate skips a tick when the model is unreachable and counts it', async () => {
