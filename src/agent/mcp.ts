@@ -249,6 +249,7 @@ export class McpManager {
     // lives only as long as this call, so a run's signal does not collect one per tool call.
     const callSignal = signal ? new AbortController() : undefined;
     const forward = () => callSignal?.abort(signal?.reason);
+    if (signal?.aborted) throw cancelled(server, name); // aborted while the server started
     signal?.addEventListener('abort', forward, { once: true });
     try {
       const res = await client.callTool({ name, arguments: args }, undefined, {
