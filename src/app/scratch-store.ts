@@ -6,11 +6,15 @@
  */
 import { SubconsciousError, describeError } from '../core/errors.js';
 import { hasTable, openReadOnlyStore, openStore, type Store } from '../store/index.js';
+import type { Selectable } from 'kysely';
 import type { SubconsciousTasksTable } from '../store/index.js';
 import type { Config } from './config.js';
 
-/** Named, so a database with columns this version does not know still copies. */
-const TASK_COLUMNS: readonly (keyof SubconsciousTasksTable)[] = [
+/**
+ * The columns copied, named so a database with columns this version does not know still copies.
+ * The later ones (`LATER_COLUMNS`) are copied when the source has them: an older database lacks them.
+ */
+const TASK_COLUMNS = [
   'id',
   'title',
   'source',
@@ -24,7 +28,11 @@ const TASK_COLUMNS: readonly (keyof SubconsciousTasksTable)[] = [
   'completed',
   'created_at',
   'updated_at',
-];
+] as const satisfies readonly (keyof SubconsciousTasksTable)[];
+const LATER_COLUMNS = ['origin_order', 'user_disabled'] as const satisfies readonly (keyof SubconsciousTasksTable)[];
+
+type CopiedTask = Pick<Selectable<SubconsciousTasksTable>, (typeof TASK_COLUMNS)[number]> &
+  Partial<Pick<Selectable<SubconsciousTasksTable>, (typeof LATER_COLUMNS)[number]>>;
 
 export interface ScratchStore {
   store: Store;
@@ -69,8 +77,13 @@ export async function openScratchStore(workspace: string, config: Config): Promi
 }
 
 /** Every task (system defaults, HEARTBEAT.md lines, user tasks) as the user's database has it. */
-function readTasks(source: Store) {
-  return source.db.selectFrom('subconscious_tasks').select(TASK_COLUMNS).orderBy('created_at').orderBy('id').execute();
+async function readTasks(source: Store): Promise<CopiedTask[]> {
+  const rows = await source.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
+  return rows.map((row) => {
+    const copy: Record<string, unknown> = {};
+    for (const column of [...TASK_COLUMNS, ...LATER_COLUMNS]) if (column in row) copy[column] = row[column];
+    return copy as CopiedTask;
+  });
 }
 
 /** The worlds' on/off switches from the page (`<world>:enabled`): a world switched off stays off. */
