@@ -30,7 +30,7 @@ export function parseRecurrence(input: string, timezone: string, field = 'recurr
       const job = new Cron(expr, { timezone, paused: true });
       job.stop();
     } catch (err) {
-      throw invalid(field, `invalid cron expression "${expr}": ${(err as Error).message}`);
+      throw invalid(field, `"${expr}" is not a valid cron expression (${cronReason((err as Error).message)})`);
     }
     return { kind: 'cron', expr };
   }
@@ -86,9 +86,35 @@ export function scheduleFor(input: string, now: number, timezone: string, field 
   return { recurrence, next_run_at: next };
 }
 
+/** The allowed range of each field croner names, as a person counts it (croner counts days and months from 0). */
+const CRON_FIELD_RANGES: Record<string, string> = {
+  second: 'second must be 0-59',
+  minute: 'minute must be 0-59',
+  hour: 'hour must be 0-23',
+  day: 'day of month must be 1-31',
+  nearestWeekdays: 'day of month must be 1-31',
+  month: 'month must be 1-12',
+  dayOfWeek: 'day of week must be 0-7 or SUN-SAT',
+};
+
+/**
+ * Croner's reason in a person's words: without its "CronPattern:" class prefix, and with the
+ * field's range instead of croner's internal value (it reports day 32 as "day: 31").
+ */
+function cronReason(message: string): string {
+  const reason = message.replace(/^CronPattern:\s*/, '').replace(/\.$/, '');
+  const range = /^Invalid value for (\w+):/.exec(reason);
+  if (range && CRON_FIELD_RANGES[range[1]!]) return CRON_FIELD_RANGES[range[1]!]!;
+  if (/^invalid configuration format/.test(reason)) return 'it needs five space-separated fields: minute hour day-of-month month day-of-week (six or seven with seconds and year)';
+  const illegal = /^configuration entry \d+ \((.*)\) contains illegal characters$/.exec(reason);
+  if (illegal) return `"${illegal[1]}" contains characters a cron field does not allow`;
+  return reason.charAt(0).toLowerCase() + reason.slice(1);
+}
+
 function invalid(field: string, reason: string): SubconsciousError {
   return new SubconsciousError('invalid_params', `${field}: ${reason}`, {
     details: { field },
-    hint: 'Use "pending", "once" or "cron:<expr>", e.g. "cron:0 9 * * 1-5".',
+    // The page's Cron field takes the expression alone; RPC and the CLI take the `cron:` form.
+    hint: 'Use `pending`, `once` or `cron:<expr>`: over RPC or the CLI `cron:0 9 * * 1-5` (weekdays at 9:00); in the page\'s Cron field just `0 9 * * 1-5`.',
   });
 }

@@ -1,5 +1,6 @@
 /** The situation report's budget and sections, write intent, skill keywords, recommendations, recurrence. */
 import { describe, expect, it } from 'vitest';
+import { SubconsciousError } from '../../../src/core/index.js';
 import { estimateTokens } from '../../../src/llm/index.js';
 import {
   advanceSchedule,
@@ -72,6 +73,22 @@ describe('situation report', () => {
     expect(broken.text).toMatch(/Memory could not be read: <untrusted-data label="error">\n"store offline"/);
   });
 
+  it('says a repeated failure once: when it happened and to which tasks', () => {
+    const outage = 'the local model is unavailable: Ollama is not answering';
+    const at = (tick: number) => NOW - (3 - tick) * 5 * 60_000;
+    const rows: LogEntry[] = [];
+    for (const tick of [2, 1, 0]) for (const t of [1, 2, 3]) rows.push({ ...failure(t), id: `l${tick}-${t}`, result: outage, updated_at: at(tick) });
+    rows.unshift({ ...failure(9), result: 'model overloaded (503)', updated_at: at(3) });
+    const r = buildSituationReport({ now: NOW, since: NOW - 20 * 60_000, failures: rows, skills: [], memory: [], workspace: workspace(0) }, 40_000);
+    const lines = r.text.split('\n').filter((l) => /^- .*failed \(/.test(l));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain('task failed');
+    expect(lines[1]).toContain('9 task runs failed');
+    for (const tick of [0, 1, 2]) expect(lines[1]).toContain(new Date(at(tick)).toISOString());
+    for (const t of [1, 2, 3]) expect(r.text.match(new RegExp(`Task ${t} `, 'g'))).toHaveLength(1);
+    expect(r.text.match(/Ollama is not answering/g)).toHaveLength(1);
+  });
+
   it('stays within its budget, dropping items with a note, and keeps every section title', () => {
     for (const budget of [300, 800, 2000, 5000]) {
       const r = buildSituationReport(
@@ -118,6 +135,37 @@ describe('text rules', () => {
     expect(scheduleFor('cron:0\n9  *\t* *', NOW, 'UTC')).toEqual({ recurrence: 'cron:0 9 * * *', next_run_at: Date.UTC(2026, 0, 2, 9, 0, 0) });
     expect(advanceSchedule('pending', NOW, 'UTC')).toEqual({ next_run_at: null, completed: false });
     expect(new Date(advanceSchedule('cron:30 8 * * *', NOW, 'America/New_York').next_run_at!).toISOString()).toBe('2026-01-01T13:30:00.000Z');
+  });
+
+  it('an invalid cron expression is refused with croner\'s reason in plain words, and a hint with both forms', () => {
+    const refusal = (input: string) => {
+      try {
+        scheduleFor(input, NOW, 'UTC');
+      } catch (err) {
+        return err as SubconsciousError;
+      }
+      throw new Error(`${input} was accepted`);
+    };
+    const cases: [string, string][] = [
+      ['cron:61 * * * *', 'recurrence: "61 * * * *" is not a valid cron expression (minute must be 0-59)'],
+      ['cron:0 25 * * *', 'recurrence: "0 25 * * *" is not a valid cron expression (hour must be 0-23)'],
+      // croner counts days from 0 and would say "day: 31" here.
+      ['cron:0 0 32 * *', 'recurrence: "0 0 32 * *" is not a valid cron expression (day of month must be 1-31)'],
+      ['cron:0 0 * 13 *', 'recurrence: "0 0 * 13 *" is not a valid cron expression (month must be 1-12)'],
+      ['cron:0 0 * * 8', 'recurrence: "0 0 * * 8" is not a valid cron expression (day of week must be 0-7 or SUN-SAT)'],
+      ['cron:not a cron', 'recurrence: "not a cron" is not a valid cron expression (it needs five space-separated fields: minute hour day-of-month month day-of-week (six or seven with seconds and year))'],
+      ['cron:*/0 * * * *', 'recurrence: "*/0 * * * *" is not a valid cron expression (syntax error, illegal stepping: 0)'],
+    ];
+    for (const [input, message] of cases) {
+      const err = refusal(input);
+      expect(err, input).toBeInstanceOf(SubconsciousError);
+      expect(err.code).toBe('invalid_params');
+      expect(err.message).toBe(message);
+      expect(err.message).not.toContain('CronPattern');
+      // Both forms: the `cron:` value for RPC and the CLI, the bare expression for the page's Cron field.
+      expect(err.hint).toContain('`cron:0 9 * * 1-5`');
+      expect(err.hint).toContain("Cron field just `0 9 * * 1-5`");
+    }
   });
 
   it('HEARTBEAT.md parsing keeps file order, first occurrence, checkbox text stripped', () => {

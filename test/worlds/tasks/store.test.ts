@@ -174,7 +174,8 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
 
     await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'cron:61 * * * *' })).rejects.toMatchObject({
       code: 'invalid_params',
-      message: expect.stringMatching(/recurrence: invalid cron expression "61 \* \* \* \*": .*minute/),
+      message: 'recurrence: "61 * * * *" is not a valid cron expression (minute must be 0-59)',
+      hint: expect.stringContaining('`cron:0 9 * * 1-5`'),
     });
     await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'weekly' })).rejects.toMatchObject({ message: expect.stringContaining('recurrence') });
     await expect(rpc.call('subconscious.tasks_add', { title: '' })).rejects.toMatchObject({ message: expect.stringContaining('title') });
