@@ -63,9 +63,7 @@ export function buildSituationReport(input: SituationInput, budgetTokens: number
       name: 'failures',
       title: '## Recent failures',
       empty: 'No task failed in this window.',
-      items: input.failures.map(
-        (f) => `- ${iso(f.updated_at)} task ${fence(f.task_title, { label: 'task_title', maxChars: 200 })} failed: ${fence(f.result ?? '', { label: 'error', maxChars: 400 })}`,
-      ),
+      items: failureLines(input.failures),
     },
     {
       name: 'skills',
@@ -216,6 +214,29 @@ export async function scanWorkspace(
     scannedFiles: scanned,
     truncated,
   };
+}
+
+/**
+ * One line per distinct error, newest first, with when it happened and to which tasks: an outage
+ * fails every due task every tick with the same message, and one line says all of that.
+ */
+function failureLines(failures: LogEntry[]): string[] {
+  const groups = new Map<string, LogEntry[]>();
+  for (const f of failures) {
+    const key = f.result ?? '';
+    const group = groups.get(key);
+    if (group) group.push(f);
+    else groups.set(key, [f]);
+  }
+  return [...groups.entries()].map(([error, rows]) => {
+    const times = [...new Set(rows.map((r) => iso(r.updated_at)))];
+    const titles = [...new Set(rows.map((r) => r.task_title))];
+    const shownTimes = times.length > 6 ? [...times.slice(0, 5), `… ${times.length - 6} more …`, times.at(-1)!] : times;
+    const shownTitles = titles.slice(0, 5).map((t) => fence(t, { label: 'task_title', maxChars: 200 }));
+    const more = titles.length > 5 ? ` and ${titles.length - 5} more` : '';
+    const count = rows.length === 1 ? 'task' : `${rows.length} task runs`;
+    return `- ${shownTimes.join(', ')}: ${count} failed (${shownTitles.join(', ')}${more}): ${fence(error, { label: 'error', maxChars: 400 })}`;
+  });
 }
 
 /** Read a source without letting its failure fail the tick: the report says it could not. */

@@ -119,7 +119,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const since = ctx.since;
     const now = ctx.clock.now();
     const [failures, skills, memory, workspace] = await Promise.all([
-      service.logs.failuresSince(since, 20),
+      service.logs.failuresSince(since, 200), // grouped by error in the report
       readSafely(deps.skills ? () => (deps.skills!.check ? deps.skills!.check() : deps.skills!.health()) : undefined),
       readSafely(deps.memory ? () => deps.memory!.recent(since, 20) : undefined),
       scanWorkspace(deps.workspace, since, observation.data.heartbeat),
@@ -143,7 +143,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     );
     const batches = planBatches(lines, report.tokens, budget);
     ctx.log.info(
-      { world: ctx.world, reportTokens: report.tokens, budget, tasks: lines.length, taskTokens, batches: batches.length, sections: report.sections },
+      { reportTokens: report.tokens, budget, tasks: lines.length, taskTokens, batches: batches.length, sections: report.sections },
       'situation report built',
     );
     return { report: report.text, reportTokens: report.tokens, budget, batches };
@@ -203,7 +203,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       const pruned = await service.logs.prune(ctx.clock.now() - retentionMs);
       if (pruned) {
         counts.pruned = pruned;
-        ctx.log.info({ world: ctx.world, pruned, retentionDays: retentionMs / 86_400_000 }, 'old activity log rows deleted');
+        ctx.log.info({ pruned, retentionDays: retentionMs / 86_400_000 }, 'old activity log rows deleted');
         service.emit('tasks.log_changed', { reason: 'retention', count: pruned });
       }
     }
