@@ -178,8 +178,9 @@ describe('page shell in Chromium', () => {
 
   it('says when a world is halted by its model\'s size limit, on the card and in a banner, with the reason', async () => {
     // Every chat request is larger than this model will ever take (413): a permanent rate cap.
+    // The provider's message marks its settings with backticks, as many do: the page shows them as code.
     const tooSmall = await startModelServer();
-    tooSmall.handle(() => ({ status: 413, message: 'Request too large for this model: 40000 tokens requested, the limit is 8192.' }));
+    tooSmall.handle(() => ({ status: 413, message: 'Request too large for this model: 40000 tokens requested, the limit is 8192. Lower `max_tokens` or pick a larger `context_length`.' }));
     const capped = await startDaemon({
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: tooSmall.baseUrl,
@@ -205,9 +206,15 @@ describe('page shell in Chromium', () => {
       const tasks = status.instances.find((i) => i.world === 'tasks')!;
       expect(tasks.halted).toBe(true);
       expect(tasks.halt_reason).toContain('413');
-      expect(await banner.innerText()).toContain(tasks.halt_reason!);
+      expect(tasks.halt_reason).toContain('`max_tokens`');
+      // Shown as text with the backticked spans as <code> (the backticks themselves gone).
+      const shown = tasks.halt_reason!.replaceAll('`', '');
+      expect(await banner.innerText()).toContain(shown);
       expect(await banner.innerText()).toContain('subconscious.toml');
-      expect(await card.locator('[data-testid="world-halt-reason"]').innerText()).toContain(tasks.halt_reason!);
+      expect(await banner.locator('code', { hasText: 'max_tokens' }).count()).toBe(1);
+      const haltNote = card.locator('[data-testid="world-halt-reason"]');
+      expect(await haltNote.innerText()).toContain(shown);
+      expect(await haltNote.locator('code').allInnerTexts()).toEqual(['max_tokens', 'context_length']);
       expect(await card.locator('[data-testid="world-failures"]').getAttribute('class')).toContain('coral');
       await screenshots(page, 'world-halted');
       expect(await contrastFailures(page)).toEqual([]);

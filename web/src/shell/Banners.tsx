@@ -6,6 +6,7 @@
 import type { LiveSnapshot } from '../api/live.js';
 import type { WorldStatus } from '../api/types.js';
 import { worldLabel } from '../ui/format.js';
+import { MessageText } from '../ui/MessageText.js';
 import { useNow } from './hooks.js';
 
 /** What fails without each model role, in words a person knows from the page. */
@@ -50,7 +51,9 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
         props.worlds.map((w) =>
           w.halted ? (
             <div key={`halt-${w.world}`} className="banner banner-error" role="alert" data-testid={`banner-halted-${w.world}`}>
-              <strong>{worldLabel(w.world)} is halted.</strong> <span>{w.halt_reason ?? 'No reason was recorded.'}</span>{' '}
+              <strong>{worldLabel(w.world)} is halted.</strong> <span>
+                <MessageText text={w.halt_reason ?? 'No reason was recorded.'} />
+              </span>{' '}
               <span className="banner-todo">
                 The model cannot take this world’s requests (its size or rate limit), so retrying as it is would not help. Choose a model
                 or provider with a larger limit in <code>subconscious.toml</code> and restart the daemon (the halt lifts by itself when the
@@ -60,7 +63,9 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
           ) : w.enabled && w.provider_available === false ? (
             <div key={`model-${w.world}`} className="banner banner-warn" role="status" data-testid={`banner-model-${w.world}`}>
               <strong>{worldLabel(w.world)}: the model is unavailable.</strong>{' '}
-              <span>{w.provider_unavailable_reason ?? 'The model endpoint did not answer.'}</span>{' '}
+              <span>
+                <MessageText text={w.provider_unavailable_reason ?? 'The model endpoint did not answer.'} />
+              </span>{' '}
               <span className="banner-todo">
                 Start the model server (for Ollama: <code>ollama serve</code>) or fix the endpoint under <code>[models]</code> in{' '}
                 <code>subconscious.toml</code>. Work that needs no model keeps running; the next tick checks again.
@@ -76,7 +81,9 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
                   <strong>
                     {worldLabel(w.world)}: the {m.role} model is unavailable.
                   </strong>{' '}
-                  <span>{m.reason}</span>{' '}
+                  <span>
+                    <MessageText text={m.reason} />
+                  </span>{' '}
                   <span className="banner-todo">
                     Ticks still run, but {ROLE_WORK[m.role]} fail until it answers. Start it or fix <code>[models.{m.role}]</code> in{' '}
                     <code>subconscious.toml</code>; the next tick checks again.

@@ -1,4 +1,5 @@
 /** Short-lived messages (a rolled-back action, a started run), announced to screen readers. */
+import { MessageText } from '../ui/MessageText.js';
 import type { NoticeTone } from './context.js';
 
 export interface Notice {
@@ -12,7 +13,9 @@ export function Notices(props: { notices: Notice[]; dismiss: (id: number) => voi
     <div className="notices" aria-live="polite" aria-relevant="additions">
       {props.notices.map((n) => (
         <div key={n.id} className={`notice notice-${n.tone}`} role={n.tone === 'error' ? 'alert' : 'status'} data-testid="notice">
-          <span>{n.text}</span>
+          <span>
+            <MessageText text={n.text} />
+          </span>
           <button type="button" className="link" aria-label="Dismiss message" onClick={() => props.dismiss(n.id)}>
             ×
           </button>

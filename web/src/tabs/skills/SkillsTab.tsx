@@ -6,6 +6,7 @@ import { useShell } from '../../shell/context.js';
 import { useLiveRpc, useNow } from '../../shell/hooks.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
 import { fullTime, relativeTime } from '../../ui/format.js';
+import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 
 const EVENTS = ['agent.run', 'mcp.changed'];
@@ -56,7 +57,9 @@ export function SkillsTab() {
         press <em>Check now</em>.
       </p>
       {missing && <p data-testid="skills-unavailable">This daemon runs no agent, so it has no skills to list.</p>}
-      {servers.error !== undefined && !missing && <p className="coral">The skills could not be read: {explain(servers.error)}</p>}
+      {servers.error !== undefined && !missing && <p className="coral">
+          The skills could not be read: <MessageText text={explain(servers.error)} />
+        </p>}
       {list && list.length === 0 && <p className="muted">No MCP server is configured.</p>}
       {list && list.length > 0 && (
         <ul className="skill-list">
@@ -87,7 +90,11 @@ function SkillCard(props: { server: McpServer; now: number }) {
         {s.restarts ? ` · restarted ${s.restarts}×` : ''}
       </p>
       {tools > 0 && <p className="small muted skill-tools">{s.tools.join(', ')}</p>}
-      {s.error && <p className="coral small">{s.error}</p>}
+      {s.error && (
+        <p className="coral small">
+          <MessageText text={s.error} />
+        </p>
+      )}
     </li>
   );
 }

@@ -8,6 +8,7 @@ import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot } from '../../ui/Dot.js';
 import { clockTime, duration, fullTime } from '../../ui/format.js';
+import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 import { DECISION_LOOK, EXPAND_OVER, logText } from './decisions.js';
 
@@ -52,7 +53,7 @@ function LogRow(props: { entry: LogEntry; now: number }) {
       <div className="log-body">
         {r.task_title && <div className="log-task">{r.task_title}</div>}
         <div id={textId} className={`log-text${r.decision === 'failed' ? ' coral' : ''}`} data-testid="log-text">
-          {shown}
+          <MessageText text={shown} />
         </div>
         {long && (
           <button type="button" className="link small" aria-expanded={open} aria-controls={textId} onClick={() => setOpen(!open)}>

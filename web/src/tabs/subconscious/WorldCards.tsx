@@ -6,6 +6,7 @@ import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
 import { count, fullTime, relativeTime, worldLabel } from '../../ui/format.js';
+import { MessageText } from '../../ui/MessageText.js';
 import { Switch } from '../../ui/Switch.js';
 import { optimistic } from './optimistic.js';
 
@@ -109,7 +110,7 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
       </dl>
       {w.halted && (
         <p className="coral world-note" data-testid="world-halt-reason">
-          Halted: {w.halt_reason ?? 'no reason recorded'}
+          Halted: <MessageText text={w.halt_reason ?? 'no reason recorded'} />
         </p>
       )}
       {w.halted && (
@@ -119,11 +120,15 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
       )}
       {w.disabled_by && (
         <p className="muted world-note" data-testid="world-disabled-by">
-          Off: {w.disabled_by}.
+          Off: <MessageText text={w.disabled_by} />.
         </p>
       )}
-      {!w.halted && w.last_error && w.consecutive_failures > 0 && <p className="coral world-note">Last error: {w.last_error}</p>}
-      {w.last_summary && !w.halted && <p className="muted world-note">{w.last_summary}</p>}
+      {!w.halted && w.last_error && w.consecutive_failures > 0 && <p className="coral world-note">
+          Last error: <MessageText text={w.last_error} />
+        </p>}
+      {w.last_summary && !w.halted && <p className="muted world-note">
+          <MessageText text={w.last_summary} />
+        </p>}
       <footer className="world-actions">
         <span className="switch-label">
           <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} disabled={w.disabled_by !== null} />
