@@ -124,6 +124,51 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     }
   });
 
+  it('a system task switched off shows a switch that turns it on again; the status bar and the heading count the same tasks', async () => {
+    const heading = page.locator('#active-tasks-heading .count');
+    const statusTasks = page.locator('[data-testid="status-tasks"]');
+    // Both count the tasks that are not completed, on or off; the status bar says how many are on.
+    const expectCounts = async () => {
+      const active = (await daemon.rpc<(TaskRow & { completed: boolean })[]>('subconscious.tasks_list')).filter((t) => !t.completed);
+      const on = active.filter((t) => t.enabled).length;
+      const noun = active.length === 1 ? 'task' : 'tasks';
+      const expected = on < active.length ? `${on} of ${active.length} ${noun} on` : `${active.length} ${noun}`;
+      await page.waitForFunction(
+        ([n, text]) =>
+          document.querySelector('#active-tasks-heading .count')?.textContent === n &&
+          document.querySelector('[data-testid="status-tasks"]')?.textContent === text,
+        [String(active.length), expected] as const,
+      );
+      expect(await heading.innerText()).toBe(String(active.length));
+      expect(await statusTasks.innerText()).toBe(expected);
+      return active;
+    };
+    const before = await expectCounts();
+    const system = before.find((t) => t.source === 'system' && t.enabled)!;
+    const row = page.locator(`[data-testid="task-row"][data-task-id="${system.id}"]`);
+    const toggle = row.getByRole('switch', { name: `Enable task: ${system.title}` });
+    expect(await row.locator('button').count()).toBe(0);
+
+    await daemon.rpc('subconscious.tasks_update', { id: system.id, enabled: false });
+    await toggle.waitFor();
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    expect(await row.locator('.dot-gray').count()).toBe(1);
+    expect(await row.locator('.badge', { hasText: 'default' }).count()).toBe(1);
+    expect(await row.getByRole('button', { name: /^Delete/ }).count()).toBe(0); // system tasks are never deleted
+    expect(await row.locator('button').count()).toBe(1);
+    expect(await contrastFailures(page), 'a switched-off system task').toEqual([]);
+    const off = await expectCounts();
+    expect(off.filter((t) => !t.enabled).map((t) => t.id)).toContain(system.id);
+    expect(await statusTasks.innerText()).toMatch(/^\d+ of \d+ tasks on$/);
+
+    await toggle.click();
+    await expect.poll(async () => (await tasks()).find((t) => t.id === system.id)?.enabled).toBe(true);
+    await toggle.waitFor({ state: 'detached' });
+    expect(await row.locator('button').count()).toBe(0);
+    expect(await row.locator('.dot-green').count()).toBe(1);
+    expect((await expectCounts()).length).toBe(before.length);
+  });
+
   it('the world card shows the status and disables and enables the world', async () => {
     const card = page.locator('[data-testid="world-tasks"]');
     const status = async () => (await daemon.rpc<{ instances: (StatusRow & { enabled: boolean })[] }>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
@@ -160,17 +205,37 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await taskRow('Weekday digest').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
     expect((await tasks()).find((t) => t.title === 'Weekday digest')?.recurrence).toBe('cron:0 9 * * 1-5');
 
-    // The daemon refuses a bad cron expression: the optimistic row goes away, the text comes back.
+    // The daemon refuses a bad cron expression: the optimistic row goes away, the text comes back,
+    // and the reason stays under the form, by the Cron field, in words (not croner's), with the
+    // hint's two forms as code — no passing notice.
+    const cronField = page.getByLabel('Cron', { exact: true });
+    const formError = page.locator('[data-testid="add-task-error"]');
     await input.fill('Broken schedule');
-    await page.getByLabel('Cron', { exact: true }).fill('not a cron');
+    await cronField.fill('61 * * * *');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
-    const notice = page.locator('[data-testid="notice"]', { hasText: 'Could not add “Broken schedule”' });
-    await notice.waitFor();
-    expect(await notice.innerText()).toMatch(/cron/i);
+    await formError.waitFor();
+    expect(await formError.getAttribute('role')).toBe('alert');
+    const refusal = await formError.innerText();
+    expect(refusal).toContain('Could not add “Broken schedule”: recurrence: "61 * * * *" is not a valid cron expression (minute must be 0-59)');
+    expect(refusal).not.toMatch(/CronPattern|`/);
+    expect(await formError.locator('code').allInnerTexts()).toEqual(expect.arrayContaining(['cron:0 9 * * 1-5', '0 9 * * 1-5']));
+    expect(await cronField.getAttribute('aria-invalid')).toBe('true');
+    expect((await cronField.getAttribute('aria-describedby'))?.split(' ')).toContain(await formError.getAttribute('id'));
+    expect(await contrastFailures(page), 'the form error and its code').toEqual([]);
     await taskRow('Broken schedule').waitFor({ state: 'detached' });
     expect(await input.inputValue()).toBe('Broken schedule');
     expect((await tasks()).some((t) => t.title === 'Broken schedule')).toBe(false);
-    await input.fill('');
+    expect(await page.locator('[data-testid="notice"]', { hasText: 'Broken schedule' }).count()).toBe(0);
+    // Corrected, the add goes through and the error goes with it.
+    await cronField.fill('1 * * * *');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await taskRow('Broken schedule').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
+    await formError.waitFor({ state: 'detached' });
+    expect(await cronField.getAttribute('aria-invalid')).toBe('false');
+    const fixed = (await tasks()).find((t) => t.title === 'Broken schedule')!;
+    expect(fixed.recurrence).toBe('cron:1 * * * *');
+    await daemon.rpc('subconscious.tasks_remove', { id: fixed.id });
+    await taskRow('Broken schedule').waitFor({ state: 'detached' });
     await page.getByLabel('Runs', { exact: true }).selectOption('default');
 
     // Write intent: left to the daemon, it is read from the title (seed 1: "Send … to Slack"
@@ -190,9 +255,13 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     for (const t of await tasks()) if (t.title.startsWith('Send ')) await daemon.rpc('subconscious.tasks_remove', { id: t.id });
     await taskRow('Send the weekly digest to Slack').waitFor({ state: 'detached' });
 
-    // Toggle off and on again.
+    // Toggle off and on again. A successful edit also clears what the form said before.
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await formError.filter({ hasText: 'Write what the task should check or do.' }).waitFor();
+    expect(await input.getAttribute('aria-invalid')).toBe('true');
     const toggle = row.getByRole('switch', { name: 'Enable task: Summarize the team notes' });
     await toggle.click();
+    await formError.waitFor({ state: 'detached' });
     await page.locator(`[data-testid="task-row"][data-task-id="${added!.id}"][data-enabled="false"]`).waitFor();
     await expect.poll(async () => (await tasks()).find((t) => t.id === added!.id)?.enabled).toBe(false);
     expect(await toggle.getAttribute('aria-checked')).toBe('false');
@@ -259,6 +328,26 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(log[0]).toMatchObject({ decision: 'act', result: LONG_RESULT });
     expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
     await page.locator('[data-testid="world-tasks"]:not([data-state="Running"])').waitFor();
+  });
+
+  it('a result with `backticks` shows them as code, and its markup as text', async () => {
+    const result = 'The build is green; run `npm test` again after merging <b>feature</b>.';
+    models.decide('Check the nightly build', 'act');
+    models.act('Check the nightly build', result);
+    await daemon.rpc('subconscious.tasks_add', { title: 'Check the nightly build', needs_tools: false });
+    const task = (await tasks()).find((t) => t.title === 'Check the nightly build')!;
+    await taskRow('Check the nightly build').waitFor();
+    await waitIdle();
+    await page.getByRole('button', { name: 'Run Tasks now' }).click();
+    const text = logRowFor(task.id).and(page.locator('[data-decision="act"]')).locator('[data-testid="log-text"]');
+    await text.waitFor();
+    expect((await daemon.rpc<LogRow[]>('subconscious.log_list', { task_id: task.id }))[0]?.result).toBe(result);
+    expect(await text.locator('code').allInnerTexts()).toEqual(['npm test']);
+    expect(await text.innerText()).toBe('The build is green; run npm test again after merging <b>feature</b>.');
+    expect(await text.locator('b').count()).toBe(0);
+    await waitIdle();
+    await daemon.rpc('subconscious.tasks_remove', { id: task.id });
+    await taskRow('Check the nightly build').waitFor({ state: 'detached' });
   });
 
   it('with the event stream blocked, the page says so, and polls in_progress rows every 2 s until they settle', async () => {

@@ -23,13 +23,16 @@ export class RpcError extends Error {
   readonly rpcCode: number;
   readonly code: string | undefined;
   readonly hint: string | undefined;
+  /** The parameter the daemon refused (its `details.field`), so a form can mark that input. */
+  readonly field: string | undefined;
   constructor(rpcCode: number, message: string, data: unknown) {
     super(message);
     this.name = 'RpcError';
     this.rpcCode = rpcCode;
-    const d = (typeof data === 'object' && data !== null ? data : {}) as { code?: unknown; hint?: unknown };
+    const d = (typeof data === 'object' && data !== null ? data : {}) as { code?: unknown; hint?: unknown; field?: unknown };
     this.code = typeof d.code === 'string' ? d.code : undefined;
     this.hint = typeof d.hint === 'string' ? d.hint : undefined;
+    this.field = typeof d.field === 'string' ? d.field : undefined;
   }
 }
 

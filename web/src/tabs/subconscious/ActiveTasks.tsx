@@ -1,16 +1,20 @@
 /**
- * Seed 1's Active Tasks: system tasks are plain text with a green dot and a "default" badge;
+ * Seed 1's Active Tasks: system tasks are plain text with a green dot and a "default" badge
+ * (one switched off gets its switch back, so it can be switched on again; never a delete);
  * user tasks get a toggle and a delete button (shown on hover or keyboard focus); the add form
  * takes a title, a recurrence (every tick, once, or `cron:<expr>`) and the write intent, which the
  * daemon decides from the title ("Send the digest to Slack" writes) unless the person chooses.
  * A task with an approval card waiting is not evaluated again until it is answered: it says so.
+ * The form's errors, its own and the daemon's refusals, show under it until the next add or
+ * edit succeeds.
  */
 import { useId, useRef, useState, type FormEvent } from 'react';
-import { rpc } from '../../api/rpc.js';
+import { RpcError, rpc } from '../../api/rpc.js';
 import type { Task } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot } from '../../ui/Dot.js';
+import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 import { Switch } from '../../ui/Switch.js';
 import { optimistic } from './optimistic.js';
@@ -21,23 +25,20 @@ export function ActiveTasks(props: { tasks: Resource<Task[]>; waiting: ReadonlyS
   const list = (tasks.data ?? []).filter((t) => !t.completed);
   const system = list.filter((t) => t.source === 'system');
   const user = list.filter((t) => t.source === 'user');
+  const [formError, setFormError] = useState<FormError | null>(null);
+  const edited = () => setFormError(null);
   return (
     <Section id="active-tasks" title="Active Tasks" count={tasks.data ? list.length : undefined}>
       {!tasks.data && <p className="muted">{tasks.error ? 'The tasks could not be read.' : 'Loading tasks…'}</p>}
       <ul className="task-list">
         {system.map((t) => (
-          <li key={t.id} className="task-row task-system" data-testid="task-row" data-task-id={t.id} data-source="system">
-            <Dot color={t.enabled ? 'green' : 'gray'} />
-            <span className="task-title">{t.title}</span>
-            {waiting.has(t.id) && <WaitingBadge />}
-            <span className="badge">default</span>
-          </li>
+          <SystemTask key={t.id} task={t} tasks={tasks} waiting={waiting.has(t.id)} onEdited={edited} />
         ))}
         {user.map((t) => (
-          <UserTask key={t.id} task={t} tasks={tasks} waiting={waiting.has(t.id)} />
+          <UserTask key={t.id} task={t} tasks={tasks} waiting={waiting.has(t.id)} onEdited={edited} />
         ))}
       </ul>
-      <AddTask tasks={tasks} />
+      <AddTask tasks={tasks} error={formError} setError={setFormError} />
     </Section>
   );
 }
@@ -56,27 +57,61 @@ function WaitingBadge() {
   );
 }
 
-function UserTask(props: { task: Task; tasks: Resource<Task[]>; waiting: boolean }) {
+interface TaskProps {
+  task: Task;
+  tasks: Resource<Task[]>;
+  waiting: boolean;
+  /** Called after the daemon took an edit (a toggle or a delete). */
+  onEdited: () => void;
+}
+
+async function setTaskEnabled(props: TaskProps, enabled: boolean, notify: Parameters<typeof optimistic>[4]): Promise<void> {
+  const t = props.task;
+  const ok = await optimistic(
+    props.tasks,
+    (d) => d.map((x) => (x.id === t.id ? { ...x, enabled } : x)),
+    () => rpc('subconscious.tasks_update', { id: t.id, enabled }),
+    `Could not ${enabled ? 'enable' : 'pause'} “${t.title}”`,
+    notify,
+  );
+  if (ok) props.onEdited();
+}
+
+/** On, a system task has no controls (seed 1); off, it shows the switch that turns it on again. */
+function SystemTask(props: TaskProps) {
+  const { notify } = useShell();
+  const t = props.task;
+  return (
+    <li className={`task-row task-system${t.enabled ? '' : ' task-paused'}`} data-testid="task-row" data-task-id={t.id} data-source="system" data-enabled={t.enabled}>
+      <Dot color={t.enabled ? 'green' : 'gray'} />
+      <span className="task-title">{t.title}</span>
+      {props.waiting && <WaitingBadge />}
+      <span className="badge">default</span>
+      {!t.enabled && (
+        <span className="task-controls">
+          <Switch checked={false} label={`Enable task: ${t.title}`} onChange={(on) => void setTaskEnabled(props, on, notify)} />
+        </span>
+      )}
+    </li>
+  );
+}
+
+function UserTask(props: TaskProps) {
   const { notify } = useShell();
   const t = props.task;
   const pending = t.id.startsWith('pending-');
   const rec = recurrenceText(t.recurrence);
-  const toggle = (enabled: boolean) =>
-    optimistic(
-      props.tasks,
-      (d) => d.map((x) => (x.id === t.id ? { ...x, enabled } : x)),
-      () => rpc('subconscious.tasks_update', { id: t.id, enabled }),
-      `Could not ${enabled ? 'enable' : 'pause'} “${t.title}”`,
-      notify,
-    );
-  const remove = () =>
-    optimistic(
+  const toggle = (enabled: boolean) => setTaskEnabled(props, enabled, notify);
+  const remove = async () => {
+    const ok = await optimistic(
       props.tasks,
       (d) => d.filter((x) => x.id !== t.id),
       () => rpc('subconscious.tasks_remove', { id: t.id }),
       `Could not delete “${t.title}”`,
       notify,
     );
+    if (ok) props.onEdited();
+  };
   return (
     <li className={`task-row task-user${t.enabled ? '' : ' task-paused'}`} data-testid="task-row" data-task-id={t.id} data-source="user" data-enabled={t.enabled}>
       <Dot color={t.enabled ? 'green' : 'gray'} />
@@ -107,22 +142,26 @@ function UserTask(props: { task: Task; tasks: Resource<Task[]>; waiting: boolean
 type RecurrenceChoice = 'default' | 'once' | 'cron';
 /** `auto` leaves `needs_tools` out so the daemon decides from the title (seed 1's write intent). */
 type IntentChoice = 'auto' | 'read' | 'write';
+/** What the add form says went wrong, and which of its inputs it is about. */
+interface FormError {
+  text: string;
+  input: 'title' | 'cron';
+}
 
-function AddTask(props: { tasks: Resource<Task[]> }) {
-  const { notify } = useShell();
+function AddTask(props: { tasks: Resource<Task[]>; error: FormError | null; setError: (error: FormError | null) => void }) {
+  const { error, setError } = props;
   const ids = useId();
   const [title, setTitle] = useState('');
   const [choice, setChoice] = useState<RecurrenceChoice>('default');
   const [cron, setCron] = useState('');
   const [intent, setIntent] = useState<IntentChoice>('auto');
-  const [error, setError] = useState<string | null>(null);
   const temp = useRef(0);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const text = title.trim();
-    if (!text) return setError('Write what the task should check or do.');
-    if (choice === 'cron' && !cron.trim()) return setError('Give a cron expression, e.g. 0 9 * * 1-5 (weekdays at 9:00).');
+    if (!text) return setError({ text: 'Write what the task should check or do.', input: 'title' });
+    if (choice === 'cron' && !cron.trim()) return setError({ text: 'Give a cron expression, e.g. `0 9 * * 1-5` (weekdays at 9:00).', input: 'cron' });
     setError(null);
     const recurrence = choice === 'once' ? 'once' : choice === 'cron' ? `cron:${cron.trim()}` : undefined;
     const needsTools = intent === 'auto' ? undefined : intent === 'write';
@@ -151,10 +190,15 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
           ...(needsTools !== undefined ? { needs_tools: needsTools } : {}),
         }),
       `Could not add “${text}”`,
-      notify,
+      // The refusal shows under the form, by the input it is about, not as a passing notice.
+      (message, _tone, err) => setError({ text: message, input: err instanceof RpcError && err.field === 'recurrence' ? 'cron' : 'title' }),
     );
-    if (!ok) setTitle(text); // give the text back so nothing typed is lost
+    if (ok) setError(null);
+    else setTitle(text); // give the text back so nothing typed is lost
   };
+  const errorId = `${ids}-error`;
+  const describedBy = (input: FormError['input'], own?: string) =>
+    [own, error?.input === input ? errorId : undefined].filter(Boolean).join(' ') || undefined;
 
   return (
     <form className="add-task" onSubmit={submit} aria-label="Add a task" noValidate>
@@ -169,8 +213,8 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
           value={title}
           maxLength={500}
           onChange={(e) => setTitle(e.target.value)}
-          aria-invalid={error !== null}
-          aria-describedby={error ? `${ids}-error` : undefined}
+          aria-invalid={error?.input === 'title'}
+          aria-describedby={describedBy('title')}
         />
         <button type="submit" className="primary">
           Add
@@ -196,7 +240,8 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
               value={cron}
               onChange={(e) => setCron(e.target.value)}
               spellCheck={false}
-              aria-describedby={`${ids}-cron-help`}
+              aria-invalid={error?.input === 'cron'}
+              aria-describedby={describedBy('cron', `${ids}-cron-help`)}
             />
             <span id={`${ids}-cron-help`} className="visually-hidden">
               Five fields: minute, hour, day of month, month, day of week.
@@ -213,8 +258,8 @@ function AddTask(props: { tasks: Resource<Task[]> }) {
         </span>
       </div>
       {error && (
-        <p id={`${ids}-error`} className="coral small" role="alert">
-          {error}
+        <p id={errorId} className="coral small" role="alert" data-testid="add-task-error" data-input={error.input}>
+          <MessageText text={error.text} />
         </p>
       )}
     </form>

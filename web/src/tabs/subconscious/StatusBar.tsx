@@ -1,4 +1,8 @@
-/** Seed 1's status bar: task count, total ticks, last tick time, consecutive failures (if any). */
+/**
+ * Seed 1's status bar: task count, total ticks, last tick time, consecutive failures (if any).
+ * Tasks are counted as Active Tasks counts them (not completed, on or off); when some are off it
+ * says how many of them are on ("4 of 5 tasks on").
+ */
 import { useState } from 'react';
 import { explain, rpc } from '../../api/rpc.js';
 import type { Task, WorldStatus } from '../../api/types.js';
@@ -11,7 +15,8 @@ export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatu
   const now = useNow(15_000);
   const [busy, setBusy] = useState(false);
   const worlds = props.worlds ?? [];
-  const activeTasks = (props.tasks ?? []).filter((t) => t.enabled && !t.completed).length;
+  const activeTasks = (props.tasks ?? []).filter((t) => !t.completed);
+  const onTasks = activeTasks.filter((t) => t.enabled).length;
   const totalTicks = worlds.reduce((a, w) => a + w.total_ticks, 0);
   const failures = worlds.reduce((a, w) => a + w.consecutive_failures, 0);
   const lastTick = worlds.reduce<number | null>((a, w) => (w.last_tick_at !== null && (a === null || w.last_tick_at > a) ? w.last_tick_at : a), null);
@@ -32,7 +37,15 @@ export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatu
   return (
     <div className="statusbar" data-testid="status-bar" role="group" aria-label="Summary">
       <span data-testid="status-tasks">
-        <strong>{props.tasks ? count(activeTasks) : '–'}</strong> {activeTasks === 1 ? 'task' : 'tasks'}
+        {props.tasks && onTasks < activeTasks.length ? (
+          <>
+            <strong>{count(onTasks)}</strong> of {count(activeTasks.length)} {activeTasks.length === 1 ? 'task' : 'tasks'} on
+          </>
+        ) : (
+          <>
+            <strong>{props.tasks ? count(activeTasks.length) : '–'}</strong> {activeTasks.length === 1 ? 'task' : 'tasks'}
+          </>
+        )}
       </span>
       <span data-testid="status-ticks">
         <strong>{count(totalTicks)}</strong> {totalTicks === 1 ? 'tick' : 'ticks'}
