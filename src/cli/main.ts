@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * The `subconscious` command: start | tick | status | simulate | tasks …
- * Errors print one clear line (code, message, what to do) and exit non-zero.
+ * Errors print one clear line (message, what to do, code) and exit non-zero: 2 for a mistake in
+ * how the command was called, 78 for bad config, 1 otherwise.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { createApp, type App } from '../app/app.js';
 import { describeError, isSubconsciousError } from '../core/errors.js';
@@ -10,10 +12,24 @@ import { silentLogger } from '../core/logger.js';
 import { announce, startDaemon, type Daemon } from './daemon.js';
 import { printStatus, printTickOutcomes } from './format.js';
 import { callRunningDaemon } from './remote.js';
+import { callInProcess } from './rpc-result.js';
 import { parseHours, printSimulation, progressLine, simulate } from './simulate.js';
+import { requireWorkspace, UsageError } from './workspace.js';
+
+/** package.json sits two folders up from both src/cli/ and dist/cli/. */
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command();
-program.name('subconscious').description('Background cognition engine for AI agents: the loops that run while nobody is typing.').showHelpAfterError();
+program
+  .name('subconscious')
+  .description('Background cognition engine for AI agents: the loops that run while nobody is typing.')
+  .version(version, '-V, --version', 'print the version')
+  .showHelpAfterError()
+  // Before any command opens (and so creates) the workspace: a mistyped --workspace is refused.
+  .hook('preAction', (_program, command) => {
+    const { workspace } = command.optsWithGlobals<{ workspace?: string }>();
+    if (workspace !== undefined) requireWorkspace(workspace);
+  });
 
 function port(value: string): number {
   const n = Number(value);
@@ -50,7 +66,7 @@ program
       stopping = true;
       console.log(`${signal}: stopping (running ticks stop at a checkpoint)…`);
       daemon.stop().then(
-        () => process.exit(0),
+        () => process.stdout.write('stopped.\n', () => process.exit(0)),
         (err) => {
           console.error(`error while stopping: ${describeError(err)}`);
           process.exit(1);
@@ -86,7 +102,7 @@ program
   .option(...workspaceOption)
   .option('--json', 'print the same JSON as the subconscious.status RPC')
   .action(async (opts: { workspace: string; json?: boolean }) => {
-    const status = await withApp(opts.workspace, (app) => app.rpc.call('subconscious.status'));
+    const status = await withApp(opts.workspace, (app) => callInProcess(app.rpc, 'subconscious.status', {}));
     if (opts.json) console.log(JSON.stringify(status, null, 2));
     else printStatus(status as Parameters<typeof printStatus>[0], (l) => console.log(l));
   });
@@ -113,7 +129,7 @@ try {
 } catch (err) {
   const code = isSubconsciousError(err) ? ` [${err.code}]` : '';
   console.error(`subconscious: ${describeError(err)}${code}`);
-  process.exit(isSubconsciousError(err, 'config_invalid') ? 78 : 1);
+  process.exit(err instanceof UsageError ? 2 : isSubconsciousError(err, 'config_invalid') ? 78 : 1);
 }
 
 /** World-specific commands (`tasks …`) call the same RPC methods as the page. */
@@ -123,6 +139,6 @@ async function registerWorldCommands(cli: Command): Promise<void> {
   registerTasksCommands(tasks, async (method, params) => {
     const workspace = tasks.opts<{ workspace: string }>().workspace;
     const viaDaemon = await callRunningDaemon(workspace, method, params ?? {});
-    return viaDaemon ? viaDaemon.result : withApp(workspace, (app) => app.rpc.call(method, params ?? {}));
+    return viaDaemon ? viaDaemon.result : withApp(workspace, (app) => callInProcess(app.rpc, method, params ?? {}));
   });
 }

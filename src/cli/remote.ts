@@ -5,8 +5,9 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SubconsciousError } from '../core/errors.js';
+import type { RpcError } from '../core/rpc.js';
 import { tokenPath } from '../server/token.js';
+import { rpcResult } from './rpc-result.js';
 
 interface DaemonFile {
   url: string;
@@ -53,10 +54,6 @@ export async function callRunningDaemon(workspace: string, method: string, param
     return undefined; // a stale file: nobody listens there any more
   }
   if (res.status === 401) return undefined; // something else answers on that port
-  const body = (await res.json()) as { result?: unknown; error?: { message: string; data?: { code?: string; hint?: string } } };
-  if (body.error) {
-    const data = body.error.data ?? {};
-    throw new SubconsciousError(data.code ?? 'rpc_error', body.error.message, data.hint ? { hint: data.hint } : {});
-  }
-  return { result: body.result };
+  const body = (await res.json()) as { result?: unknown; error?: RpcError };
+  return { result: rpcResult(method, body) };
 }
