@@ -53,10 +53,10 @@ export function registerTasksCommands(program: Command, call: Call, print: (line
     tasks
       .command(name)
       .description(`${name} a task (system tasks too)`)
-      .argument('<id>', 'task id (see `tasks list`)')
+      .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { json?: boolean }) => {
-        const task = (await call('subconscious.tasks_update', { id, enabled })) as TaskRow;
+        const task = (await call('subconscious.tasks_update', { id: await resolveTaskId(call, id), enabled })) as TaskRow;
         if (opts.json) return print(JSON.stringify(task, null, 2));
         print(`${enabled ? 'enabled' : 'disabled'} ${task.id}: ${task.title}`);
       });
@@ -65,15 +65,37 @@ export function registerTasksCommands(program: Command, call: Call, print: (line
   tasks
     .command('remove')
     .description('remove a user task (system tasks can only be disabled)')
-    .argument('<id>', 'task id (see `tasks list`)')
+    .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const task = (await call('subconscious.tasks_remove', { id })) as TaskRow;
+      const task = (await call('subconscious.tasks_remove', { id: await resolveTaskId(call, id) })) as TaskRow;
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`removed ${task.id}: ${task.title}`);
     });
 
   return tasks;
+}
+
+/** The shortest id start accepted: shorter ones match too much to be typed on purpose. */
+const MIN_ID_PREFIX = 4;
+
+/**
+ * The full id for what a person typed: the id itself, or the one task whose id starts with it
+ * (ids are 36-character UUIDs). Anything else goes on unchanged, so the RPC's own not-found
+ * message answers it.
+ */
+async function resolveTaskId(call: Call, typed: string): Promise<string> {
+  if (typed.length < MIN_ID_PREFIX) return typed;
+  const rows = (await call('subconscious.tasks_list', {})) as TaskRow[];
+  if (rows.some((t) => t.id === typed)) return typed;
+  const start = typed.toLowerCase();
+  const matches = rows.filter((t) => t.id.toLowerCase().startsWith(start));
+  if (matches.length > 1) {
+    throw new SubconsciousError('invalid_params', `"${typed}" starts ${matches.length} task ids: ${matches.map((t) => `${t.id} (${t.title})`).join(', ')}`, {
+      hint: 'type more of the id',
+    });
+  }
+  return matches[0]?.id ?? typed;
 }
 
 /** A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. */

@@ -62,3 +62,48 @@ describe('tasks CLI', () => {
     await expect(run('remove', 'system:system-health')).rejects.toMatchObject({ code: 'forbidden', message: expect.stringContaining('only disabled') });
   });
 });
+
+describe('tasks CLI: a task id may be given by its first characters', () => {
+  const TWINS = ['7b9bc043-1111-4000-8000-000000000001', '7b9bc043-2222-4000-8000-000000000002'];
+  const OTHER = '5d2a0c9e-3333-4000-8000-000000000003';
+
+  beforeEach(async () => {
+    // The next three user tasks get these ids (two share their first 8 characters, as UUIDs may).
+    const queued = [...TWINS, OTHER];
+    const service = new TasksService({ db: store.db, clock: new FakeClock(), ids: () => queued.shift() ?? uuid(), events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
+    const rpc = new RpcDispatcher(tasksRpcMethods(service));
+    program = new Command('subconscious').exitOverride();
+    registerTasksCommands(program, (method, params) => rpc.call(method, params ?? {}), (l) => lines.push(l));
+    await run('add', 'Check urgent emails');
+    await run('add', 'Check the build status');
+    await run('add', 'Read the release notes');
+  });
+
+  it('enable, disable and remove accept a unique start of the id (any case) and print the full id', async () => {
+    await run('disable', '5d2a');
+    expect(lines.at(-1)).toBe(`disabled ${OTHER}: Read the release notes`);
+    await run('enable', '5D2A0C9E');
+    expect(lines.at(-1)).toBe(`enabled ${OTHER}: Read the release notes`);
+    await run('remove', '7b9bc043-2');
+    expect(lines.at(-1)).toBe(`removed ${TWINS[1]}: Check the build status`);
+    lines.length = 0;
+    await run('list', '--json');
+    expect((JSON.parse(lines.join('\n')) as Task[]).map((t) => t.id)).toEqual(expect.arrayContaining([TWINS[0], OTHER]));
+    expect((JSON.parse(lines.join('\n')) as Task[]).map((t) => t.id)).not.toContain(TWINS[1]);
+  });
+
+  it('an ambiguous start is refused, listing every match; nothing changes', async () => {
+    const refused = run('remove', '7b9bc043');
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_params', hint: 'type more of the id' });
+    const message = ((await refused.catch((e: unknown) => e)) as Error).message;
+    expect(message).toBe(`"7b9bc043" starts 2 task ids: ${TWINS[0]} (Check urgent emails), ${TWINS[1]} (Check the build status)`);
+    lines.length = 0;
+    await run('list', '--json');
+    expect((JSON.parse(lines.join('\n')) as Task[]).filter((t) => t.source === 'user')).toHaveLength(3);
+  });
+
+  it('no match, or fewer than 4 characters, keeps the not-found message', async () => {
+    await expect(run('enable', 'ffff')).rejects.toMatchObject({ code: 'not_found', message: 'No task with id "ffff".' });
+    await expect(run('disable', '7b9')).rejects.toMatchObject({ code: 'not_found', message: 'No task with id "7b9".' });
+  });
+});
