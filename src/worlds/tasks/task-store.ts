@@ -114,13 +114,15 @@ export class TaskStore {
     const title = cleanTitle(input.title);
     const now = this.clock.now();
     const schedule = scheduleFor(input.recurrence ?? 'pending', now, this.timezone);
+    const needsTools = input.needs_tools ?? detectWriteIntent(title);
+    await this.refuseDuplicate(title, schedule.recurrence, needsTools);
     const row = newRow({
       id: this.ids(),
       title,
       source: 'user',
       origin: 'user',
       recurrence: schedule.recurrence,
-      needs_tools: input.needs_tools ?? detectWriteIntent(title),
+      needs_tools: needsTools,
       now,
       next: schedule.next_run_at,
     });
@@ -156,6 +158,28 @@ export class TaskStore {
     }
     await this.db.updateTable('subconscious_tasks').set(patch).where('id', '=', id).execute();
     return this.require(id);
+  }
+
+  /**
+   * The same task twice (wording, schedule and write intent) would be evaluated, and could act,
+   * twice each tick. Case and spacing do not make a new task; another schedule or intent does, and
+   * a completed `once` task may be added again.
+   */
+  private async refuseDuplicate(title: string, recurrence: string, needsTools: boolean): Promise<void> {
+    const key = titleKey(title);
+    const rows = await this.db
+      .selectFrom('subconscious_tasks')
+      .select(['id', 'title', 'enabled'])
+      .where('completed', '=', 0)
+      .where('recurrence', '=', recurrence)
+      .where('needs_tools', '=', needsTools ? 1 : 0)
+      .execute();
+    const same = rows.find((r) => titleKey(r.title) === key);
+    if (!same) return;
+    throw new SubconsciousError('conflict', `A task with this wording already exists: "${same.title}" (${same.id}${Number(same.enabled) ? '' : ', switched off'}).`, {
+      hint: Number(same.enabled) ? 'Change its schedule or wording instead of adding it again.' : `Switch it on instead: subconscious tasks enable ${same.id}`,
+      details: { field: 'title', existing_id: same.id },
+    });
   }
 
   async remove(id: string): Promise<Task> {

@@ -171,6 +171,11 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect(new Date(check.next_run_at!).toISOString()).toBe('2026-01-02T08:00:00.000Z');
     const forced = (await rpc.call('subconscious.tasks_add', { title: 'Check urgent emails', needs_tools: true })) as Task;
     expect(forced.needs_tools).toBe(true);
+    // The same task again (wording up to case and spacing, schedule, intent) is refused, naming the first.
+    await expect(rpc.call('subconscious.tasks_add', { title: 'check  URGENT emails', recurrence: 'cron:0 9 * * 1-5' })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining(check.id),
+    });
 
     await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'cron:61 * * * *' })).rejects.toMatchObject({
       code: 'invalid_params',
