@@ -313,20 +313,23 @@ export class Instance {
         throw new GateClosed('model_unreachable', `the ${role} model is unavailable: ${probe.reason ?? 'no answer'}`);
       }
     }
-    const optional = this.world.optionalRoles ?? [];
-    if (optional.length) {
-      const unavailable: Array<{ role: ModelRole; reason: string }> = [];
-      for (const role of optional) {
-        const probe = await this.deps.llm.probe(role);
-        if (!probe.available) unavailable.push({ role, reason: probe.reason ?? 'no answer' });
-      }
-      const before = (await this.keys()).optional_unavailable ?? [];
-      if (JSON.stringify(before) !== JSON.stringify(unavailable)) {
-        await this.state.set(this.name, 'optional_unavailable', unavailable);
-        this.emit('status.changed', {});
-      }
-    }
+    await this.recordOptionalModels();
     void ctx;
+  }
+
+  /** Probe the optional roles and keep the ones that did not answer for status (written on change). */
+  private async recordOptionalModels(): Promise<void> {
+    const optional = this.world.optionalRoles ?? [];
+    if (!optional.length) return;
+    const unavailable: Array<{ role: ModelRole; reason: string }> = [];
+    for (const role of optional) {
+      const probe = await this.deps.llm.probe(role);
+      if (!probe.available) unavailable.push({ role, reason: probe.reason ?? 'no answer' });
+    }
+    const before = (await this.keys()).optional_unavailable ?? [];
+    if (JSON.stringify(before) === JSON.stringify(unavailable)) return;
+    await this.state.set(this.name, 'optional_unavailable', unavailable);
+    this.emit('status.changed', {});
   }
 
   /** The rate-cap breaker: halted while the provider/model signature is the one that failed. */
@@ -366,14 +369,7 @@ export class Instance {
     }
     // Lease lost: the tick's rows, checkpoints and state now belong to the worker that took it —
     // also when this tick ended for another reason before its renewal loop noticed.
-    const lost =
-      err instanceof LeaseLost
-        ? err
-        : cause instanceof LeaseLost
-          ? cause
-          : (await this.lease.renew().catch(() => true))
-            ? null
-            : new LeaseLost('the tick lease was lost to another worker');
+    const lost = await this.leaseLost(err, cause);
     if (lost) {
       this.deps.log.warn({ world: this.name }, `${lost.message}: this worker stops and leaves the tick to it`);
       return this.outcome('superseded', `${lost.message}; left to that worker`, startedAt, resumed);
@@ -403,6 +399,14 @@ export class Instance {
     await this.state.setMany(this.name, updates);
     this.deps.log.warn({ world: this.name, err: message, failures }, 'tick failed');
     return this.outcome(kind, message, startedAt, resumed, true);
+  }
+
+  /** Why this tick no longer owns its lease (said by the error, or found by a renewal), or null. */
+  private async leaseLost(err: unknown, cause: unknown): Promise<LeaseLost | null> {
+    if (err instanceof LeaseLost) return err;
+    if (cause instanceof LeaseLost) return cause;
+    const held = await this.lease.renew().catch(() => true); // a store hiccup is not a lost lease
+    return held ? null : new LeaseLost('the tick lease was lost to another worker');
   }
 
   private async abandon(ctx: TickContext, reason: AbandonReason, observation: Observation<unknown> | undefined, error: unknown): Promise<void> {

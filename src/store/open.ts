@@ -78,10 +78,15 @@ function openSqlite(opts: OpenStoreOptions): Store {
   return { db, dialect: 'sqlite', location: `sqlite:${file}`, close: () => db.destroy() };
 }
 
-async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store> {
+/** A database URL this store can open: `postgres://` or `postgresql://`; config_invalid otherwise. */
+export function checkPostgresUrl(url: string): void {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new SubconsciousError('config_invalid', `SUBCONSCIOUS_DATABASE_URL must start with postgres:// (got "${url.slice(0, 40)}")`);
   }
+}
+
+async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store> {
+  checkPostgresUrl(url);
   const schema = opts.schema;
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new SubconsciousError('config_invalid', `Postgres schema "${schema}" must be lower-case letters, digits and underscores.`);

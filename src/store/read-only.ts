@@ -14,7 +14,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
-import { defaultSqlitePath, redact, type Store } from './open.js';
+import { checkPostgresUrl, defaultSqlitePath, redact, type Store } from './open.js';
 import type { Database } from './schema.js';
 
 export interface ReadOnlyStoreOptions {
@@ -66,9 +66,7 @@ function rollbackImage(bytes: Buffer): Buffer {
 }
 
 async function openPostgresReadOnly(url: string): Promise<Store> {
-  if (!/^postgres(ql)?:\/\//.test(url)) {
-    throw new SubconsciousError('config_invalid', `SUBCONSCIOUS_DATABASE_URL must start with postgres:// (got "${url.slice(0, 40)}")`);
-  }
+  checkPostgresUrl(url);
   const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000, options: '-c default_transaction_read_only=on' });
   pool.on('error', () => undefined); // an idle client's error surfaces on the next query instead
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
