@@ -4,6 +4,7 @@
  * shows when the daemon stops and clears when it is back.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { StatusResult } from '../../src/engine/index.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 import { contrastFailures } from './support/a11y.js';
@@ -117,20 +118,25 @@ describe('page shell in Chromium', () => {
     await page.close();
   }, 90_000);
 
+  /** Open the page on `d`, press Run now for Tasks, and wait for the banner `testid`. */
+  async function runTasksUntilBanner(d: TestDaemon, testid: string) {
+    const { page, errors } = await browser.newPage();
+    await page.goto(d.pageUrl);
+    await page.locator('[data-testid="world-tasks"]').waitFor();
+    await page.getByRole('button', { name: 'Run Tasks now' }).click();
+    const banner = page.locator(`[data-testid="${testid}"]`);
+    await banner.waitFor();
+    return { page, errors, banner };
+  }
+
+  const tasksStatus = async (d: TestDaemon) => (await d.rpc<StatusResult>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
+
   it('says when a world\'s model is unavailable, with the reason from status and what to do', async () => {
     const nowhere = await unreachableBaseUrl();
     const offline = await startDaemon({ env: { SUBCONSCIOUS_LOCAL_BASE_URL: nowhere, SUBCONSCIOUS_AGENT_BASE_URL: nowhere } });
     try {
-      const { page, errors } = await browser.newPage();
-      await page.goto(offline.pageUrl);
-      await page.locator('[data-testid="world-tasks"]').waitFor();
-      await page.getByRole('button', { name: 'Run Tasks now' }).click();
-      const banner = page.locator('[data-testid="banner-model-tasks"]');
-      await banner.waitFor();
-      const status = await offline.rpc<{ instances: { world: string; provider_available: boolean | null; provider_unavailable_reason: string | null }[] }>(
-        'subconscious.status',
-      );
-      const tasks = status.instances.find((i) => i.world === 'tasks')!;
+      const { page, errors, banner } = await runTasksUntilBanner(offline, 'banner-model-tasks');
+      const tasks = await tasksStatus(offline);
       expect(tasks.provider_available).toBe(false);
       const text = await banner.innerText();
       expect(text).toContain(tasks.provider_unavailable_reason!);
@@ -152,14 +158,8 @@ describe('page shell in Chromium', () => {
       env: { SUBCONSCIOUS_LOCAL_BASE_URL: local.baseUrl, SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model', SUBCONSCIOUS_AGENT_BASE_URL: await unreachableBaseUrl() },
     });
     try {
-      const { page, errors } = await browser.newPage();
-      await page.goto(agentAway.pageUrl);
-      await page.locator('[data-testid="world-tasks"]').waitFor();
-      await page.getByRole('button', { name: 'Run Tasks now' }).click();
-      const banner = page.locator('[data-testid="banner-optional-tasks-agent"]');
-      await banner.waitFor();
-      type Status = { instances: { world: string; provider_available: boolean | null; optional_models_unavailable: { role: string; reason: string }[] }[] };
-      const tasks = (await agentAway.rpc<Status>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
+      const { page, errors, banner } = await runTasksUntilBanner(agentAway, 'banner-optional-tasks-agent');
+      const tasks = await tasksStatus(agentAway);
       expect(tasks.provider_available).toBe(true);
       expect(tasks.optional_models_unavailable.map((m) => m.role)).toEqual(['agent']);
       const text = await banner.innerText();
