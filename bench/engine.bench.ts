@@ -60,7 +60,12 @@ async function benchQuietTicks(store: Store, label: string) {
 
   // Baseline: the world's observe alone (what any implementation must pay).
   const baseWorld = quietWorld('alpha');
-  const baseCtx = { state: { get: (k: string) => d.db.selectFrom('instance_state').select('value').where('key', '=', `alpha:${k}`).executeTakeFirst(), set: async () => undefined } };
+  const baseCtx = {
+    state: {
+      get: (k: string) => d.db.selectFrom('instance_state').select('value').where('key', '=', `alpha:${k}`).executeTakeFirst(),
+      set: async () => undefined,
+    },
+  };
   let cpu = process.cpuUsage();
   let wall = performance.now();
   for (let k = 0; k < TICKS; k++) await baseWorld.observe(baseCtx as never);
@@ -82,7 +87,10 @@ async function benchQuietTicks(store: Store, label: string) {
   const tickCpu = cpuMs(cpu) / total;
   const tickWall = (performance.now() - wall) / total;
   const calls = (await countCalls(store)) - callsBefore;
-  const threads = await store.db.selectFrom('graph_threads').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const threads = await store.db
+    .selectFrom('graph_threads')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   console.log(`\n[${label}] ${instances.length} worlds × ${TICKS} quiet ticks = ${total} ticks (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')})`);
   console.log(`  engine quiet tick:   ${fmt(tickCpu)} ms CPU, ${fmt(tickWall)} ms wall per tick`);
   console.log(`  baseline (observe):  ${fmt(baseCpu)} ms CPU, ${fmt(baseWall)} ms wall per call`);
@@ -118,7 +126,9 @@ async function benchScheduler(store: Store) {
   const baseline = cpuMs(bcpu);
   console.log(`\n[scheduler] ${WORLDS.length} no-op worlds, ${minutes} simulated minutes (5-minute cadence)`);
   console.log(`  passes: ${passes}, ticks started: ${ticks} (expected ≈ ${Math.floor(minutes / 5) * WORLDS.length})`);
-  console.log(`  CPU with scheduler: ${fmt(used, 1)} ms (${fmt(used / ticks)} ms per tick, wall ${fmt((performance.now() - wall) / 1000, 2)} s incl. fake-clock turns)`);
+  console.log(
+    `  CPU with scheduler: ${fmt(used, 1)} ms (${fmt(used / ticks)} ms per tick, wall ${fmt((performance.now() - wall) / 1000, 2)} s incl. fake-clock turns)`,
+  );
   console.log(`  CPU ticks called directly: ${fmt(baseline, 1)} ms (${fmt(baseline / ticks)} ms per tick)`);
   console.log(`  scheduler overhead: ${fmt(Math.max(0, used - baseline) / passes)} ms per pass, ratio ${fmt(used / baseline, 2)}×`);
 }
@@ -128,7 +138,10 @@ async function settle() {
 }
 
 async function countCalls(store: Store): Promise<number> {
-  const r = await store.db.selectFrom('model_calls').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const r = await store.db
+    .selectFrom('model_calls')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 

@@ -61,7 +61,15 @@ async function run(tasks: number, budget: number): Promise<Row> {
     const ids = [...prompt.matchAll(TASK_LINES)].map((m) => m[1]!);
     return { json: { decisions: ids.map((id) => ({ task_id: id, decision: 'noop', reason: 'nothing new' })) } };
   });
-  const instance = new Instance(world, { db: store.db, llm, clock: systemClock, ids: uuid, events, log: silentLogger, checkpointer: new StoreCheckpointer(store.db, systemClock) });
+  const instance = new Instance(world, {
+    db: store.db,
+    llm,
+    clock: systemClock,
+    ids: uuid,
+    events,
+    log: silentLogger,
+    checkpointer: new StoreCheckpointer(store.db, systemClock),
+  });
   const started = performance.now();
   const outcome = await instance.tick();
   const tickMs = performance.now() - started;

@@ -76,22 +76,30 @@ describe('architecture', () => {
       for (const imp of imports(file)) {
         const target = path.resolve(path.dirname(file), imp.spec);
         const rel = path.relative(path.join(SRC, 'worlds'), target).split(path.sep);
-        if (imp.spec.startsWith('.') && !rel[0]!.startsWith('..') && rel.length > 1 && rel[0] !== world) violations.push(`${path.relative(ROOT, file)} imports world ${rel[0]}`);
+        if (imp.spec.startsWith('.') && !rel[0]!.startsWith('..') && rel.length > 1 && rel[0] !== world)
+          violations.push(`${path.relative(ROOT, file)} imports world ${rel[0]}`);
       }
     }
     for (const file of srcFiles.filter((f) => folderOf(f) === 'engine')) {
-      if (/\b(tasks|heartbeat|conscious|steering)World\b|worlds\//.test(readFileSync(file, 'utf8'))) violations.push(`${path.relative(ROOT, file)} names a world`);
+      if (/\b(tasks|heartbeat|conscious|steering)World\b|worlds\//.test(readFileSync(file, 'utf8')))
+        violations.push(`${path.relative(ROOT, file)} names a world`);
     }
     expect(violations).toEqual([]);
   });
 
   it('only llm/ reaches a model provider (every call goes through the ledger)', () => {
-    const providers = srcFiles.flatMap((f) => imports(f).filter((i) => i.spec.startsWith('@ai-sdk/')).map((i) => path.relative(SRC, i.file)));
+    const providers = srcFiles.flatMap((f) =>
+      imports(f)
+        .filter((i) => i.spec.startsWith('@ai-sdk/'))
+        .map((i) => path.relative(SRC, i.file)),
+    );
     expect(providers.length).toBeGreaterThan(0);
     expect(providers.filter((f) => !f.startsWith(`llm${path.sep}`))).toEqual([]);
     // The AI SDK's call functions are used only by the model layer and by the agent runner, which
     // receives its model from `llm.languageModel()` (metered).
-    const callers = srcFiles.filter((f) => /\b(generateText|streamText|generateObject|streamObject)\s*\(/.test(readFileSync(f, 'utf8'))).map((f) => folderOf(f));
+    const callers = srcFiles
+      .filter((f) => /\b(generateText|streamText|generateObject|streamObject)\s*\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => folderOf(f));
     expect(new Set(callers)).toEqual(new Set(['llm', 'agent']));
     const agentModels = files(path.join(SRC, 'agent')).filter((f) => /\b(streamText|generateText)\s*\(/.test(readFileSync(f, 'utf8')));
     for (const f of agentModels) expect(readFileSync(f, 'utf8')).toMatch(/languageModel\(/);
@@ -99,7 +107,11 @@ describe('architecture', () => {
 
   it('the page imports daemon code only as types (erased at build)', () => {
     const web = files(path.join(ROOT, 'web', 'src'));
-    const runtime = web.flatMap((f) => imports(f).filter((i) => i.spec.includes('/src/') && !i.typeOnly).map((i) => `${path.relative(ROOT, f)}: ${i.spec}`));
+    const runtime = web.flatMap((f) =>
+      imports(f)
+        .filter((i) => i.spec.includes('/src/') && !i.typeOnly)
+        .map((i) => `${path.relative(ROOT, f)}: ${i.spec}`),
+    );
     expect(web.length).toBeGreaterThan(0);
     expect(runtime).toEqual([]);
   });

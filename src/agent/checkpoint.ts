@@ -26,7 +26,13 @@ export interface Checkpoint {
 export const CHECKPOINT_SUMMARY_MAX = 600;
 export const CHECKPOINT_STEPS_MAX = 10;
 
-export function buildCheckpoint(input: { text: string; steps: readonly RecordedStep[]; title?: string | undefined; error?: string | undefined; at: number }): Checkpoint {
+export function buildCheckpoint(input: {
+  text: string;
+  steps: readonly RecordedStep[];
+  title?: string | undefined;
+  error?: string | undefined;
+  at: number;
+}): Checkpoint {
   const text = collapse(input.text);
   let summary: string;
   if (text) summary = tail(text, CHECKPOINT_SUMMARY_MAX);

@@ -228,7 +228,11 @@ export class McpManager {
     for (const tool of lists.flat()) {
       const first = seen.get(tool.exposedName);
       if (!first) seen.set(tool.exposedName, tool);
-      else this.log.warn({ exposed: tool.exposedName, kept: `${first.server}/${first.name}`, dropped: `${tool.server}/${tool.name}` }, 'two MCP tools share one name; the second is left out');
+      else
+        this.log.warn(
+          { exposed: tool.exposedName, kept: `${first.server}/${first.name}`, dropped: `${tool.server}/${tool.name}` },
+          'two MCP tools share one name; the second is left out',
+        );
     }
     return [...seen.values()];
   }
@@ -360,7 +364,10 @@ export class McpManager {
       e.tools = tools.map((t) => toToolInfo(config, t));
       const unknown = Object.keys(config.tools).filter((name) => !tools.some((t) => t.name === name));
       if (unknown.length) {
-        this.log.warn({ server: config.name, tools: unknown, offered: tools.map((t) => t.name) }, `[[mcp.servers]] "${config.name}": tools.${unknown.join(', tools.')} names no tool of this server; the override does nothing`);
+        this.log.warn(
+          { server: config.name, tools: unknown, offered: tools.map((t) => t.name) },
+          `[[mcp.servers]] "${config.name}": tools.${unknown.join(', tools.')} names no tool of this server; the override does nothing`,
+        );
       }
       e.status = 'connected';
       e.error = undefined;

@@ -8,7 +8,17 @@
  */
 import { dynamicTool, jsonSchema, stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import { z } from 'zod';
-import { SubconsciousError, describeError, isSubconsciousError, silentLogger, untilAborted, type Clock, type EventBus, type IdGen, type Logger } from '../core/index.js';
+import {
+  SubconsciousError,
+  describeError,
+  isSubconsciousError,
+  silentLogger,
+  untilAborted,
+  type Clock,
+  type EventBus,
+  type IdGen,
+  type Logger,
+} from '../core/index.js';
 import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, type ModelErrorKind } from '../llm/index.js';
 import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
 import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';

@@ -35,10 +35,7 @@ export const configSchema = z
         inference_enabled: z.boolean().default(true),
         context_budget_tokens: z.number().int().min(1000, 'must be at least 1000').max(1_000_000).default(40_000),
         /** IANA zone for `cron:` task schedules and for usage days when the page names none (default: this machine's zone). */
-        timezone: z
-          .string()
-          .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"')
-          .optional(),
+        timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
       })
       .strict()
       .default({ enabled: true, interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000 }),
@@ -61,13 +58,21 @@ export const configSchema = z
       .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),
     engine: z
       .object({
-        tick_timeout_minutes: z.number().positive().max(24 * 60).default(30),
+        tick_timeout_minutes: z
+          .number()
+          .positive()
+          .max(24 * 60)
+          .default(30),
       })
       .strict()
       .default({ tick_timeout_minutes: 30 }),
     agent: z
       .object({
-        run_cap_minutes: z.number().positive().max(24 * 60).default(20),
+        run_cap_minutes: z
+          .number()
+          .positive()
+          .max(24 * 60)
+          .default(20),
         max_steps: z.number().int().min(1).max(200).default(25),
       })
       .strict()
@@ -78,10 +83,7 @@ export const configSchema = z
       })
       .strict()
       .default({ servers: [] }),
-    database: z
-      .object({ url: z.string().optional() })
-      .strict()
-      .default({}),
+    database: z.object({ url: z.string().optional() }).strict().default({}),
   })
   .strict();
 
@@ -136,7 +138,7 @@ export function validateConfig(raw: unknown, source = 'configuration'): Config {
   const issue = result.error.issues[0]!;
   const key = issue.path.join('.') || '(root)';
   const reason = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-  const fullKey = issue.code === 'unrecognized_keys' && issue.path.length === 0 ? issue.keys[0] ?? key : key;
+  const fullKey = issue.code === 'unrecognized_keys' && issue.path.length === 0 ? (issue.keys[0] ?? key) : key;
   throw new SubconsciousError('config_invalid', `Invalid ${source}: ${fullKey}: ${reason}`, {
     hint: 'Fix that key in subconscious.toml or the matching SUBCONSCIOUS_* variable.',
     details: { key: fullKey, reason },
@@ -146,7 +148,9 @@ export function validateConfig(raw: unknown, source = 'configuration'): Config {
 function parsePort(name: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new SubconsciousError('config_invalid', `Invalid ${name}: server.port: must be a port number 0-65535 (got "${value}")`, { details: { key: 'server.port' } });
+    throw new SubconsciousError('config_invalid', `Invalid ${name}: server.port: must be a port number 0-65535 (got "${value}")`, {
+      details: { key: 'server.port' },
+    });
   }
   return n;
 }

@@ -66,7 +66,10 @@ export async function openScratchStore(workspace: string, config: Config): Promi
   try {
     // Chunked: SQLite caps bound parameters per statement.
     for (let i = 0; i < rows.tasks.length; i += 50) {
-      await store.db.insertInto('subconscious_tasks').values(rows.tasks.slice(i, i + 50)).execute();
+      await store.db
+        .insertInto('subconscious_tasks')
+        .values(rows.tasks.slice(i, i + 50))
+        .execute();
     }
     for (const row of rows.toggles) await store.db.insertInto('instance_state').values(row).execute();
   } catch (err) {

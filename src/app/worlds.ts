@@ -77,7 +77,11 @@ export async function defineWorlds(setup: WorldSetup): Promise<AppServices> {
     mcp,
     approvals,
     agent,
-    rpcMethods: [...tasksRpcMethods(tasks.service), ...agentRpcMethods({ approvals, mcp }), ...usageRpcMethods(deps.db, deps.clock, config.heartbeat.timezone ?? systemTimeZone())],
+    rpcMethods: [
+      ...tasksRpcMethods(tasks.service),
+      ...agentRpcMethods({ approvals, mcp }),
+      ...usageRpcMethods(deps.db, deps.clock, config.heartbeat.timezone ?? systemTimeZone()),
+    ],
     close: async () => {
       // Runs started outside a tick (approved escalations) stop before their tools go away.
       await agent.cancelAll('external');

@@ -45,7 +45,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     await app.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new Error(`port ${app.config.server.port} on ${app.config.server.host} is in use — is another subconscious running? Use --port N or SUBCONSCIOUS_PORT.`);
+      throw new Error(
+        `port ${app.config.server.port} on ${app.config.server.host} is in use — is another subconscious running? Use --port N or SUBCONSCIOUS_PORT.`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -79,6 +82,8 @@ export async function announce(daemon: Daemon, print: (line: string) => void): P
   for (const role of ['local', 'agent'] as const) {
     const ep = app.llm.endpoint(role);
     const probe = await app.llm.probe(role).catch((err) => ({ available: false, reason: describeError(err) }));
-    print(`  ${role} model: ${ep.model} at ${ep.baseUrl} — ${probe.available ? 'reachable' : `UNAVAILABLE (${probe.reason}); ticks that need it are skipped until it answers`}`);
+    print(
+      `  ${role} model: ${ep.model} at ${ep.baseUrl} — ${probe.available ? 'reachable' : `UNAVAILABLE (${probe.reason}); ticks that need it are skipped until it answers`}`,
+    );
   }
 }

@@ -25,7 +25,9 @@ export function printStatus(status: StatusResult, print: (line: string) => void)
       i.provider_available === false ? 'model unavailable' : null,
       i.consecutive_failures > 0 ? `${i.consecutive_failures} failed` : null,
     ].filter(Boolean);
-    print(`${i.world}: ${flags.join(', ')} — every ${i.interval_minutes} min, ${i.total_ticks} ticks, last ${ago(i.last_tick_at)}${i.last_summary ? ` (${i.last_summary})` : ''}`);
+    print(
+      `${i.world}: ${flags.join(', ')} — every ${i.interval_minutes} min, ${i.total_ticks} ticks, last ${ago(i.last_tick_at)}${i.last_summary ? ` (${i.last_summary})` : ''}`,
+    );
     if (i.provider_available === false) print(`  model: ${i.provider_unavailable_reason}`);
     for (const m of i.optional_models_unavailable ?? []) print(`  ${m.role} model unavailable: ${m.reason} (the work that needs it fails until it answers)`);
     if (i.last_error && i.consecutive_failures > 0 && i.last_error !== i.provider_unavailable_reason) print(`  last error: ${i.last_error}`);

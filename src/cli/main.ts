@@ -135,7 +135,10 @@ try {
 /** World-specific commands (`tasks …`) call the same RPC methods as the page. */
 async function registerWorldCommands(cli: Command): Promise<void> {
   const { registerTasksCommands } = await import('./tasks.js');
-  const tasks = cli.command('tasks').description('standing tasks of the task loop').option(...workspaceOption);
+  const tasks = cli
+    .command('tasks')
+    .description('standing tasks of the task loop')
+    .option(...workspaceOption);
   registerTasksCommands(tasks, async (method, params) => {
     const workspace = tasks.opts<{ workspace: string }>().workspace;
     const viaDaemon = await callRunningDaemon(workspace, method, params ?? {});

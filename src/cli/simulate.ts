@@ -153,7 +153,9 @@ export async function simulate(opts: SimulateOptions): Promise<SimulationResult>
     ticks.stop();
     const usage = await new Ledger(app.store.db, uuid).summary({ since: start, until: end });
     const worlds = await Promise.all(
-      app.registry.list().map(async (instance) => ({ ...ticks.of(instance.name), enabled: await instance.isEnabled(), interval_minutes: instance.world.intervalMinutes() })),
+      app.registry
+        .list()
+        .map(async (instance) => ({ ...ticks.of(instance.name), enabled: await instance.isEnabled(), interval_minutes: instance.world.intervalMinutes() })),
     );
     const enabledTasks = ((await app.rpc.call('subconscious.tasks_list')) as Task[]).filter((t) => t.enabled && !t.completed);
     return {
@@ -190,7 +192,15 @@ function usageRow(g: UsageTotals, world: string, purpose?: string): UsageRow {
 
 /** Tick outcomes per world, from the engine's own `tick.finished` events. */
 function countTicks(app: App) {
-  const blank = (world: string): Omit<WorldTicks, 'enabled' | 'interval_minutes'> => ({ world, ticks: 0, quiet: 0, evaluated: 0, skipped: 0, failed: 0, superseded: 0 });
+  const blank = (world: string): Omit<WorldTicks, 'enabled' | 'interval_minutes'> => ({
+    world,
+    ticks: 0,
+    quiet: 0,
+    evaluated: 0,
+    skipped: 0,
+    failed: 0,
+    superseded: 0,
+  });
   const perWorld = new Map(app.registry.names().map((name) => [name, blank(name)]));
   const failures = new Set<string>();
   let total = 0;
@@ -245,7 +255,11 @@ export function printSimulation(result: SimulationResult, print: (line: string) 
   const n = (x: number) => x.toLocaleString('en-US');
   print(`Simulated ${n(result.period.hours)} h (${result.period.start} → ${result.period.end}) — a dry run: no model was contacted.`);
   for (const w of result.worlds) {
-    const others = [w.skipped ? `${n(w.skipped)} skipped` : '', w.failed ? `${n(w.failed)} failed` : '', w.superseded ? `${n(w.superseded)} superseded` : ''].filter(Boolean);
+    const others = [
+      w.skipped ? `${n(w.skipped)} skipped` : '',
+      w.failed ? `${n(w.failed)} failed` : '',
+      w.superseded ? `${n(w.superseded)} superseded` : '',
+    ].filter(Boolean);
     print(
       `  ${w.world}: ${n(w.ticks)} ticks every ${w.interval_minutes} min${w.enabled ? '' : ' (disabled)'} — ${n(w.evaluated)} evaluated, ${n(w.quiet)} quiet${others.length ? `, ${others.join(', ')}` : ''}`,
     );
@@ -255,11 +269,16 @@ export function printSimulation(result: SimulationResult, print: (line: string) 
   print(`  tokens: ${n(result.tokens.input)} in, ${n(result.tokens.output)} out${est}`);
   for (const p of result.by_purpose) print(`    ${p.world}/${p.purpose}: ${n(p.calls)} calls, ${n(p.input_tokens)} in, ${n(p.output_tokens)} out`);
   const report = result.largest_situation_report;
-  if (report) print(`  largest situation report: ${n(report.tokens)} of ${n(report.budget)} tokens (${percent(report.tokens / report.budget)} of context_budget_tokens)`);
+  if (report)
+    print(`  largest situation report: ${n(report.tokens)} of ${n(report.budget)} tokens (${percent(report.tokens / report.budget)} of context_budget_tokens)`);
   else print('  largest situation report: none was built (no tick evaluated)');
   const enabled = result.tasks.enabled_at_end;
-  print(`  task decisions: ${n(result.task_decisions.total)} (at most ${n(result.task_decisions.max_per_call)} per call); ${n(enabled)} enabled task${enabled === 1 ? '' : 's'}`);
-  print(`  tasks copied: ${result.tasks.copied_from ? `${n(result.tasks.copied)} from ${result.tasks.copied_from}` : 'none (no database yet: system defaults and HEARTBEAT.md only)'}`);
+  print(
+    `  task decisions: ${n(result.task_decisions.total)} (at most ${n(result.task_decisions.max_per_call)} per call); ${n(enabled)} enabled task${enabled === 1 ? '' : 's'}`,
+  );
+  print(
+    `  tasks copied: ${result.tasks.copied_from ? `${n(result.tasks.copied)} from ${result.tasks.copied_from}` : 'none (no database yet: system defaults and HEARTBEAT.md only)'}`,
+  );
   for (const s of result.mcp_servers) print(`  MCP server ${s.name}: ${s.health}`);
   for (const f of result.failures) print(`  FAILED ${f}`);
   print(result.assumptions);

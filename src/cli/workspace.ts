@@ -18,5 +18,6 @@ export function requireWorkspace(dir: string): void {
   const resolved = path.resolve(dir);
   const stat = statSync(resolved, { throwIfNoEntry: false });
   if (!stat) throw new UsageError(`workspace ${resolved} does not exist`, `create it first (mkdir -p ${resolved}) or pass an existing folder with --workspace`);
-  if (!stat.isDirectory()) throw new UsageError(`workspace ${resolved} is a file, not a folder`, `pass its folder (${path.dirname(resolved)}) with --workspace`);
+  if (!stat.isDirectory())
+    throw new UsageError(`workspace ${resolved} is a file, not a folder`, `pass its folder (${path.dirname(resolved)}) with --workspace`);
 }

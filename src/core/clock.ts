@@ -19,10 +19,13 @@ export const systemClock: Clock = {
   sleep(ms, signal) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortError());
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const timer = setTimeout(
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
       const onAbort = () => {
         clearTimeout(timer);
         reject(abortError());

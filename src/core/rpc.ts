@@ -14,6 +14,7 @@ export const RPC_INVALID_PARAMS = -32602;
 export const RPC_INTERNAL_ERROR = -32603;
 export const RPC_APP_ERROR = -32000;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of methods holds every params type
 export interface RpcMethod<P = any, R = unknown> {
   name: string;
   params: ZodType<P>;

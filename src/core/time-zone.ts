@@ -22,7 +22,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function wallClock(epochMs: number, timeZone: string): { y: number; m: number; d: number; h: number; min: number; s: number } {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(timeZone, f);
   }
   const parts: Record<string, number> = {};

@@ -264,41 +264,47 @@ export class Instance {
   private buildGraph() {
     const world = this.world;
     const superseded = (ctx: TickContext) => ctx.generation !== this.generation || abortedBy(ctx.signal, Superseded);
-    return new StateGraph<TickState, TickContext>()
-      // A stage that ignores its signal must not hold the tick past its timeout: stop waiting for
-      // prepare and reflect (their late results are discarded). Observe writes bookkeeping (rows
-      // a later stage or abandon() closes) and commit has real effects: both always finish.
-      .addNode('observe', async (_s, ctx) => {
-        this.stage = 'observe';
-        return { observation: await world.observe(ctx) };
-      })
-      .addNode('prepare_context', async (s, ctx) => {
-        this.stage = 'prepare_context';
-        ctx.tainted = s.observation!.tainted;
-        return { context: await untilAborted(world.prepareContext(ctx, s.observation!), ctx.signal) };
-      })
-      .addNode('reflect', async (s, ctx) => {
-        this.stage = 'reflect';
-        ctx.tainted = s.observation!.tainted; // a resumed tick may start here
-        await this.gate(ctx);
-        return { reflection: await untilAborted(world.reflect(ctx, s.context, s.observation!), ctx.signal) };
-      })
-      .addNode('commit', async (s, ctx) => {
-        // The superseded-generation check: a stale tick never commits, nor one whose lease
-        // another worker holds now (it may be resuming this very tick).
-        if (superseded(ctx)) throw new Superseded('superseded before commit');
-        if (!(await this.lease.renew())) throw new LeaseLost('the tick lease was lost to another worker before commit');
-        this.stage = 'commit';
-        ctx.tainted = s.observation!.tainted;
-        const input = s.reflection === undefined ? { observation: s.observation! } : { observation: s.observation!, reflection: s.reflection };
-        return { summary: await world.commit(ctx, input) };
-      })
-      .addConditionalEdges(START, (s) => (s.observation ? (s.observation.quiet ? 'commit' : 'prepare_context') : 'observe'), ['observe', 'prepare_context', 'commit'])
-      .addConditionalEdges('observe', (s) => (s.observation?.quiet ? 'commit' : 'prepare_context'), ['commit', 'prepare_context'])
-      .addEdge('prepare_context', 'reflect')
-      .addEdge('reflect', 'commit')
-      .addEdge('commit', END)
-      .compile({ name: `tick:${this.name}`, checkpointer: this.deps.checkpointer });
+    return (
+      new StateGraph<TickState, TickContext>()
+        // A stage that ignores its signal must not hold the tick past its timeout: stop waiting for
+        // prepare and reflect (their late results are discarded). Observe writes bookkeeping (rows
+        // a later stage or abandon() closes) and commit has real effects: both always finish.
+        .addNode('observe', async (_s, ctx) => {
+          this.stage = 'observe';
+          return { observation: await world.observe(ctx) };
+        })
+        .addNode('prepare_context', async (s, ctx) => {
+          this.stage = 'prepare_context';
+          ctx.tainted = s.observation!.tainted;
+          return { context: await untilAborted(world.prepareContext(ctx, s.observation!), ctx.signal) };
+        })
+        .addNode('reflect', async (s, ctx) => {
+          this.stage = 'reflect';
+          ctx.tainted = s.observation!.tainted; // a resumed tick may start here
+          await this.gate(ctx);
+          return { reflection: await untilAborted(world.reflect(ctx, s.context, s.observation!), ctx.signal) };
+        })
+        .addNode('commit', async (s, ctx) => {
+          // The superseded-generation check: a stale tick never commits, nor one whose lease
+          // another worker holds now (it may be resuming this very tick).
+          if (superseded(ctx)) throw new Superseded('superseded before commit');
+          if (!(await this.lease.renew())) throw new LeaseLost('the tick lease was lost to another worker before commit');
+          this.stage = 'commit';
+          ctx.tainted = s.observation!.tainted;
+          const input = s.reflection === undefined ? { observation: s.observation! } : { observation: s.observation!, reflection: s.reflection };
+          return { summary: await world.commit(ctx, input) };
+        })
+        .addConditionalEdges(START, (s) => (s.observation ? (s.observation.quiet ? 'commit' : 'prepare_context') : 'observe'), [
+          'observe',
+          'prepare_context',
+          'commit',
+        ])
+        .addConditionalEdges('observe', (s) => (s.observation?.quiet ? 'commit' : 'prepare_context'), ['commit', 'prepare_context'])
+        .addEdge('prepare_context', 'reflect')
+        .addEdge('reflect', 'commit')
+        .addEdge('commit', END)
+        .compile({ name: `tick:${this.name}`, checkpointer: this.deps.checkpointer })
+    );
   }
 
   /**
@@ -347,7 +353,14 @@ export class Instance {
   }
 
   /** Success: move `last_tick_at` and the counters; write only what changed (quiet ticks stay cheap). */
-  private async succeed(open: OpenTick, keys: Partial<EngineKeys>, summary: CommitSummary, quiet: boolean, openWritten: boolean, usedGraph: boolean): Promise<void> {
+  private async succeed(
+    open: OpenTick,
+    keys: Partial<EngineKeys>,
+    summary: CommitSummary,
+    quiet: boolean,
+    openWritten: boolean,
+    usedGraph: boolean,
+  ): Promise<void> {
     const outcome = quiet ? 'quiet' : 'committed';
     const updates: Record<string, unknown> = { last_tick_at: open.startedAt, total_ticks: (keys.total_ticks ?? 0) + 1 };
     if (keys.consecutive_failures) updates.consecutive_failures = 0;
@@ -359,7 +372,15 @@ export class Instance {
     if (usedGraph) await this.deps.checkpointer.prune(this.threadId(open.tickId));
   }
 
-  private async fail(err: unknown, signal: AbortSignal, ctx: TickContext | undefined, startedAt: number, resumed: boolean, openWritten: boolean, observed: Observation<unknown> | undefined): Promise<TickOutcome> {
+  private async fail(
+    err: unknown,
+    signal: AbortSignal,
+    ctx: TickContext | undefined,
+    startedAt: number,
+    resumed: boolean,
+    openWritten: boolean,
+    observed: Observation<unknown> | undefined,
+  ): Promise<TickOutcome> {
     const cause = signal.aborted ? signal.reason : undefined;
     const tickId = ctx?.tickId;
     const observation = observed ?? (ctx ? await this.loadObservation(tickId) : undefined);
@@ -493,7 +514,14 @@ export class Instance {
   /** `countsAsFailure`: the tick raised consecutive_failures (a failure, or a provider-gate skip). */
   private outcome(kind: TickOutcome['kind'], message: string, startedAt: number, resumed: boolean, countsAsFailure = false): TickOutcome {
     const outcome: TickOutcome = { world: this.name, kind, message, generation: this.generation, durationMs: this.deps.clock.now() - startedAt, resumed };
-    this.emit('tick.finished', { outcome: kind, message, generation: this.generation, resumed, duration_ms: outcome.durationMs, counts_as_failure: countsAsFailure });
+    this.emit('tick.finished', {
+      outcome: kind,
+      message,
+      generation: this.generation,
+      resumed,
+      duration_ms: outcome.durationMs,
+      counts_as_failure: countsAsFailure,
+    });
     this.emit('status.changed', {});
     return outcome;
   }

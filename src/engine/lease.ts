@@ -76,12 +76,7 @@ export class TickLease {
 
   async release(): Promise<void> {
     this.held = null;
-    await this.db
-      .updateTable('tick_leases')
-      .set({ holder: null, expires_at: 0 })
-      .where('world', '=', this.world)
-      .where('holder', '=', this.holder)
-      .execute();
+    await this.db.updateTable('tick_leases').set({ holder: null, expires_at: 0 }).where('world', '=', this.world).where('holder', '=', this.holder).execute();
   }
 
   /** Who holds it now (for a clear "skipped" message), or null. */

@@ -69,18 +69,20 @@ export class Scheduler {
       return outcome;
     });
     this.inflight.set(instance.name, p);
-    void p.then(
-      (outcome) => outcome.kind,
-      () => 'failed' as const,
-    ).then((kind) => {
-      if (this.inflight.get(instance.name) === p) {
-        if (previous && previous !== p) this.inflight.set(instance.name, previous);
-        else this.inflight.delete(instance.name);
-      }
-      // A tick that ran may change what is due; one that was only skipped changed nothing, and
-      // waking for it could make the loop spin against a tick that cannot be superseded.
-      if (kind !== 'skipped') this.wake();
-    });
+    void p
+      .then(
+        (outcome) => outcome.kind,
+        () => 'failed' as const,
+      )
+      .then((kind) => {
+        if (this.inflight.get(instance.name) === p) {
+          if (previous && previous !== p) this.inflight.set(instance.name, previous);
+          else this.inflight.delete(instance.name);
+        }
+        // A tick that ran may change what is due; one that was only skipped changed nothing, and
+        // waking for it could make the loop spin against a tick that cannot be superseded.
+        if (kind !== 'skipped') this.wake();
+      });
     return p;
   }
 
@@ -129,7 +131,11 @@ export class Scheduler {
     const keys = await instance.keys();
     const intervalMs = instance.world.intervalMinutes() * 60_000;
     // A tick left open by a crash resumes at once; otherwise the cadence continues from the last tick.
-    const due = keys.open_tick ? this.clock.now() : keys.last_tick_at ? Math.min(keys.next_tick_at ?? Infinity, keys.last_tick_at + intervalMs) : this.clock.now();
+    const due = keys.open_tick
+      ? this.clock.now()
+      : keys.last_tick_at
+        ? Math.min(keys.next_tick_at ?? Infinity, keys.last_tick_at + intervalMs)
+        : this.clock.now();
     this.nextDue.set(instance.name, due);
     return due;
   }

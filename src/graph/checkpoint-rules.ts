@@ -13,10 +13,14 @@ export function threadExists(threadId: string): SubconsciousError {
 }
 
 export function staleWrite(w: CheckpointWrite): SubconsciousError {
-  return new SubconsciousError('conflict', `Graph thread "${w.threadId}" is not at step ${w.seq - 1} or no longer running; checkpoint for "${w.node}" refused.`, {
-    hint: 'Two runs resumed the same thread, or it was marked failed or pruned meanwhile.',
-    details: { field: 'threadId', seq: w.seq },
-  });
+  return new SubconsciousError(
+    'conflict',
+    `Graph thread "${w.threadId}" is not at step ${w.seq - 1} or no longer running; checkpoint for "${w.node}" refused.`,
+    {
+      hint: 'Two runs resumed the same thread, or it was marked failed or pruned meanwhile.',
+      details: { field: 'threadId', seq: w.seq },
+    },
+  );
 }
 
 export function failureText(error: unknown): string {

@@ -58,7 +58,9 @@ export class CompiledGraph<S extends object, Ctx> {
     const threadId = opts?.threadId;
     const cp = this.spec.checkpointer;
     if (cp && !threadId) {
-      throw new SubconsciousError('invalid_params', `Graph "${this.spec.name}" has a checkpointer: invoke needs a threadId.`, { details: { field: 'threadId' } });
+      throw new SubconsciousError('invalid_params', `Graph "${this.spec.name}" has a checkpointer: invoke needs a threadId.`, {
+        details: { field: 'threadId' },
+      });
     }
 
     const existing = cp && threadId ? await cp.load(threadId) : undefined;
@@ -89,10 +91,14 @@ export class CompiledGraph<S extends object, Ctx> {
       const node = cursor.next;
       this.checkAborted(opts?.signal, node);
       if (cursor.seq >= this.spec.stepLimit) {
-        throw new SubconsciousError('graph_step_limit', `Graph "${this.spec.name}" reached its step limit (${this.spec.stepLimit}) before "${node}": a cycle that never ends?`, {
-          hint: 'Check the conditional edges for a loop without an exit, or raise stepLimit.',
-          details: { graph: this.spec.name, node, threadId },
-        });
+        throw new SubconsciousError(
+          'graph_step_limit',
+          `Graph "${this.spec.name}" reached its step limit (${this.spec.stepLimit}) before "${node}": a cycle that never ends?`,
+          {
+            hint: 'Check the conditional edges for a loop without an exit, or raise stepLimit.',
+            details: { graph: this.spec.name, node, threadId },
+          },
+        );
       }
       const fn = this.spec.nodes.get(node) as NodeFn<S, Ctx>;
       const update = checkUpdate(await fn(cursor.state, ctx), this.spec.name, node);
@@ -145,10 +151,14 @@ export class CompiledGraph<S extends object, Ctx> {
     if (edge.kind === 'plain') return edge.to;
     const to = edge.route(state, ctx);
     if (!edge.targets.has(to)) {
-      throw new SubconsciousError('graph_invalid', `Graph "${this.spec.name}": the router after "${from}" returned "${to}", not one of ${[...edge.targets].map((t) => `"${t}"`).join(', ')}.`, {
-        hint: 'Declare every value the router can return in its targets.',
-        details: { field: 'route', node: from },
-      });
+      throw new SubconsciousError(
+        'graph_invalid',
+        `Graph "${this.spec.name}": the router after "${from}" returned "${to}", not one of ${[...edge.targets].map((t) => `"${t}"`).join(', ')}.`,
+        {
+          hint: 'Declare every value the router can return in its targets.',
+          details: { field: 'route', node: from },
+        },
+      );
     }
     return to;
   }
@@ -158,9 +168,13 @@ export class CompiledGraph<S extends object, Ctx> {
 function checkUpdate<S>(value: unknown, graph: string, node: string): Partial<S> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new SubconsciousError('graph_invalid', `Graph "${graph}", node "${node}" returned ${Array.isArray(value) ? 'an array' : typeof value}, not a partial state object.`, {
-      details: { field: 'update', node },
-    });
+    throw new SubconsciousError(
+      'graph_invalid',
+      `Graph "${graph}", node "${node}" returned ${Array.isArray(value) ? 'an array' : typeof value}, not a partial state object.`,
+      {
+        details: { field: 'update', node },
+      },
+    );
   }
   return value as Partial<S>;
 }

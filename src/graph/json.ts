@@ -9,11 +9,15 @@ export function toJson(value: unknown, where: { graph: string; node: string; wha
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new SubconsciousError('invalid_params', `Graph "${where.graph}", node "${where.node}": the ${where.what} is not JSON-serialisable: ${(err as Error).message}`, {
-      cause: err,
-      hint: 'Checkpointed state must be plain JSON (no bigint, functions, cycles or class instances).',
-      details: { field: where.what, graph: where.graph, node: where.node },
-    });
+    throw new SubconsciousError(
+      'invalid_params',
+      `Graph "${where.graph}", node "${where.node}": the ${where.what} is not JSON-serialisable: ${(err as Error).message}`,
+      {
+        cause: err,
+        hint: 'Checkpointed state must be plain JSON (no bigint, functions, cycles or class instances).',
+        details: { field: where.what, graph: where.graph, node: where.node },
+      },
+    );
   }
   if (text === undefined) {
     throw new SubconsciousError('invalid_params', `Graph "${where.graph}", node "${where.node}": the ${where.what} serialised to nothing.`, {

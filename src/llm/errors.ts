@@ -80,7 +80,8 @@ const NETWORK_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-const NO_TOOLS = /does not support tools|no endpoints found that support tool use|tools? (?:use |calling |calls )?(?:is |are )?not supported|does not support (?:function|tool) calling/i;
+const NO_TOOLS =
+  /does not support tools|no endpoints found that support tool use|tools? (?:use |calling |calls )?(?:is |are )?not supported|does not support (?:function|tool) calling/i;
 const LIMIT_REQUESTED = /limit\W+(\d[\d,]*)\W+requested\W+(\d[\d,]*)/i;
 
 /**
@@ -120,13 +121,7 @@ export function classifyModelError(err: unknown, ctx: ErrorContext = {}): ModelE
 }
 
 /** Classify an HTTP failure from its status and the provider's message. */
-export function classifyStatus(
-  status: number,
-  message: string,
-  headers: Record<string, string>,
-  ctx: ErrorContext,
-  cause?: unknown,
-): ModelError {
+export function classifyStatus(status: number, message: string, headers: Record<string, string>, ctx: ErrorContext, cause?: unknown): ModelError {
   const where = describeEndpoint(ctx);
   if (status >= 200 && status < 300) {
     // A 2xx whose body did not parse: the endpoint answered, but not in the expected format.
@@ -166,7 +161,8 @@ export function classifyStatus(
   return new ModelError('provider', `${capitalise(where)} ${what} (${status}): ${truncate(message, 500)}`, {
     status,
     cause,
-    hint: status === 401 || status === 403 ? 'Check the API key (SUBCONSCIOUS_API_KEY).' : status === 404 ? 'Check the base URL and the model name.' : undefined,
+    hint:
+      status === 401 || status === 403 ? 'Check the API key (SUBCONSCIOUS_API_KEY).' : status === 404 ? 'Check the base URL and the model name.' : undefined,
   });
 }
 

@@ -55,7 +55,7 @@ export function stripControlLines(text: string): string {
 export function cleanLine(text: unknown, maxChars: number): string {
   let line = toText(text);
   // Removing one prefix or tag can expose another ("FOLLOWUP: HANDOFF: …"), so repeat.
-  for (let prev = ''; prev !== line; ) {
+  for (let prev = ''; prev !== line;) {
     prev = line;
     line = stripPrefix(line.split(LINE_BREAK).map(stripPrefix).join(' ').replace(FENCE_TAG, ''));
   }
@@ -88,13 +88,14 @@ function scrub(text: string): string {
 function cap(text: string, maxChars: number, keep: 'head' | 'tail'): string {
   if (text.length <= maxChars) return text;
   const dropped = text.length - maxChars;
-  return keep === 'head'
-    ? `${text.slice(0, maxChars)} …[truncated ${dropped} chars]`
-    : `[truncated ${dropped} chars]… ${text.slice(text.length - maxChars)}`;
+  return keep === 'head' ? `${text.slice(0, maxChars)} …[truncated ${dropped} chars]` : `[truncated ${dropped} chars]… ${text.slice(text.length - maxChars)}`;
 }
 
 function sanitizeLabel(label: string): string {
-  const clean = label.replace(/[^A-Za-z0-9 _.:-]/g, '').slice(0, 64).trim();
+  const clean = label
+    .replace(/[^A-Za-z0-9 _.:-]/g, '')
+    .slice(0, 64)
+    .trim();
   return clean.length > 0 ? clean : 'data';
 }
 

@@ -18,4 +18,13 @@ export {
 } from './fence.js';
 export { RATE_LIMIT_DELAYS_MS, MAX_RETRY_AFTER_MS } from './retry.js';
 export { PROBE_TIMEOUT_MS, PROBE_CACHE_MS } from './probe.js';
-export { usageRpcMethods, usageSummary, usageCalls, type UsageSummary, type UsageCalls, type UsageCallRow, type UsageDay, type UsageGroup } from './usage-rpc.js';
+export {
+  usageRpcMethods,
+  usageSummary,
+  usageCalls,
+  type UsageSummary,
+  type UsageCalls,
+  type UsageCallRow,
+  type UsageDay,
+  type UsageGroup,
+} from './usage-rpc.js';

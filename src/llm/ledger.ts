@@ -129,12 +129,27 @@ export class Ledger {
     const byPurpose = new Map<string, UsageTotals & { world: string; purpose: string }>();
     const byDay = new Map<number, UsageTotals & { day: string; start: number }>();
     for (const row of rows) {
-      const figures: UsageTotals = { calls: row.calls, inputTokens: row.inputTokens, outputTokens: row.outputTokens, failed: row.failed, estimated: row.estimated };
+      const figures: UsageTotals = {
+        calls: row.calls,
+        inputTokens: row.inputTokens,
+        outputTokens: row.outputTokens,
+        failed: row.failed,
+        estimated: row.estimated,
+      };
       const day = row.dayStart / DAY_MS;
       add(totals, figures);
-      add(getOr(byWorld, row.world, () => ({ world: row.world, ...zero() })), figures);
-      add(getOr(byPurpose, `${row.world}\u0000${row.purpose}`, () => ({ world: row.world, purpose: row.purpose, ...zero() })), figures);
-      add(getOr(byDay, day, () => ({ day: new Date(day * DAY_MS).toISOString().slice(0, 10), start: day * DAY_MS, ...zero() })), figures);
+      add(
+        getOr(byWorld, row.world, () => ({ world: row.world, ...zero() })),
+        figures,
+      );
+      add(
+        getOr(byPurpose, `${row.world}\u0000${row.purpose}`, () => ({ world: row.world, purpose: row.purpose, ...zero() })),
+        figures,
+      );
+      add(
+        getOr(byDay, day, () => ({ day: new Date(day * DAY_MS).toISOString().slice(0, 10), start: day * DAY_MS, ...zero() })),
+        figures,
+      );
     }
     const byCalls = <T extends UsageTotals>(a: T, b: T) => b.calls - a.calls;
     return {
@@ -142,9 +157,7 @@ export class Ledger {
       until: range.until,
       totals,
       byWorld: [...byWorld.values()].sort((a, b) => byCalls(a, b) || a.world.localeCompare(b.world)),
-      byPurpose: [...byPurpose.values()].sort(
-        (a, b) => byCalls(a, b) || a.world.localeCompare(b.world) || a.purpose.localeCompare(b.purpose),
-      ),
+      byPurpose: [...byPurpose.values()].sort((a, b) => byCalls(a, b) || a.world.localeCompare(b.world) || a.purpose.localeCompare(b.purpose)),
       byDay: [...byDay.values()].sort((a, b) => a.start - b.start),
     };
   }

@@ -68,7 +68,12 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
   };
 
   const metered = (ctx: Omit<CallContext, 'signal'>, hooks?: MeterHooks) =>
-    meteredModel(baseModel(ctx.role), ctx, { ledger, clock: opts.clock, endpoint: endpoints[ctx.role], log: opts.log, retryDelaysMs: opts.retryDelaysMs }, hooks);
+    meteredModel(
+      baseModel(ctx.role),
+      ctx,
+      { ledger, clock: opts.clock, endpoint: endpoints[ctx.role], log: opts.log, retryDelaysMs: opts.retryDelaysMs },
+      hooks,
+    );
 
   async function complete(ctx: CallContext, req: TextRequest, check?: (text: string) => void): Promise<{ text: string; usage: Usage }> {
     validateContext(ctx);

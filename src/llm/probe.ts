@@ -50,7 +50,7 @@ export async function probeEndpoint(role: ModelRole, endpoint: ModelEndpointConf
     await response.body?.cancel().catch(() => undefined);
     return { available: false, reason: statusReason(role, endpoint, response.status) };
   }
-  let ids: string[] = [];
+  let ids: string[];
   try {
     const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
     ids = Array.isArray(body.data) ? body.data.map((m) => m.id).filter((id): id is string => typeof id === 'string') : [];

@@ -42,10 +42,7 @@ export function extractJson(text: string): string {
 export function schemaInstruction(schema: ZodType): string {
   const jsonSchema = z.toJSONSchema(schema, { unrepresentable: 'any' });
   delete (jsonSchema as { $schema?: unknown }).$schema;
-  return [
-    'Reply with ONE JSON value that matches this JSON Schema, and nothing else: no markdown, no prose.',
-    JSON.stringify(jsonSchema),
-  ].join('\n');
+  return ['Reply with ONE JSON value that matches this JSON Schema, and nothing else: no markdown, no prose.', JSON.stringify(jsonSchema)].join('\n');
 }
 
 /**

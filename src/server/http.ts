@@ -38,7 +38,13 @@ export function createHttpApp(deps: HttpDeps): Hono {
     return tokenMatches(deps.token, bearer) || (allowQuery && tokenMatches(deps.token, c.req.query('token')));
   };
   const unauthorized = (c: Context) =>
-    c.json({ error: 'unauthorized', message: 'Missing or wrong token. The token is in <workspace>/.subconscious/token; `subconscious start` prints the page URL with it.' }, 401);
+    c.json(
+      {
+        error: 'unauthorized',
+        message: 'Missing or wrong token. The token is in <workspace>/.subconscious/token; `subconscious start` prints the page URL with it.',
+      },
+      401,
+    );
 
   app.get('/healthz', async (c) => c.json({ ok: true, ...(await deps.health()) }));
 
@@ -109,9 +115,8 @@ export interface Listening {
 
 export function listen(app: Hono, opts: { host: string; port: number }): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    let server: ServerType;
     const onError = (err: Error) => reject(err);
-    server = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info) => {
+    const server: ServerType = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info) => {
       server.off('error', onError);
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
       resolve({

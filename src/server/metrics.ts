@@ -22,7 +22,11 @@ export function createMetrics(db: Kysely<Database>, events: EventBus): { registr
     labelNames: ['world', 'outcome'],
     registers: [registry],
     async collect() {
-      const rows = await db.selectFrom('model_calls').select(['world', 'outcome', (eb) => eb.fn.countAll<number>().as('n')]).groupBy(['world', 'outcome']).execute();
+      const rows = await db
+        .selectFrom('model_calls')
+        .select(['world', 'outcome', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy(['world', 'outcome'])
+        .execute();
       this.reset();
       for (const r of rows) this.set({ world: r.world, outcome: r.outcome }, Number(r.n));
     },

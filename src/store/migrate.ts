@@ -9,7 +9,13 @@ import type { DialectName } from './open.js';
 
 const LOCK_KEY = 7_224_001; // pg advisory lock id for migrations
 
-export async function applyMigrations(db: Kysely<any>, dialect: DialectName, migrations: Record<string, Migration>, now: () => number = Date.now): Promise<string[]> {
+export async function applyMigrations(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migration takes Kysely<any>
+  db: Kysely<any>,
+  dialect: DialectName,
+  migrations: Record<string, Migration>,
+  now: () => number = Date.now,
+): Promise<string[]> {
   await sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)`.execute(db);
   if (dialect === 'sqlite') {
     await sql`CREATE TABLE IF NOT EXISTS schema_migrations_lock (id integer PRIMARY KEY, locked_at bigint NOT NULL)`.execute(db);

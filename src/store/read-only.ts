@@ -31,7 +31,9 @@ export async function openReadOnlyStore(opts: ReadOnlyStoreOptions): Promise<Sto
   if (!existsSync(file)) return null;
   let database: SQLite.Database;
   try {
-    database = existsSync(`${file}-wal`) ? new SQLite(file, { readonly: true, fileMustExist: true }) : new SQLite(rollbackImage(readFileSync(file)), { readonly: true });
+    database = existsSync(`${file}-wal`)
+      ? new SQLite(file, { readonly: true, fileMustExist: true })
+      : new SQLite(rollbackImage(readFileSync(file)), { readonly: true });
   } catch (err) {
     throw new SubconsciousError('store_unavailable', `Could not read the SQLite database ${file}: ${(err as Error).message}`, {
       cause: err,

@@ -9,7 +9,16 @@ import { openTestStore, testDialects, type TestStore } from '../support/stores.j
 const TEN_MIN = 10 * 60_000;
 
 function request(over: Partial<NewApproval> = {}): NewApproval {
-  return { runId: 'run-1', world: 'heartbeat', tool: 'write_file', server: 'fs', arguments: { path: '/tmp/x', content: 'hi' }, reason: 'forward the report', expiresAt: null, ...over };
+  return {
+    runId: 'run-1',
+    world: 'heartbeat',
+    tool: 'write_file',
+    server: 'fs',
+    arguments: { path: '/tmp/x', content: 'hi' },
+    reason: 'forward the report',
+    expiresAt: null,
+    ...over,
+  };
 }
 
 const isCode = (code: string) => (e: unknown) => isSubconsciousError(e, code);
@@ -36,7 +45,15 @@ describe.each(await testDialects())('ApprovalStore on %s', (dialect) => {
 
   it('creates a pending row and lists it with its arguments parsed', async () => {
     const a = await approvals.create(request({ expiresAt: clock.now() + TEN_MIN }));
-    expect(a).toMatchObject({ id: 'ap-1', state: 'pending', run_id: 'run-1', tool: 'write_file', server: 'fs', answered_at: null, expires_at: clock.now() + TEN_MIN });
+    expect(a).toMatchObject({
+      id: 'ap-1',
+      state: 'pending',
+      run_id: 'run-1',
+      tool: 'write_file',
+      server: 'fs',
+      answered_at: null,
+      expires_at: clock.now() + TEN_MIN,
+    });
     await approvals.create(request({ runId: 'run-2' }));
     expect((await approvals.list()).map((x) => x.id)).toEqual(['ap-2', 'ap-1']);
     expect((await approvals.list({ runId: 'run-1' })).map((x) => x.id)).toEqual(['ap-1']);
@@ -131,8 +148,16 @@ describe.each(await testDialects())('ApprovalStore on %s', (dialect) => {
     const otherDead = await approvals.create(request({ runId: 'run-of-a-killed-daemon' }));
     const dead = spawnSync(process.execPath, ['-e', 'process.exit(0)']).pid!; // a pid that no longer runs
     const host = os.hostname();
-    await store.db.updateTable('approvals').set({ owner: `${host}:1` }).where('id', '=', otherLive.id).execute(); // pid 1 is alive
-    await store.db.updateTable('approvals').set({ owner: `${host}:${dead}` }).where('id', '=', otherDead.id).execute();
+    await store.db
+      .updateTable('approvals')
+      .set({ owner: `${host}:1` })
+      .where('id', '=', otherLive.id)
+      .execute(); // pid 1 is alive
+    await store.db
+      .updateTable('approvals')
+      .set({ owner: `${host}:${dead}` })
+      .where('id', '=', otherDead.id)
+      .execute();
     // A second process (a CLI command, another daemon) recovering must leave the live owner's row alone.
     expect(await approvals.expireOrphans([])).toBe(2);
     const states = Object.fromEntries((await approvals.list()).map((a) => [a.id, a.state]));

@@ -33,7 +33,9 @@ describe('parseControlLines', () => {
   });
 
   it('accepts bullets, bold and other follow-up spellings', () => {
-    const { controls, visible } = parseControlLines('ok\n- MEMORY: bullet\n**RECOMMENDED ACTION:** bold one\nFOLLOWUP: 30 minutes – en dash\nFOLLOWUP: 1d\nFOLLOWUP: when the user replies');
+    const { controls, visible } = parseControlLines(
+      'ok\n- MEMORY: bullet\n**RECOMMENDED ACTION:** bold one\nFOLLOWUP: 30 minutes – en dash\nFOLLOWUP: 1d\nFOLLOWUP: when the user replies',
+    );
     expect(visible).toBe('ok');
     expect(controls).toEqual([
       { kind: 'memory', text: 'bullet' },

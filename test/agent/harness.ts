@@ -82,7 +82,11 @@ export async function createHarness(opts: { dialect?: DialectName; servers?: (di
 }
 
 /** Resolve with the first event of `type` (matching `where`) that the run emits. */
-export function nextEvent<T extends RunEvent['type']>(run: Run, type: T, where: (e: Extract<RunEvent, { type: T }>) => boolean = () => true): Promise<Extract<RunEvent, { type: T }>> {
+export function nextEvent<T extends RunEvent['type']>(
+  run: Run,
+  type: T,
+  where: (e: Extract<RunEvent, { type: T }>) => boolean = () => true,
+): Promise<Extract<RunEvent, { type: T }>> {
   return new Promise((resolve) => {
     const off = run.events.subscribe((e) => {
       if (e.type === type && where(e as Extract<RunEvent, { type: T }>)) {
@@ -107,7 +111,9 @@ export function offeredTools(model: ModelServer, index: number): string[] {
 
 /** The content of the tool messages sent back to the model in a recorded chat request. */
 export function toolMessages(model: ModelServer, index: number): string[] {
-  return (model.chatRequests[index]?.body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+  return (model.chatRequests[index]?.body?.messages ?? [])
+    .filter((m) => m.role === 'tool')
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
 }
 
 export async function ledgerRows(h: Harness, world: string) {

@@ -45,7 +45,12 @@ describe('McpManager config', () => {
     expect(bad([{ name: 'x', command: 'a', tools: { t: { access: 'admin' } } }])).toThrow(/mcp\.servers\.0\.tools\.t\.access/);
     expect(bad([{ name: 'x', command: 'a', colour: 'red' }])).toThrow(/colour/);
     expect(bad([{ name: 'x', url: 'http://127.0.0.1:1/mcp', args: ['a'] }])).toThrow(/only apply to a stdio server/);
-    expect(bad([{ name: 'x', command: 'a' }, { name: 'x', command: 'b' }])).toThrow(/mcp\.servers\.1\.name: duplicate/);
+    expect(
+      bad([
+        { name: 'x', command: 'a' },
+        { name: 'x', command: 'b' },
+      ]),
+    ).toThrow(/mcp\.servers\.1\.name: duplicate/);
     try {
       bad([{ name: 'x' }])();
     } catch (err) {
@@ -185,7 +190,10 @@ describe('McpManager with real MCP servers from npm', () => {
       if (fs.readFileSync(${JSON.stringify(spawns)}, 'utf8').length === 1) { console.error('boom: missing API key'); process.exit(1); }
       import(${JSON.stringify(pathToFileURL(packageBin('@modelcontextprotocol/server-memory')).href)});
     `;
-    const m = manager([filesystemServer(dir), { name: 'flaky', command: process.execPath, args: ['-e', script], env: { MEMORY_FILE_PATH: path.join(dir, 'm.jsonl') } }]);
+    const m = manager([
+      filesystemServer(dir),
+      { name: 'flaky', command: process.execPath, args: ['-e', script], env: { MEMORY_FILE_PATH: path.join(dir, 'm.jsonl') } },
+    ]);
 
     const tools = await m.listTools();
     expect(tools.every((t) => t.server === 'fs')).toBe(true);
@@ -230,18 +238,31 @@ describe('McpManager over streamable HTTP', () => {
     server = http.createServer(async (req, res) => {
       // Stateless: one MCP server and transport per request (the SDK's documented pattern).
       const mcp = new McpServer({ name: 'http-test', version: '1.0.0' });
-      mcp.registerTool('lookup', { description: 'Look a word up', inputSchema: { word: z.string() }, annotations: { readOnlyHint: true } }, async ({ word }) => {
-        calls.push(word);
-        return { content: [{ type: 'text', text: `${word}: a test word` }] };
-      });
-      mcp.registerTool('post', { description: 'Post a message', inputSchema: { text: z.string() } }, async () => ({ content: [{ type: 'text', text: 'posted' }] }));
+      mcp.registerTool(
+        'lookup',
+        { description: 'Look a word up', inputSchema: { word: z.string() }, annotations: { readOnlyHint: true } },
+        async ({ word }) => {
+          calls.push(word);
+          return { content: [{ type: 'text', text: `${word}: a test word` }] };
+        },
+      );
+      mcp.registerTool('post', { description: 'Post a message', inputSchema: { text: z.string() } }, async () => ({
+        content: [{ type: 'text', text: 'posted' }],
+      }));
       // Contradictory hints: treated as writing, to be safe.
-      mcp.registerTool('purge', { description: 'Purge the cache', annotations: { readOnlyHint: true, destructiveHint: true } }, async () => ({ content: [{ type: 'text', text: 'purged' }] }));
+      mcp.registerTool('purge', { description: 'Purge the cache', annotations: { readOnlyHint: true, destructiveHint: true } }, async () => ({
+        content: [{ type: 'text', text: 'purged' }],
+      }));
       // Structured content only, no text block.
-      mcp.registerTool('stats', { description: 'Counts', outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } }, async () => ({ content: [], structuredContent: { count: 7 } }));
+      mcp.registerTool('stats', { description: 'Counts', outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } }, async () => ({
+        content: [],
+        structuredContent: { count: 7 },
+      }));
       if (req.url === '/collide') {
         // Two names that read the same to the model once sanitised.
-        mcp.registerTool('look.up', { description: 'Dotted twin', annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'dotted' }] }));
+        mcp.registerTool('look.up', { description: 'Dotted twin', annotations: { readOnlyHint: true } }, async () => ({
+          content: [{ type: 'text', text: 'dotted' }],
+        }));
         mcp.registerTool('look_up', { description: 'Underscored twin' }, async () => ({ content: [{ type: 'text', text: 'underscored' }] }));
       }
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -260,7 +281,12 @@ describe('McpManager over streamable HTTP', () => {
   it('connects by url, lists tools with their access and calls them', async () => {
     const m = manager([{ name: 'web', url }]);
     const tools = await m.listTools();
-    expect(Object.fromEntries(tools.map((t) => [t.exposedName, t.access]))).toEqual({ web__lookup: 'read', web__post: 'write', web__purge: 'write', web__stats: 'read' });
+    expect(Object.fromEntries(tools.map((t) => [t.exposedName, t.access]))).toEqual({
+      web__lookup: 'read',
+      web__post: 'write',
+      web__purge: 'write',
+      web__stats: 'read',
+    });
     expect(await m.callTool('web', 'lookup', { word: 'ephemeral' })).toMatchObject({ text: 'ephemeral: a test word', isError: false });
     expect(await m.callTool('web', 'stats', {})).toEqual({ text: '{"count":7}', isError: false, structured: { count: 7 } });
     expect(calls).toEqual(['ephemeral']);

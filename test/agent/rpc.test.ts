@@ -53,7 +53,9 @@ describe('agent RPC methods', () => {
     expect(again).toMatchObject({ error: { code: -32000, data: { code: 'conflict', state: 'approved' } } });
     const missing = await rpc.handle({ jsonrpc: '2.0', id: 2, method: 'approvals.approve', params: { id: 'nope' } });
     expect(missing).toMatchObject({ error: { code: -32000, data: { code: 'not_found' } } });
-    expect(((await rpc.call('approvals.list', { run_id: 'run-1' })) as { approvals: Array<{ state: string }> }).approvals.map((x) => x.state)).toEqual(['approved']);
+    expect(((await rpc.call('approvals.list', { run_id: 'run-1' })) as { approvals: Array<{ state: string }> }).approvals.map((x) => x.state)).toEqual([
+      'approved',
+    ]);
   });
 
   it('rejects bad params naming the field', async () => {

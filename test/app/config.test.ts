@@ -33,7 +33,9 @@ describe('config', () => {
   });
 
   it('reads subconscious.toml and lets SUBCONSCIOUS_* variables and flags override it', () => {
-    write(`[heartbeat]\ninterval_minutes = 15\n[models.local]\nmodel = "phi4"\n[server]\nport = 9000\n[[mcp.servers]]\nname = "fs"\ncommand = "mcp-server-filesystem"\nargs = ["/tmp"]\n`);
+    write(
+      `[heartbeat]\ninterval_minutes = 15\n[models.local]\nmodel = "phi4"\n[server]\nport = 9000\n[[mcp.servers]]\nname = "fs"\ncommand = "mcp-server-filesystem"\nargs = ["/tmp"]\n`,
+    );
     const c = loadConfig({
       workspace,
       env: { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://10.0.0.5:8000/v1', SUBCONSCIOUS_AGENT_MODEL: 'gpt-x', SUBCONSCIOUS_API_KEY: 'k', SUBCONSCIOUS_PORT: '9100' },

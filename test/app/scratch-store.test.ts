@@ -36,7 +36,11 @@ it("copies the user's tasks with their file order and switched-off state, leavin
     const copied = new TasksService({ db: scratch.store.db, clock: new FakeClock(), ids: uuid, events: new EventBus(), workspace, timezone: 'UTC' });
     const after = await copied.listTasks();
     expect(after.map((t) => [t.title, t.enabled])).toEqual(before.map((t) => [t.title, t.enabled]));
-    const row = await scratch.store.db.selectFrom('subconscious_tasks').select(['user_disabled', 'origin_order']).where('id', '=', heartbeatTaskId('Check the backups')).executeTakeFirstOrThrow();
+    const row = await scratch.store.db
+      .selectFrom('subconscious_tasks')
+      .select(['user_disabled', 'origin_order'])
+      .where('id', '=', heartbeatTaskId('Check the backups'))
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ user_disabled: 1, origin_order: 1 });
   } finally {
     await scratch.store.close();

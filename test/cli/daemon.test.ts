@@ -27,7 +27,6 @@ const modelEnv = () => ({
   SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
 });
 
-
 const cli = runCli;
 
 async function waitFor(check: () => boolean, what: string): Promise<void> {
@@ -174,7 +173,10 @@ describe('one-shot commands', () => {
   it('`tick` with the model down says so in one line and exits 0 (skipped, not crashed)', async () => {
     const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-down-'));
     try {
-      const res = await cli(['tick'], workspace, { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://127.0.0.1:9/v1', SUBCONSCIOUS_AGENT_BASE_URL: 'http://127.0.0.1:9/v1' });
+      const res = await cli(['tick'], workspace, {
+        SUBCONSCIOUS_LOCAL_BASE_URL: 'http://127.0.0.1:9/v1',
+        SUBCONSCIOUS_AGENT_BASE_URL: 'http://127.0.0.1:9/v1',
+      });
       expect(res.code).toBe(0);
       expect(res.out).toMatch(/tasks: skipped — the local model is unavailable/);
     } finally {

@@ -46,7 +46,6 @@ const modelEnv = () => ({
 
 const cli = (args: string[], env: Record<string, string> = modelEnv()) => runCli(args, workspace, env);
 
-
 async function simulateJson(hours: number): Promise<SimulationResult> {
   const res = await cli(['simulate', '--hours', String(hours), '--json']);
   expect(res.err).toBe('');
@@ -63,7 +62,19 @@ function expectConsistent(result: SimulationResult, hours: number): void {
   // One evaluation call per evaluated tick; quiet ticks make none.
   expect(result.model_calls).toBe(tasks.evaluated);
   expect(result.by_purpose).toEqual(
-    tasks.evaluated ? [{ world: 'tasks', purpose: 'evaluate', calls: tasks.evaluated, input_tokens: result.tokens.input, output_tokens: result.tokens.output, failed: 0, estimated: tasks.evaluated }] : [],
+    tasks.evaluated
+      ? [
+          {
+            world: 'tasks',
+            purpose: 'evaluate',
+            calls: tasks.evaluated,
+            input_tokens: result.tokens.input,
+            output_tokens: result.tokens.output,
+            failed: 0,
+            estimated: tasks.evaluated,
+          },
+        ]
+      : [],
   );
   expect(result.by_world).toEqual(result.by_purpose.map(({ purpose: _purpose, ...rest }) => rest));
   expect(result.tokens.estimated).toBe(tasks.evaluated > 0);
@@ -76,7 +87,10 @@ function expectConsistent(result: SimulationResult, hours: number): void {
 
 describe('subconscious simulate', () => {
   it('a fresh workspace: every tick evaluates the system tasks and HEARTBEAT.md, with estimated tokens, and no database is made', async () => {
-    writeFileSync(path.join(workspace, 'HEARTBEAT.md'), '# Standing tasks\n- Check urgent emails\n- Send the daily digest to the team\n- Review the calendar for conflicts\n');
+    writeFileSync(
+      path.join(workspace, 'HEARTBEAT.md'),
+      '# Standing tasks\n- Check urgent emails\n- Send the daily digest to the team\n- Review the calendar for conflicts\n',
+    );
     writeFileSync(path.join(workspace, 'subconscious.toml'), '[[mcp.servers]]\nname = "files"\ncommand = "false"\n');
     const result = await simulateJson(2);
 
@@ -102,7 +116,8 @@ describe('subconscious simulate', () => {
     let hourly: Task;
     try {
       hourly = (await app.rpc.call('subconscious.tasks_add', { title: 'Summarise the news', recurrence: 'cron:0 * * * *' })) as Task;
-      for (const id of ['system:check-skills', 'system:review-memory', 'system:system-health']) await app.rpc.call('subconscious.tasks_update', { id, enabled: false });
+      for (const id of ['system:check-skills', 'system:review-memory', 'system:system-health'])
+        await app.rpc.call('subconscious.tasks_update', { id, enabled: false });
     } finally {
       await app.close();
     }

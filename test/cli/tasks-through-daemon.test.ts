@@ -50,7 +50,9 @@ describe('tasks commands with and without a running daemon', () => {
     // Every id starts with "system:" for the system tasks: too many to pick one.
     const ambiguous = await throughDaemon('tasks', 'disable', 'system:');
     expect(ambiguous.code).toBe(1);
-    expect(ambiguous.err).toMatch(/^subconscious: "system:" starts 3 task ids: system:[a-z-]+ \(.+\), system:[a-z-]+ \(.+\), system:[a-z-]+ \(.+\) — type more of the id \[invalid_params\]\n$/);
+    expect(ambiguous.err).toMatch(
+      /^subconscious: "system:" starts 3 task ids: system:[a-z-]+ \(.+\), system:[a-z-]+ \(.+\), system:[a-z-]+ \(.+\) — type more of the id \[invalid_params\]\n$/,
+    );
     const missing = await throughDaemon('tasks', 'remove', 'ffffffff');
     expect(missing.err).toMatch(/^subconscious: No task with id "ffffffff"\. .*\[not_found\]\n$/);
 

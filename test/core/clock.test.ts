@@ -11,7 +11,10 @@ it('wakes sleepers in time order, each at its own time', async () => {
   await clock.advance(200);
   expect(woke).toEqual([['early', 100]]);
   await clock.advance(200);
-  expect(woke).toEqual([['early', 100], ['late', 300]]);
+  expect(woke).toEqual([
+    ['early', 100],
+    ['late', 300],
+  ]);
   expect(clock.now()).toBe(400);
   expect(clock.pending).toBe(0);
 });

@@ -49,7 +49,12 @@ beforeAll(async () => {
     workspace,
     clock,
     log,
-    env: { SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl, SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl, SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model', SUBCONSCIOUS_AGENT_MODEL: 'scripted-model' },
+    env: {
+      SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
+      SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
+      SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
+      SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
+    },
   });
 });
 afterAll(async () => {

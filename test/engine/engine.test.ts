@@ -32,7 +32,15 @@ describe.each(dialects)('engine on %s', (dialect) => {
     await store.dispose();
   });
 
-  const ledgerCount = async () => Number((await store.db.selectFrom('model_calls').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const ledgerCount = async () =>
+    Number(
+      (
+        await store.db
+          .selectFrom('model_calls')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('a quiet observation commits and advances without reflecting', async () => {
     const world = inboxWorld();
@@ -232,12 +240,18 @@ describe.each(dialects)('engine on %s', (dialect) => {
   it('a tainted observation makes every later stage tainted, resumed ticks too: full work is downgraded to need approval', async () => {
     const seen: Array<[string, boolean, string]> = [];
     const world = inboxWorld();
-    const spy = <A extends unknown[], R>(stage: string, fn: (ctx: TickContext, ...rest: A) => Promise<R>) =>
+    const spy =
+      <A extends unknown[], R>(stage: string, fn: (ctx: TickContext, ...rest: A) => Promise<R>) =>
       async (ctx: TickContext, ...rest: A): Promise<R> => {
         seen.push([stage, ctx.tainted, ctx.permit('full')]);
         return fn(ctx, ...rest);
       };
-    const tainted: typeof world = { ...world, prepareContext: spy('prepare', world.prepareContext), reflect: spy('reflect', world.reflect), commit: spy('commit', world.commit) };
+    const tainted: typeof world = {
+      ...world,
+      prepareContext: spy('prepare', world.prepareContext),
+      reflect: spy('reflect', world.reflect),
+      commit: spy('commit', world.commit),
+    };
     await addInboxItems(worldState(engine.state, 'inbox'), ['from outside']);
     server.enqueue(summary('read'));
     expect((await engine.instance(tainted).tick()).kind).toBe('committed');
@@ -324,7 +338,9 @@ describe.each(dialects)('engine on %s', (dialect) => {
   });
 
   it('the tick timeout aborts a stuck tick and counts a failure', async () => {
-    const world = inboxWorld({ hooks: { beforeCommit: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))) } });
+    const world = inboxWorld({
+      hooks: { beforeCommit: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))) },
+    });
     const instance = engine.instance(world, { tickTimeoutMs: 30 * 60_000 });
     const running = instance.tick();
     while (engine.clock.pending < 2) await flush(); // the timeout guard and lease renewal are waiting

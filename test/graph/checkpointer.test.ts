@@ -36,8 +36,14 @@ async function harness(backend: Backend, clock: FakeClock): Promise<Harness> {
       return new StoreCheckpointer(again.db, clock);
     },
     rowCounts: async () => {
-      const t = await store.db.selectFrom('graph_threads').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
-      const c = await store.db.selectFrom('graph_checkpoints').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+      const t = await store.db
+        .selectFrom('graph_threads')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .executeTakeFirstOrThrow();
+      const c = await store.db
+        .selectFrom('graph_checkpoints')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .executeTakeFirstOrThrow();
       return { threads: Number(t.n), checkpoints: Number(c.n) };
     },
     dispose: async () => {
@@ -117,7 +123,16 @@ describe.each(backends)('graph checkpointer on %s', (backend) => {
     expect(rows[3]?.state).toEqual(state);
 
     const thread = await h.cp.load('t1');
-    expect(thread).toMatchObject({ threadId: 't1', graph: 'four', status: 'finished', next: null, seq: 4, error: null, createdAt: start, updatedAt: start + 1_000 });
+    expect(thread).toMatchObject({
+      threadId: 't1',
+      graph: 'four',
+      status: 'finished',
+      next: null,
+      seq: 4,
+      error: null,
+      createdAt: start,
+      updatedAt: start + 1_000,
+    });
     expect(thread?.state).toEqual(state);
     expect(await h.rowCounts()).toEqual(backend === 'memory' ? null : { threads: 1, checkpoints: 4 });
   });
@@ -160,7 +175,17 @@ describe.each(backends)('graph checkpointer on %s', (backend) => {
       ratio: 0.1 + 0.2,
       negative: -17,
       flags: [true, false, null],
-      nested: { level: { deeper: { list: [{ id: 'a', tags: [] }, { id: 'b', tags: ['x', 'y'] }], empty: {} } } },
+      nested: {
+        level: {
+          deeper: {
+            list: [
+              { id: 'a', tags: [] },
+              { id: 'b', tags: ['x', 'y'] },
+            ],
+            empty: {},
+          },
+        },
+      },
       backslash: 'C:\\path\\to',
     };
     let fail = true;
@@ -200,7 +225,10 @@ describe.each(backends)('graph checkpointer on %s', (backend) => {
 
   it('pruneFinished deletes finished and failed threads older than the cutoff, never running ones', async () => {
     const counts: Record<string, number> = {};
-    const run = (id: string, fail: boolean) => fourNodes(h.cp, clock, counts, { value: fail }).invoke({ input: id }, { threadId: id }).catch(() => undefined);
+    const run = (id: string, fail: boolean) =>
+      fourNodes(h.cp, clock, counts, { value: fail })
+        .invoke({ input: id }, { threadId: id })
+        .catch(() => undefined);
     await run('old-finished', false);
     await run('old-failed', true);
     expect(await h.cp.markFailed('old-failed', new Error('gave up'))).toBe(true);
@@ -223,9 +251,13 @@ describe.each(backends)('graph checkpointer on %s', (backend) => {
 
   it('lists unfinished threads per graph, oldest first; markFailed stops a resume', async () => {
     const counts: Record<string, number> = {};
-    await fourNodes(h.cp, clock, counts, { value: true }).invoke({ input: 'a' }, { threadId: 'b-first' }).catch(() => undefined);
+    await fourNodes(h.cp, clock, counts, { value: true })
+      .invoke({ input: 'a' }, { threadId: 'b-first' })
+      .catch(() => undefined);
     await clock.advance(10);
-    await fourNodes(h.cp, clock, counts, { value: true }).invoke({ input: 'b' }, { threadId: 'a-second' }).catch(() => undefined);
+    await fourNodes(h.cp, clock, counts, { value: true })
+      .invoke({ input: 'b' }, { threadId: 'a-second' })
+      .catch(() => undefined);
     await fourNodes(h.cp, clock, counts, { value: false }).invoke({ input: 'c' }, { threadId: 'finished' });
     const other = new StateGraph<{ x?: number }>()
       .addNode('boom', () => {
@@ -264,7 +296,9 @@ describe.each(backends)('graph checkpointer on %s', (backend) => {
     await expect(h.cp.start({ threadId: 'x', graph: 'g', next: 'a', stateJson: '{"v":2}' })).rejects.toMatchObject({ code: 'conflict' });
     await h.cp.put({ threadId: 'x', seq: 1, node: 'a', updateJson: '{"v":2}', stateJson: '{"v":2}', next: 'b' });
     // A second process that loaded the thread at seq 0 tries to write step 1 again.
-    await expect(h.cp.put({ threadId: 'x', seq: 1, node: 'a', updateJson: '{"v":9}', stateJson: '{"v":9}', next: 'b' })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(h.cp.put({ threadId: 'x', seq: 1, node: 'a', updateJson: '{"v":9}', stateJson: '{"v":9}', next: 'b' })).rejects.toMatchObject({
+      code: 'conflict',
+    });
     await expect(h.cp.put({ threadId: 'x', seq: 3, node: 'c', updateJson: '{}', stateJson: '{}', next: null })).rejects.toMatchObject({ code: 'conflict' });
     await expect(h.cp.put({ threadId: 'nope', seq: 1, node: 'a', updateJson: '{}', stateJson: '{}', next: null })).rejects.toMatchObject({ code: 'conflict' });
     expect((await h.cp.checkpoints('x')).map((r) => [r.seq, r.state])).toEqual([[1, { v: 2 }]]);

@@ -82,7 +82,10 @@ describe('crash and resume across processes (SQLite file)', () => {
     children.push(second.child);
     const exit = await exited(second.child);
     expect(exit, second.stderr()).toEqual({ code: 0, signal: null });
-    const line = second.stdout().split('\n').find((l) => l.startsWith('RESULT '));
+    const line = second
+      .stdout()
+      .split('\n')
+      .find((l) => l.startsWith('RESULT '));
     expect(line, second.stdout()).toBeDefined();
     const result = JSON.parse((line as string).slice('RESULT '.length)) as { resumed: boolean; executed: string[]; steps: number; state: unknown };
     expect(result).toMatchObject({ resumed: true, executed: ['reflect', 'commit'], steps: 4 });

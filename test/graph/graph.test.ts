@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSubconsciousError, SubconsciousError } from '../../src/core/index.js';
+import { isSubconsciousError, type SubconsciousError } from '../../src/core/index.js';
 import { END, MemoryCheckpointer, START, StateGraph } from '../../src/graph/index.js';
 
 interface TickState {
@@ -149,7 +149,11 @@ describe('compile-time validation', () => {
   type G = StateGraph<{ x?: number }>;
   const cases: Array<[string, () => G | unknown, RegExp]> = [
     ['no entry', () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge('a', END).compile({ name: 'g' }), /no entry/],
-    ['edge to an unknown node', () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', 'b').compile({ name: 'g' }), /unknown node "b"/],
+    [
+      'edge to an unknown node',
+      () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', 'b').compile({ name: 'g' }),
+      /unknown node "b"/,
+    ],
     [
       'edge from an unknown node',
       () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', END).addEdge('ghost', END).compile({ name: 'g' }),
@@ -165,16 +169,33 @@ describe('compile-time validation', () => {
           .compile({ name: 'g' }),
       /unknown node "missing"/,
     ],
-    ['node without an outgoing edge', () => new StateGraph<{ x?: number }>().addNode('a', node).addNode('b', node).addEdge(START, 'a').addEdge('a', 'b').compile({ name: 'g' }), /"b" has no outgoing edge/],
-    ['unreachable node', () => new StateGraph<{ x?: number }>().addNode('a', node).addNode('b', node).addEdge(START, 'a').addEdge('a', END).addEdge('b', END).compile({ name: 'g' }), /"b" cannot be reached/],
-    ['edge back to START', () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', START).compile({ name: 'g' }), /leads back to START/],
+    [
+      'node without an outgoing edge',
+      () => new StateGraph<{ x?: number }>().addNode('a', node).addNode('b', node).addEdge(START, 'a').addEdge('a', 'b').compile({ name: 'g' }),
+      /"b" has no outgoing edge/,
+    ],
+    [
+      'unreachable node',
+      () =>
+        new StateGraph<{ x?: number }>().addNode('a', node).addNode('b', node).addEdge(START, 'a').addEdge('a', END).addEdge('b', END).compile({ name: 'g' }),
+      /"b" cannot be reached/,
+    ],
+    [
+      'edge back to START',
+      () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', START).compile({ name: 'g' }),
+      /leads back to START/,
+    ],
     ['duplicate node', () => new StateGraph<{ x?: number }>().addNode('a', node).addNode('a', node), /added twice/],
     ['reserved node name', () => new StateGraph<{ x?: number }>().addNode(END, node), /reserved/],
     ['two outgoing edges', () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge('a', END).addEdge('a', END), /already has an outgoing edge/],
     ['edge out of END', () => new StateGraph<{ x?: number }>().addEdge(END, 'a'), /END has no outgoing/],
     ['conditional edges without targets', () => new StateGraph<{ x?: number }>().addConditionalEdges(START, () => END, []), /declare no targets/],
     ['missing name', () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', END).compile({ name: '' }), /needs a name/],
-    ['bad step limit', () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', END).compile({ name: 'g', stepLimit: 0 }), /stepLimit/],
+    [
+      'bad step limit',
+      () => new StateGraph<{ x?: number }>().addNode('a', node).addEdge(START, 'a').addEdge('a', END).compile({ name: 'g', stepLimit: 0 }),
+      /stepLimit/,
+    ],
   ];
   it.each(cases)('rejects %s', async (_label, build, message) => {
     await expectCode(build, 'graph_invalid', message);

@@ -88,7 +88,12 @@ describe('dryRunModel through createLlm', () => {
     expect(decisionsSchema.parse(JSON.parse(result.text))).toEqual(result.value);
     expect(result.value.decisions).toEqual(tasks.map((t) => ({ task_id: t.id, decision: 'noop', reason: DRY_RUN_REASON })));
     // What the world makes of it: one real decision per asked task (none falls back to "no decision").
-    expect(normalizeDecisions(tasks.map((t) => t.id), result.value)).toEqual(tasks.map((t) => ({ task_id: t.id, decision: 'noop', reason: DRY_RUN_REASON })));
+    expect(
+      normalizeDecisions(
+        tasks.map((t) => t.id),
+        result.value,
+      ),
+    ).toEqual(tasks.map((t) => ({ task_id: t.id, decision: 'noop', reason: DRY_RUN_REASON })));
     expect(result.usage.estimated).toBe(true);
     // The model saw the system prompt the layer built (with the schema) and the prompt as sent.
     expect(asked).toEqual([{ system: `${EVALUATION_SYSTEM}\n\n${schemaInstruction(decisionsSchema)}`, prompt }]);
@@ -115,11 +120,22 @@ describe('dryRunModel through createLlm', () => {
   });
 
   it('is metered when streamed too (the agent runner streams), one estimated row per call', async () => {
-    const result = streamText({ model: llm.languageModel({ world: 'tasks', purpose: 'execute_analysis', role: 'agent' }), prompt: 'Anything to do?', maxRetries: 0 });
+    const result = streamText({
+      model: llm.languageModel({ world: 'tasks', purpose: 'execute_analysis', role: 'agent' }),
+      prompt: 'Anything to do?',
+      maxRetries: 0,
+    });
     expect(await result.text).toBe('Nothing to report.');
     const rows = await ledger();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ role: 'agent', model: 'agent-model', input_tokens: estimateTokens('Anything to do?'), output_tokens: estimateTokens('Nothing to report.'), estimated: 1, outcome: 'ok' });
+    expect(rows[0]).toMatchObject({
+      role: 'agent',
+      model: 'agent-model',
+      input_tokens: estimateTokens('Anything to do?'),
+      output_tokens: estimateTokens('Nothing to report.'),
+      estimated: 1,
+      outcome: 'ok',
+    });
   });
 
   it('contacts no server: probes answer available without a request, calls never reach the endpoint', async () => {

@@ -49,9 +49,7 @@ describe('classifyModelError', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:11434'), { code: 'ECONNREFUSED' });
     const error = classifyModelError(apiError(undefined, 'Cannot connect to API: connect ECONNREFUSED', {}, refused), local);
     expect(error.kind).toBe('unreachable');
-    expect(error.message).toBe(
-      'Ollama is not answering at http://127.0.0.1:11434/v1 — start it with `ollama serve` or set SUBCONSCIOUS_LOCAL_BASE_URL.',
-    );
+    expect(error.message).toBe('Ollama is not answering at http://127.0.0.1:11434/v1 — start it with `ollama serve` or set SUBCONSCIOUS_LOCAL_BASE_URL.');
     const dns = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }) });
     expect(classifyModelError(dns, { role: 'agent', baseUrl: 'https://api.example.test/v1' }).message).toContain('SUBCONSCIOUS_AGENT_BASE_URL');
   });

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isModelError, ModelError } from '../../src/llm/index.js';
+import { isModelError, type ModelError } from '../../src/llm/index.js';
 import { ledgerRows, openRig, settle, untilSleeping, type Rig } from './setup.js';
 
 const ctx = { world: 'tasks', purpose: 'evaluate', role: 'local' as const };
@@ -206,7 +206,8 @@ describe('rate limits', () => {
     rig.server.enqueue({
       status: 429,
       retryAfter: 1,
-      message: 'Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 45000. The input or output tokens must be reduced in order to run successfully.',
+      message:
+        'Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 45000. The input or output tokens must be reduced in order to run successfully.',
     });
     const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
     expect(error.kind).toBe('rate_cap');

@@ -64,10 +64,7 @@ describe('scripted model server', () => {
   });
 
   it.each([false, true])('drives a multi-step tool loop (stream=%s); tool results come back as role tool', async (stream) => {
-    server.enqueue(
-      { toolCalls: [{ name: 'weather', arguments: { city: 'Lisbon' }, id: 'call_w1' }] },
-      { text: 'It is sunny in Lisbon.' },
-    );
+    server.enqueue({ toolCalls: [{ name: 'weather', arguments: { city: 'Lisbon' }, id: 'call_w1' }] }, { text: 'It is sunny in Lisbon.' });
     const args = { model: model(), tools: { weather }, stopWhen: stepCountIs(3), prompt: 'weather in Lisbon?', maxRetries: 0 };
     const text = stream ? await streamText(args).text : (await generateText(args)).text;
     expect(text).toBe('It is sunny in Lisbon.');

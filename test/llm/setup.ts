@@ -40,9 +40,12 @@ export async function openRig(opts: { dialect?: DialectName; timeoutMs?: number;
 
 /** Wait (by polling, not by asserting on time) until `count` sleepers are parked on the fake clock. */
 export async function untilSleeping(clock: FakeClock, count = 1): Promise<void> {
-  await vi.waitFor(() => {
-    if (clock.pending < count) throw new Error(`waiting for ${count} sleeper(s), have ${clock.pending}`);
-  }, { timeout: 10_000, interval: 5 });
+  await vi.waitFor(
+    () => {
+      if (clock.pending < count) throw new Error(`waiting for ${count} sleeper(s), have ${clock.pending}`);
+    },
+    { timeout: 10_000, interval: 5 },
+  );
 }
 
 /** Settle a promise into its value or its error, so a rejection is never unhandled. */

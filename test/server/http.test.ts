@@ -25,12 +25,25 @@ beforeAll(async () => {
   app = await createApp({
     workspace,
     log: silentLogger,
-    env: { SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl, SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl, SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model', SUBCONSCIOUS_AGENT_MODEL: 'scripted-model' },
+    env: {
+      SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
+      SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
+      SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
+      SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
+    },
   });
   token = ensureToken(workspace);
   const metrics = createMetrics(app.store.db, app.events);
   http = await listen(
-    createHttpApp({ rpc: app.rpc, events: app.events, token, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({ worlds: app.registry.names() }) }),
+    createHttpApp({
+      rpc: app.rpc,
+      events: app.events,
+      token,
+      metrics: metrics.registry,
+      webRoot: null,
+      log: silentLogger,
+      health: async () => ({ worlds: app.registry.names() }),
+    }),
     { host: '127.0.0.1', port: 0 },
   );
 });
@@ -97,7 +110,14 @@ describe('JSON-RPC 2.0', () => {
 
   it('handles batches, notifications and an empty batch', async () => {
     const batch = (await (
-      await post(JSON.stringify([{ jsonrpc: '2.0', method: 'rpc.methods', id: 1 }, { jsonrpc: '2.0', method: 'no.such', id: 2 }, { jsonrpc: '2.0', method: 'subconscious.status' }, 42]))
+      await post(
+        JSON.stringify([
+          { jsonrpc: '2.0', method: 'rpc.methods', id: 1 },
+          { jsonrpc: '2.0', method: 'no.such', id: 2 },
+          { jsonrpc: '2.0', method: 'subconscious.status' },
+          42,
+        ]),
+      )
     ).json()) as { id: number | null; result?: unknown; error?: { code: number } }[];
     expect(batch).toHaveLength(3); // the notification gets no answer
     expect(batch.find((r) => r.id === 1)?.result).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'subconscious.status' })]));

@@ -28,12 +28,25 @@ beforeAll(async () => {
     workspace,
     clock,
     log: silentLogger,
-    env: { SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl, SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl, SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model', SUBCONSCIOUS_AGENT_MODEL: 'scripted-model' },
+    env: {
+      SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
+      SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
+      SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
+      SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
+    },
   });
   const metrics = createMetrics(app.store.db, app.events);
   disposeMetrics = metrics.dispose;
   http = await listen(
-    createHttpApp({ rpc: app.rpc, events: app.events, token: ensureToken(workspace), metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({ worlds: app.registry.names() }) }),
+    createHttpApp({
+      rpc: app.rpc,
+      events: app.events,
+      token: ensureToken(workspace),
+      metrics: metrics.registry,
+      webRoot: null,
+      log: silentLogger,
+      health: async () => ({ worlds: app.registry.names() }),
+    }),
     { host: '127.0.0.1', port: 0 },
   );
 });

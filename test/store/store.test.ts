@@ -8,7 +8,7 @@ const dialects = await testDialects();
 
 describe.each(dialects)('store on %s', (dialect) => {
   let store: TestStore;
-  let now = 1_000;
+  const now = 1_000;
   let state: InstanceState;
 
   beforeEach(async () => {
@@ -34,7 +34,10 @@ describe.each(dialects)('store on %s', (dialect) => {
   it('upgrades a database made by an older version: only the missing migrations run', async () => {
     const older = Object.fromEntries(Object.entries(migrations).slice(0, -1));
     const latest = Object.keys(migrations).at(-1)!;
-    await store.db.deleteFrom('schema_migrations' as never).where('name' as never, '=', latest as never).execute();
+    await store.db
+      .deleteFrom('schema_migrations' as never)
+      .where('name' as never, '=', latest as never)
+      .execute();
     await migrations[latest]!.down!(store.db);
     expect(await applyMigrations(store.db, dialect, older)).toEqual([]);
     expect(await applyMigrations(store.db, dialect, migrations)).toEqual([latest]);

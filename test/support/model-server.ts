@@ -263,15 +263,20 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     // then (only when the client asked with stream_options.include_usage) a usage chunk.
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const base = { id, object: 'chat.completion.chunk', created: 0, model };
-    const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+    const send = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
     send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
     for (const piece of splitText(text)) send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
     if ('stall' in reply && reply.stall) return; // headers and text sent; the end never comes
     toolCalls.forEach((call, index) => {
       const args = call.function.arguments;
       const cut = Math.floor(args.length / 2);
-      send([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, cut) } }] }, finish_reason: null }]);
+      send([
+        {
+          index: 0,
+          delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, cut) } }] },
+          finish_reason: null,
+        },
+      ]);
       send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: args.slice(cut) } }] }, finish_reason: null }]);
     });
     send([{ index: 0, delta: {}, finish_reason: finishReason }]);

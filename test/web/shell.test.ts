@@ -13,7 +13,8 @@ import { scriptPageModels } from './support/models.js';
 import { ensurePageBuilt } from './support/page-build.js';
 
 /** Browser noise that is the expected result of what a test did (not a bug of the page). */
-const NETWORK_DOWN = /ERR_CONNECTION_(REFUSED|RESET|CLOSED|ABORTED)|ERR_SOCKET_NOT_CONNECTED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_NETWORK_CHANGED/;
+const NETWORK_DOWN =
+  /ERR_CONNECTION_(REFUSED|RESET|CLOSED|ABORTED)|ERR_SOCKET_NOT_CONNECTED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_NETWORK_CHANGED/;
 const REFUSED_TOKEN = /status of 401/;
 
 describe('page shell in Chromium', () => {
@@ -131,7 +132,7 @@ describe('page shell in Chromium', () => {
 
   const tasksStatus = async (d: TestDaemon) => (await d.rpc<StatusResult>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
 
-  it('says when a world\'s model is unavailable, with the reason from status and what to do', async () => {
+  it("says when a world's model is unavailable, with the reason from status and what to do", async () => {
     const nowhere = await unreachableBaseUrl();
     const offline = await startDaemon({ env: { SUBCONSCIOUS_LOCAL_BASE_URL: nowhere, SUBCONSCIOUS_AGENT_BASE_URL: nowhere } });
     try {
@@ -176,11 +177,14 @@ describe('page shell in Chromium', () => {
     }
   }, 90_000);
 
-  it('says when a world is halted by its model\'s size limit, on the card and in a banner, with the reason', async () => {
+  it("says when a world is halted by its model's size limit, on the card and in a banner, with the reason", async () => {
     // Every chat request is larger than this model will ever take (413): a permanent rate cap.
     // The provider's message marks its settings with backticks, as many do: the page shows them as code.
     const tooSmall = await startModelServer();
-    tooSmall.handle(() => ({ status: 413, message: 'Request too large for this model: 40000 tokens requested, the limit is 8192. Lower `max_tokens` or pick a larger `context_length`.' }));
+    tooSmall.handle(() => ({
+      status: 413,
+      message: 'Request too large for this model: 40000 tokens requested, the limit is 8192. Lower `max_tokens` or pick a larger `context_length`.',
+    }));
     const capped = await startDaemon({
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: tooSmall.baseUrl,
@@ -224,10 +228,14 @@ describe('page shell in Chromium', () => {
       tooSmall.handle(() => ({ json: { decisions: [] } }));
       await card.getByRole('button', { name: 'Try Tasks again' }).click();
       await banner.waitFor({ state: 'detached' });
-      await vi.waitFor(async () => {
-        const after = (await capped.rpc<{ instances: { world: string; halted: boolean; last_outcome: string | null }[] }>('subconscious.status')).instances[0]!;
-        expect(after).toMatchObject({ halted: false, last_outcome: 'committed' });
-      }, { timeout: 15_000, interval: 100 });
+      await vi.waitFor(
+        async () => {
+          const after = (await capped.rpc<{ instances: { world: string; halted: boolean; last_outcome: string | null }[] }>('subconscious.status'))
+            .instances[0]!;
+          expect(after).toMatchObject({ halted: false, last_outcome: 'committed' });
+        },
+        { timeout: 15_000, interval: 100 },
+      );
       await expect(capped.rpc('subconscious.clear_halt', { world: 'tasks' })).resolves.toEqual({ world: 'tasks', cleared: false });
       await expect(capped.rpc('subconscious.clear_halt', { world: 'nope' })).rejects.toThrow(/nope/);
       expect(errors).toEqual([]);

@@ -61,16 +61,20 @@ describe('Subconscious and Usage tabs in Chromium', () => {
 
   const waitIdle = async () => {
     // A tick in flight would take the next scripted evaluation; start each scenario from rest.
-    await page.waitForFunction(async () => {
-      const token = sessionStorage.getItem('subconscious.token');
-      const res = await fetch('/rpc', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subconscious.status', params: {} }),
-      });
-      const body = (await res.json()) as { result: { instances: { running: boolean }[] } };
-      return body.result.instances.every((i) => !i.running);
-    }, undefined, { polling: 200 });
+    await page.waitForFunction(
+      async () => {
+        const token = sessionStorage.getItem('subconscious.token');
+        const res = await fetch('/rpc', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subconscious.status', params: {} }),
+        });
+        const body = (await res.json()) as { result: { instances: { running: boolean }[] } };
+        return body.result.instances.every((i) => !i.running);
+      },
+      undefined,
+      { polling: 200 },
+    );
   };
   const taskRow = (title: string) => page.locator('[data-testid="task-row"]', { hasText: title });
   const logRowFor = (taskId: string) => page.locator(`[data-testid="log-row"][data-task-id="${taskId}"]`);
@@ -82,13 +86,9 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     models = scriptPageModels(server);
     daemon = await startDaemon({
       // One real MCP server from npm, so the Skills view has a skill and its health to show.
-      config: [
-        '[[mcp.servers]]',
-        'name = "memory"',
-        `command = ${JSON.stringify(process.execPath)}`,
-        `args = [${JSON.stringify(MEMORY_SERVER)}]`,
-        '',
-      ].join('\n'),
+      config: ['[[mcp.servers]]', 'name = "memory"', `command = ${JSON.stringify(process.execPath)}`, `args = [${JSON.stringify(MEMORY_SERVER)}]`, ''].join(
+        '\n',
+      ),
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
         SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
@@ -171,7 +171,8 @@ describe('Subconscious and Usage tabs in Chromium', () => {
 
   it('the world card shows the status and disables and enables the world', async () => {
     const card = page.locator('[data-testid="world-tasks"]');
-    const status = async () => (await daemon.rpc<{ instances: (StatusRow & { enabled: boolean })[] }>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
+    const status = async () =>
+      (await daemon.rpc<{ instances: (StatusRow & { enabled: boolean })[] }>('subconscious.status')).instances.find((i) => i.world === 'tasks')!;
     await waitIdle();
     await page.waitForFunction(
       async (n) => document.querySelector('[data-testid="world-tasks"] [data-testid="world-ticks"]')?.textContent === String(n),
@@ -394,9 +395,15 @@ describe('Subconscious and Usage tabs in Chromium', () => {
 
   it('escalations appear as amber cards; "Go ahead" runs one, "Skip" dismisses another, "Fix in Skills" leads to the skills', async () => {
     const specs = [
-      { title: 'Check urgent emails', analysis: 'Three urgent emails from the bank.\nRECOMMENDED ACTION: [important] Forward the 3 urgent emails to #team-alerts' },
+      {
+        title: 'Check urgent emails',
+        analysis: 'Three urgent emails from the bank.\nRECOMMENDED ACTION: [important] Forward the 3 urgent emails to #team-alerts',
+      },
       { title: 'Check the shared calendar', analysis: 'Two invites collide on Friday.\nRECOMMENDED ACTION: Decline the duplicate meeting invite' },
-      { title: 'Review the Notion workspace', analysis: 'The Notion connection answers 401.\nRECOMMENDED ACTION: [critical] Re-authenticate the Notion integration' },
+      {
+        title: 'Review the Notion workspace',
+        analysis: 'The Notion connection answers 401.\nRECOMMENDED ACTION: [critical] Re-authenticate the Notion integration',
+      },
     ];
     for (const s of specs) {
       models.decide(s.title, 'escalate');
@@ -445,7 +452,9 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(await calendarRow.locator('.dot-gray').count()).toBe(1);
     await taskRow(calendarTask.id).locator('[data-testid="task-waiting"]').waitFor({ state: 'detached' });
     expect(await taskRow(emailsTask.id).locator('[data-testid="task-waiting"]').count()).toBe(0);
-    expect((await daemon.rpc<EscalationRow[]>('subconscious.escalations_list', { status: 'dismissed' })).map((e) => e.title)).toEqual(['Check the shared calendar']);
+    expect((await daemon.rpc<EscalationRow[]>('subconscious.escalations_list', { status: 'dismissed' })).map((e) => e.title)).toEqual([
+      'Check the shared calendar',
+    ]);
     expect(models.seen.filter((k) => k === 'approved')).toHaveLength(1); // skipping ran nothing
 
     await card('Review the Notion workspace').getByRole('button', { name: 'Fix in Skills' }).click();
@@ -469,7 +478,20 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     );
     for (let i = 0; i < 30; i++) {
       const failed = i % 7 === 3;
-      insert.run(`seed-${i}`, Date.now() - (1 + (i % 12)) * DAY, i % 3 ? 'tasks' : 'heartbeat', i % 2 ? 'evaluate' : 'pulse', 'local', 'scripted-local', 200 + i * 10, 20 + i, 0, 100 + i, failed ? 'timeout' : 'ok', failed ? 'took longer than 120 s' : null);
+      insert.run(
+        `seed-${i}`,
+        Date.now() - (1 + (i % 12)) * DAY,
+        i % 3 ? 'tasks' : 'heartbeat',
+        i % 2 ? 'evaluate' : 'pulse',
+        'local',
+        'scripted-local',
+        200 + i * 10,
+        20 + i,
+        0,
+        100 + i,
+        failed ? 'timeout' : 'ok',
+        failed ? 'took longer than 120 s' : null,
+      );
     }
     // Two calls a minute either side of the viewer's midnight: one UTC day, two of the viewer's.
     const viewerToday = (await daemon.rpc<UsageSummary>('usage.summary', { days: 1, time_zone: VIEWER_TZ })).today.start;
@@ -481,7 +503,9 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     // The page counts the viewer's days, not the daemon's.
     const summary = await daemon.rpc<UsageSummary>('usage.summary', { days: 14, time_zone: VIEWER_TZ });
     const from = summary.from;
-    const direct = db.prepare('select count(*) as calls, coalesce(sum(input_tokens),0) as input, coalesce(sum(output_tokens),0) as output from model_calls where at >= ?').get(from) as { calls: number; input: number; output: number };
+    const direct = db
+      .prepare('select count(*) as calls, coalesce(sum(input_tokens),0) as input, coalesce(sum(output_tokens),0) as output from model_calls where at >= ?')
+      .get(from) as { calls: number; input: number; output: number };
     const allCalls = (db.prepare('select count(*) as n from model_calls').get() as { n: number }).n;
     db.close();
     expect(direct.calls).toBeGreaterThan(30); // the seeded rows plus the real calls of the ticks above
@@ -491,7 +515,10 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     // The page may have read the ledger before the seeded rows: it refreshes on the next tick; reload its data by re-opening the tab.
     await page.getByRole('tab', { name: 'Subconscious' }).click();
     await page.getByRole('tab', { name: 'Usage' }).click();
-    await page.waitForFunction((n) => document.querySelector('[data-testid="usage-total-figures"] [data-testid="figure-calls"]')?.textContent?.replace(/[^0-9]/g, '') === String(n), direct.calls);
+    await page.waitForFunction(
+      (n) => document.querySelector('[data-testid="usage-total-figures"] [data-testid="figure-calls"]')?.textContent?.replace(/[^0-9]/g, '') === String(n),
+      direct.calls,
+    );
     expect(await num('[data-testid="usage-total-figures"] [data-testid="figure-input"]')).toBe(direct.input);
     expect(await num('[data-testid="usage-total-figures"] [data-testid="figure-output"]')).toBe(direct.output);
     expect(await num('[data-testid="usage-today-figures"] [data-testid="figure-calls"]')).toBe(summary.today.calls);
@@ -605,7 +632,10 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       const stops = await walkFocus(page);
       // Subconscious: tab, run buttons, switches, deletes, the add form…; Usage: tab, Show, Split, World, Next; Skills: tab, Check now.
       expect(stops.length, `${tab}: focus stops`).toBeGreaterThanOrEqual({ Subconscious: 10, Usage: 5, Skills: 2 }[tab]!);
-      expect(stops.filter((s) => s.problem !== null), tab).toEqual([]);
+      expect(
+        stops.filter((s) => s.problem !== null),
+        tab,
+      ).toEqual([]);
       expect(await contrastFailures(page), `${tab}: text contrast`).toEqual([]);
       await page.setViewportSize(VIEWPORTS[1]);
       expect(await horizontalOverflow(page), `${tab} at 360 px`).toBeLessThanOrEqual(0);

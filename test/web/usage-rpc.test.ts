@@ -98,7 +98,14 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
 
   it('pages calls newest first, filters by world and reports latency and outcome', async () => {
     const rows = Array.from({ length: 25 }, (_, i) =>
-      call({ at: NOW - i * 60_000, world: i % 5 === 0 ? 'memory' : 'tasks', latency_ms: 10 + i, outcome: i === 3 ? 'rate_limit' : 'ok', error: i === 3 ? '429' : null, estimated: i === 4 ? 1 : 0 }),
+      call({
+        at: NOW - i * 60_000,
+        world: i % 5 === 0 ? 'memory' : 'tasks',
+        latency_ms: 10 + i,
+        outcome: i === 3 ? 'rate_limit' : 'ok',
+        error: i === 3 ? '429' : null,
+        estimated: i === 4 ? 1 : 0,
+      }),
     );
     await store.db.insertInto('model_calls').values(rows).execute();
 
@@ -177,30 +184,44 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
       { maxLength: 30 },
     );
     await fc.assert(
-      fc.asyncProperty(arb, fc.integer({ min: 1, max: 20 }), fc.constantFrom('UTC', 'Asia/Tokyo', 'America/Los_Angeles', 'Asia/Kathmandu'), async (items, days, zone) => {
-        await store.db.deleteFrom('model_calls').execute();
-        const todayStart = Math.floor(NOW / DAY) * DAY;
-        const values = items
-          .map((it) => call({ at: todayStart - it.dayBack * DAY + it.msInDay, world: it.world, purpose: it.purpose, input_tokens: it.input, output_tokens: it.output, outcome: it.ok ? 'ok' : 'model_error' }))
-          .filter((v) => v.at <= NOW);
-        if (values.length) await store.db.insertInto('model_calls').values(values).execute();
-        const s = (await rpc.call('usage.summary', { days, time_zone: zone })) as UsageSummary;
-        const from = s.from;
-        expect(s.per_day).toHaveLength(days);
-        const inWindow = values.filter((v) => v.at >= from);
-        expect(s.totals.calls).toBe(inWindow.length);
-        expect(s.totals.input_tokens).toBe(inWindow.reduce((a, v) => a + v.input_tokens, 0));
-        expect(s.totals.output_tokens).toBe(inWindow.reduce((a, v) => a + v.output_tokens, 0));
-        expect(s.per_day.reduce((a, d) => a + d.calls, 0)).toBe(inWindow.length);
-        expect(s.totals.by_world.reduce((a, g) => a + g.input_tokens, 0)).toBe(s.totals.input_tokens);
-        expect(s.totals.by_purpose.reduce((a, g) => a + g.output_tokens, 0)).toBe(s.totals.output_tokens);
-        expect(s.today.calls).toBe(values.filter((v) => v.at >= s.today.start).length);
-        // Each day holds exactly the calls between its start and the next day's.
-        s.per_day.forEach((d, i) => {
-          const end = s.per_day[i + 1]?.start ?? Infinity;
-          expect(d.calls).toBe(values.filter((v) => v.at >= d.start && v.at < end).length);
-        });
-      }),
+      fc.asyncProperty(
+        arb,
+        fc.integer({ min: 1, max: 20 }),
+        fc.constantFrom('UTC', 'Asia/Tokyo', 'America/Los_Angeles', 'Asia/Kathmandu'),
+        async (items, days, zone) => {
+          await store.db.deleteFrom('model_calls').execute();
+          const todayStart = Math.floor(NOW / DAY) * DAY;
+          const values = items
+            .map((it) =>
+              call({
+                at: todayStart - it.dayBack * DAY + it.msInDay,
+                world: it.world,
+                purpose: it.purpose,
+                input_tokens: it.input,
+                output_tokens: it.output,
+                outcome: it.ok ? 'ok' : 'model_error',
+              }),
+            )
+            .filter((v) => v.at <= NOW);
+          if (values.length) await store.db.insertInto('model_calls').values(values).execute();
+          const s = (await rpc.call('usage.summary', { days, time_zone: zone })) as UsageSummary;
+          const from = s.from;
+          expect(s.per_day).toHaveLength(days);
+          const inWindow = values.filter((v) => v.at >= from);
+          expect(s.totals.calls).toBe(inWindow.length);
+          expect(s.totals.input_tokens).toBe(inWindow.reduce((a, v) => a + v.input_tokens, 0));
+          expect(s.totals.output_tokens).toBe(inWindow.reduce((a, v) => a + v.output_tokens, 0));
+          expect(s.per_day.reduce((a, d) => a + d.calls, 0)).toBe(inWindow.length);
+          expect(s.totals.by_world.reduce((a, g) => a + g.input_tokens, 0)).toBe(s.totals.input_tokens);
+          expect(s.totals.by_purpose.reduce((a, g) => a + g.output_tokens, 0)).toBe(s.totals.output_tokens);
+          expect(s.today.calls).toBe(values.filter((v) => v.at >= s.today.start).length);
+          // Each day holds exactly the calls between its start and the next day's.
+          s.per_day.forEach((d, i) => {
+            const end = s.per_day[i + 1]?.start ?? Infinity;
+            expect(d.calls).toBe(values.filter((v) => v.at >= d.start && v.at < end).length);
+          });
+        },
+      ),
       { numRuns: 15 },
     );
   });

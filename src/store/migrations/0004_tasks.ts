@@ -28,12 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('subconscious_tasks_due')
-    .ifNotExists()
-    .on('subconscious_tasks')
-    .columns(['enabled', 'completed', 'next_run_at'])
-    .execute();
+  await db.schema.createIndex('subconscious_tasks_due').ifNotExists().on('subconscious_tasks').columns(['enabled', 'completed', 'next_run_at']).execute();
 
   await db.schema
     .createTable('subconscious_log')

@@ -96,10 +96,15 @@ export class EscalationStore {
       .executeTakeFirst();
     const after = await this.get(id);
     if (!after) {
-      throw new SubconsciousError('not_found', `No escalation with id "${id}".`, { hint: 'List them with subconscious.escalations_list.', details: { field: 'id' } });
+      throw new SubconsciousError('not_found', `No escalation with id "${id}".`, {
+        hint: 'List them with subconscious.escalations_list.',
+        details: { field: 'id' },
+      });
     }
     if (Number(res.numUpdatedRows) !== 1) {
-      throw new SubconsciousError('conflict', `Escalation "${id}" was already ${after.status}; nothing was run.`, { details: { field: 'id', status: after.status } });
+      throw new SubconsciousError('conflict', `Escalation "${id}" was already ${after.status}; nothing was run.`, {
+        details: { field: 'id', status: after.status },
+      });
     }
     return after;
   }

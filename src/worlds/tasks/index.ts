@@ -5,7 +5,15 @@
  *   registry.add(new Instance(tasks, engineDeps));           // the engine runs its ticks
  *   dispatcher.add(...tasksRpcMethods(tasks.service));        // subconscious.tasks_* / log_list / escalations_*
  */
-export { createTasksWorld, type TasksWorld, type TasksWorldDeps, type TasksObservation, type TasksContext, type TasksReflection, type DueTask } from './world.js';
+export {
+  createTasksWorld,
+  type TasksWorld,
+  type TasksWorldDeps,
+  type TasksObservation,
+  type TasksContext,
+  type TasksReflection,
+  type DueTask,
+} from './world.js';
 export { TasksService, outcomeToRow, APPROVED_STOPPED, type TasksServiceDeps, type ApproveResult } from './service.js';
 export { tasksRpcMethods } from './rpc.js';
 export { TaskStore, DEFAULT_SYSTEM_TASKS, type AddTaskInput, type UpdateTaskInput, type HeartbeatSyncResult } from './task-store.js';

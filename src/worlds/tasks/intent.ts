@@ -6,10 +6,54 @@
 import type { EscalationPriority } from './types.js';
 
 const WRITE_VERBS = [
-  'send', 'post', 'delete', 'remove', 'create', 'forward', 'reply', 'respond', 'write', 'update', 'publish', 'upload',
-  'share', 'invite', 'archive', 'move', 'rename', 'edit', 'modify', 'submit', 'book', 'pay', 'purchase', 'notify',
-  'tweet', 'comment', 'push', 'deploy', 'commit', 'merge', 'label', 'mark', 'email', 'message', 'schedule', 'cancel',
-  'add', 'save', 'file', 'assign', 'close', 'open', 'approve', 'decline', 'accept', 'unsubscribe', 'order', 'ping',
+  'send',
+  'post',
+  'delete',
+  'remove',
+  'create',
+  'forward',
+  'reply',
+  'respond',
+  'write',
+  'update',
+  'publish',
+  'upload',
+  'share',
+  'invite',
+  'archive',
+  'move',
+  'rename',
+  'edit',
+  'modify',
+  'submit',
+  'book',
+  'pay',
+  'purchase',
+  'notify',
+  'tweet',
+  'comment',
+  'push',
+  'deploy',
+  'commit',
+  'merge',
+  'label',
+  'mark',
+  'email',
+  'message',
+  'schedule',
+  'cancel',
+  'add',
+  'save',
+  'file',
+  'assign',
+  'close',
+  'open',
+  'approve',
+  'decline',
+  'accept',
+  'unsubscribe',
+  'order',
+  'ping',
 ];
 
 /**
@@ -17,10 +61,7 @@ const WRITE_VERBS = [
  * "then", "also", "please", "to" or a clause separator. So "Send daily summary to Slack" and
  * "Check urgent emails and forward them" have write intent, "Summarize Notion updates" does not.
  */
-const WRITE_INTENT = new RegExp(
-  `(?:^|[,;:.!?&]\\s*|\\b(?:and|then|also|please|to)\\s+)(?:${WRITE_VERBS.join('|')})(?:s|es|ed|d|ing)?\\b`,
-  'i',
-);
+const WRITE_INTENT = new RegExp(`(?:^|[,;:.!?&]\\s*|\\b(?:and|then|also|please|to)\\s+)(?:${WRITE_VERBS.join('|')})(?:s|es|ed|d|ing)?\\b`, 'i');
 
 export function detectWriteIntent(title: string): boolean {
   return WRITE_INTENT.test(title.trim());

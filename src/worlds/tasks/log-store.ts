@@ -143,7 +143,11 @@ export class LogStore {
   }
 
   async update(id: string, patch: Updateable<SubconsciousLogTable>, db: Db = this.db): Promise<void> {
-    await db.updateTable('subconscious_log').set({ ...patch, updated_at: this.now() }).where('id', '=', id).execute();
+    await db
+      .updateTable('subconscious_log')
+      .set({ ...patch, updated_at: this.now() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Mark that execution starts: written (and committed) before any side effect. */
@@ -234,5 +238,4 @@ export class LogStore {
   }
 }
 
-export const INTERRUPTED =
-  'Interrupted while executing (the process stopped). Not run again so it cannot act twice; trigger a tick to evaluate it anew.';
+export const INTERRUPTED = 'Interrupted while executing (the process stopped). Not run again so it cannot act twice; trigger a tick to evaluate it anew.';

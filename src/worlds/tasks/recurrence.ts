@@ -105,7 +105,8 @@ function cronReason(message: string): string {
   const reason = message.replace(/^CronPattern:\s*/, '').replace(/\.$/, '');
   const range = /^Invalid value for (\w+):/.exec(reason);
   if (range && CRON_FIELD_RANGES[range[1]!]) return CRON_FIELD_RANGES[range[1]!]!;
-  if (/^invalid configuration format/.test(reason)) return 'it needs five space-separated fields: minute hour day-of-month month day-of-week (six or seven with seconds and year)';
+  if (/^invalid configuration format/.test(reason))
+    return 'it needs five space-separated fields: minute hour day-of-month month day-of-week (six or seven with seconds and year)';
   const illegal = /^configuration entry \d+ \((.*)\) contains illegal characters$/.exec(reason);
   if (illegal) return `"${illegal[1]}" contains characters a cron field does not allow`;
   return reason.charAt(0).toLowerCase() + reason.slice(1);
@@ -115,6 +116,6 @@ function invalid(field: string, reason: string): SubconsciousError {
   return new SubconsciousError('invalid_params', `${field}: ${reason}`, {
     details: { field },
     // The page's Cron field takes the expression alone; RPC and the CLI take the `cron:` form.
-    hint: 'Use `pending`, `once` or `cron:<expr>`: over RPC or the CLI `cron:0 9 * * 1-5` (weekdays at 9:00); in the page\'s Cron field just `0 9 * * 1-5`.',
+    hint: "Use `pending`, `once` or `cron:<expr>`: over RPC or the CLI `cron:0 9 * * 1-5` (weekdays at 9:00); in the page's Cron field just `0 9 * * 1-5`.",
   });
 }

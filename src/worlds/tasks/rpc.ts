@@ -34,7 +34,9 @@ export function tasksRpcMethods(service: TasksService): RpcMethod[] {
       ({ id: taskId, ...patch }) => service.updateTask(taskId, patch),
     ),
 
-    defineMethod('subconscious.tasks_remove', z.strictObject({ id }), 'Remove a user task (system tasks can only be disabled).', (p) => service.removeTask(p.id)),
+    defineMethod('subconscious.tasks_remove', z.strictObject({ id }), 'Remove a user task (system tasks can only be disabled).', (p) =>
+      service.removeTask(p.id),
+    ),
 
     defineMethod(
       'subconscious.log_list',
@@ -45,7 +47,13 @@ export function tasksRpcMethods(service: TasksService): RpcMethod[] {
         decision: z.enum(['in_progress', 'act', 'noop', 'escalate', 'failed', 'cancelled', 'dismissed']).optional(),
       }),
       'List activity log entries, newest first: {limit? (default 100), offset?, task_id?, decision?}.',
-      (p) => service.listLog({ limit: p.limit ?? 100, offset: p.offset ?? 0, ...(p.task_id ? { taskId: p.task_id } : {}), ...(p.decision ? { decision: p.decision } : {}) }),
+      (p) =>
+        service.listLog({
+          limit: p.limit ?? 100,
+          offset: p.offset ?? 0,
+          ...(p.task_id ? { taskId: p.task_id } : {}),
+          ...(p.decision ? { decision: p.decision } : {}),
+        }),
     ),
 
     defineMethod(

@@ -82,7 +82,10 @@ export class TasksService {
     try {
       read = await this.heartbeat.read();
     } catch (err) {
-      this.deps.log?.warn({ world: this.world, file: this.heartbeat.file, err: describeError(err) }, 'HEARTBEAT.md could not be read; its tasks stay as they were');
+      this.deps.log?.warn(
+        { world: this.world, file: this.heartbeat.file, err: describeError(err) },
+        'HEARTBEAT.md could not be read; its tasks stay as they were',
+      );
       return { exists: true, titles: [], hash: null, mtimeMs: null, sync: null };
     }
     const { changed, snapshot } = read;
@@ -154,7 +157,9 @@ export class TasksService {
       });
     }
     if (this.closing.signal.aborted) {
-      throw new SubconsciousError('conflict', 'subconscious is shutting down; the escalation stays pending.', { hint: 'Approve it again after the next start.' });
+      throw new SubconsciousError('conflict', 'subconscious is shutting down; the escalation stays pending.', {
+        hint: 'Approve it again after the next start.',
+      });
     }
     const pending = await this.escalations.get(id);
     if (pending?.status === 'pending' && !(await this.tasks.get(pending.task_id))) {
@@ -243,7 +248,9 @@ export class TasksService {
   }
 
   private async finishApproved(escalation: Escalation, startedAt: number, outcome: AgentOutcome | null, err: unknown): Promise<LogEntry> {
-    let { decision, result } = outcomeToRow(outcome, err);
+    const routed = outcomeToRow(outcome, err);
+    const decision = routed.decision;
+    let result = routed.result;
     if (decision === 'cancelled' && this.closing.signal.aborted) result = APPROVED_STOPPED;
     await this.logs.update(escalation.log_id, {
       decision,

@@ -106,7 +106,8 @@ export class TaskStore {
 
   async require(id: string): Promise<Task> {
     const task = await this.get(id);
-    if (!task) throw new SubconsciousError('not_found', `No task with id "${id}".`, { hint: 'List tasks with `subconscious tasks list`.', details: { field: 'id' } });
+    if (!task)
+      throw new SubconsciousError('not_found', `No task with id "${id}".`, { hint: 'List tasks with `subconscious tasks list`.', details: { field: 'id' } });
     return task;
   }
 
@@ -176,10 +177,16 @@ export class TaskStore {
       .execute();
     const same = rows.find((r) => titleKey(r.title) === key);
     if (!same) return;
-    throw new SubconsciousError('conflict', `A task with this wording already exists: "${same.title}" (${same.id}${Number(same.enabled) ? '' : ', switched off'}).`, {
-      hint: Number(same.enabled) ? 'Change its schedule or wording instead of adding it again.' : `Switch it on instead: subconscious tasks enable ${same.id}`,
-      details: { field: 'title', existing_id: same.id },
-    });
+    throw new SubconsciousError(
+      'conflict',
+      `A task with this wording already exists: "${same.title}" (${same.id}${Number(same.enabled) ? '' : ', switched off'}).`,
+      {
+        hint: Number(same.enabled)
+          ? 'Change its schedule or wording instead of adding it again.'
+          : `Switch it on instead: subconscious tasks enable ${same.id}`,
+        details: { field: 'title', existing_id: same.id },
+      },
+    );
   }
 
   async remove(id: string): Promise<Task> {
@@ -232,13 +239,20 @@ export class TaskStore {
         const row = byId.get(id);
         const position = order.get(id)!;
         if (!row) {
-          fresh.push({ ...newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: detectWriteIntent(title), now, next: null }), origin_order: position });
+          fresh.push({
+            ...newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: detectWriteIntent(title), now, next: null }),
+            origin_order: position,
+          });
           continue;
         }
         if (Number(row.origin_present) === 0) {
           // Back in the file: on again, unless the user had switched it off.
           const enabled = Number(row.user_disabled) === 1 ? 0 : 1;
-          await trx.updateTable('subconscious_tasks').set({ origin_present: 1, enabled, title, origin_order: position, updated_at: now }).where('id', '=', id).execute();
+          await trx
+            .updateTable('subconscious_tasks')
+            .set({ origin_present: 1, enabled, title, origin_order: position, updated_at: now })
+            .where('id', '=', id)
+            .execute();
           if (enabled) result.reenabled++;
         } else if (row.title !== title && titleKey(row.title) === titleKey(title)) {
           await trx.updateTable('subconscious_tasks').set({ title, origin_order: position, updated_at: now }).where('id', '=', id).execute();
@@ -249,7 +263,11 @@ export class TaskStore {
       }
       // Chunked: SQLite caps bound parameters per statement.
       for (let i = 0; i < fresh.length; i += 50) {
-        await trx.insertInto('subconscious_tasks').values(fresh.slice(i, i + 50)).onConflict((oc) => oc.column('id').doNothing()).execute();
+        await trx
+          .insertInto('subconscious_tasks')
+          .values(fresh.slice(i, i + 50))
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
       }
       result.added = fresh.length;
     });
@@ -274,7 +292,16 @@ export class TaskStore {
   }
 }
 
-function newRow(v: { id: string; title: string; source: TaskSource; origin: TaskOrigin; recurrence: string; needs_tools: boolean; now: number; next: number | null }): Row {
+function newRow(v: {
+  id: string;
+  title: string;
+  source: TaskSource;
+  origin: TaskOrigin;
+  recurrence: string;
+  needs_tools: boolean;
+  now: number;
+  next: number | null;
+}): Row {
   return {
     id: v.id,
     title: v.title,

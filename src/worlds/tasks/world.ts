@@ -179,7 +179,11 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       let final: Final;
       let startedAt = ctx.clock.now();
       if (!task || !task.enabled) {
-        final = { decision: 'cancelled', result: task ? 'Cancelled: the task was disabled before it ran' : 'Cancelled: the task was removed before it ran', schedule: 'none' };
+        final = {
+          decision: 'cancelled',
+          result: task ? 'Cancelled: the task was disabled before it ran' : 'Cancelled: the task was removed before it ran',
+          schedule: 'none',
+        };
       } else if (row.exec_state === 'running' && row.exec_mode === 'full') {
         // Killed while a write-capable run was going: it may have acted, so it is never re-run.
         final = { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
@@ -255,7 +259,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         const row = outcomeToRow(outcome, undefined);
         return { ...row, schedule: row.decision === 'cancelled' ? 'none' : mode === 'full' ? 'advance' : 'touch' };
       }
-      const recommended = mode === 'analysis' ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
+      const recommended =
+        mode === 'analysis' ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
       if (recommended) {
         const { priority, action } = splitPriority(recommended);
         return {
@@ -292,10 +297,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         trx,
       );
       if (final.escalation && task) {
-        const e = await service.escalations.create(
-          { id: ctx.ids(), task_id: task.id, log_id: row.id, title: task.title, ...final.escalation },
-          trx,
-        );
+        const e = await service.escalations.create({ id: ctx.ids(), task_id: task.id, log_id: row.id, title: task.title, ...final.escalation }, trx);
         escalationId = e.id;
       }
       if (task && final.schedule === 'advance') await service.tasks.advance(trx, task.id, ctx.startedAt);
@@ -310,7 +312,12 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       reason === 'superseded' || reason === 'shutdown'
         ? await service.logs.closeOpenRows(ctx.tickId, 'cancelled', LOG_TEXT.cancelled)
         : await service.logs.closeOpenRows(ctx.tickId, 'failed', describeError(error) || `tick ${reason}`);
-    if (ids.length) service.emit('tasks.log_changed', { ids: ids.slice(0, 100), count: ids.length, decision: reason === 'superseded' || reason === 'shutdown' ? 'cancelled' : 'failed' });
+    if (ids.length)
+      service.emit('tasks.log_changed', {
+        ids: ids.slice(0, 100),
+        count: ids.length,
+        decision: reason === 'superseded' || reason === 'shutdown' ? 'cancelled' : 'failed',
+      });
   }
 
   return {

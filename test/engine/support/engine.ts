@@ -14,7 +14,11 @@ export interface EngineUnderTest {
 }
 
 /** `agentBaseUrl`: where the agent role points (default: the same server as the local role). */
-export function engineFor(store: Store, baseUrl: string, opts: { model?: string; timeoutMs?: number; clock?: FakeClock; agentBaseUrl?: string } = {}): EngineUnderTest {
+export function engineFor(
+  store: Store,
+  baseUrl: string,
+  opts: { model?: string; timeoutMs?: number; clock?: FakeClock; agentBaseUrl?: string } = {},
+): EngineUnderTest {
   const clock = opts.clock ?? new FakeClock();
   const events = new EventBus(() => clock.now());
   const endpoint = { baseUrl, model: opts.model ?? 'scripted-model', timeoutMs: opts.timeoutMs ?? 5_000 };

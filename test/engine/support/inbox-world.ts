@@ -70,7 +70,10 @@ export function inboxWorld(opts: { kind?: string; intervalMinutes?: number; hook
   };
 }
 
-export async function addInboxItems(state: { get<T>(k: string): Promise<T | undefined>; set(k: string, v: unknown): Promise<void> }, texts: string[]): Promise<void> {
+export async function addInboxItems(
+  state: { get<T>(k: string): Promise<T | undefined>; set(k: string, v: unknown): Promise<void> },
+  texts: string[],
+): Promise<void> {
   const inbox = (await state.get<InboxItem[]>('inbox')) ?? [];
   let id = inbox.reduce((m, i) => Math.max(m, i.id), 0);
   await state.set('inbox', [...inbox, ...texts.map((text) => ({ id: ++id, text }))]);

@@ -76,7 +76,13 @@ export async function contrastFailures(page: Page): Promise<ContrastFailure[]> {
       const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
       const r = ratio(fg, bg);
       if (r + 0.005 < needed) {
-        failures.push({ text: text.slice(0, 60), ratio: Math.round(r * 100) / 100, needed, color: inSvg ? style.fill : style.color, background: `rgb(${bg.slice(0, 3).map(Math.round).join(', ')})` });
+        failures.push({
+          text: text.slice(0, 60),
+          ratio: Math.round(r * 100) / 100,
+          needed,
+          color: inSvg ? style.fill : style.color,
+          background: `rgb(${bg.slice(0, 3).map(Math.round).join(', ')})`,
+        });
       }
     }
     return failures;
@@ -104,13 +110,21 @@ export async function walkFocus(page: Page, max = 80): Promise<FocusStop[]> {
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');
     // Focus may start a transition (the delete button fades in); judge the settled state.
-    await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a instanceof CSSTransition).map((a) => a.finished.catch(() => undefined))));
+    await page.evaluate(() =>
+      Promise.all(
+        document
+          .getAnimations()
+          .filter((a) => a instanceof CSSTransition)
+          .map((a) => a.finished.catch(() => undefined)),
+      ),
+    );
     const stop = await page.evaluate(() => {
       const el = document.activeElement as HTMLElement | null;
       if (!el || el === document.body) return null;
       const name = el.getAttribute('aria-label') || el.textContent?.trim() || el.getAttribute('placeholder') || el.id;
       const path: string[] = [];
-      for (let e: Element | null = el; e && e !== document.body; e = e.parentElement) path.push(`${e.tagName}${e.parentElement ? [...e.parentElement.children].indexOf(e) : ''}`);
+      for (let e: Element | null = el; e && e !== document.body; e = e.parentElement)
+        path.push(`${e.tagName}${e.parentElement ? [...e.parentElement.children].indexOf(e) : ''}`);
       const what = `${el.tagName.toLowerCase()}${el.getAttribute('role') ? `[role=${el.getAttribute('role')}]` : ''} "${(name ?? '').slice(0, 50)}"`;
       const s = getComputedStyle(el);
       const width = parseFloat(s.outlineWidth);

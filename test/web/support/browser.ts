@@ -39,7 +39,9 @@ export interface WatchedPage {
 /** Missing Chromium is a failure with the fix, never a skip (CI installs it with apt-get). */
 export function assertChromium(): void {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}. Install Debian's package: apt-get update && apt-get install -y chromium (the browser tests never download one).`);
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}. Install Debian's package: apt-get update && apt-get install -y chromium (the browser tests never download one).`,
+    );
   }
 }
 

@@ -3,13 +3,7 @@
  * tasks world by its system prompt (imported from the world, so the two cannot drift) and
  * answers per task title; evaluations can be held open so a test sees rows `in_progress`.
  */
-import {
-  AGENT_ANALYSIS_SYSTEM,
-  AGENT_APPROVED_SYSTEM,
-  AGENT_FULL_SYSTEM,
-  EVALUATION_SYSTEM,
-  EXECUTION_SYSTEM,
-} from '../../../src/worlds/tasks/prompts.js';
+import { AGENT_ANALYSIS_SYSTEM, AGENT_APPROVED_SYSTEM, AGENT_FULL_SYSTEM, EVALUATION_SYSTEM, EXECUTION_SYSTEM } from '../../../src/worlds/tasks/prompts.js';
 import type { ChatMessage, ModelServer, RecordedRequest, ScriptedReply } from '../../support/model-server.js';
 
 type Decision = 'noop' | 'act' | 'escalate';
@@ -46,8 +40,14 @@ export function scriptPageModels(server: ModelServer): PageModels {
 
   server.handle(async (req: RecordedRequest): Promise<ScriptedReply> => {
     const messages = req.body?.messages ?? [];
-    const system = messages.filter((m) => m.role === 'system').map(contentText).join('\n');
-    const user = messages.filter((m) => m.role === 'user').map(contentText).join('\n');
+    const system = messages
+      .filter((m) => m.role === 'system')
+      .map(contentText)
+      .join('\n');
+    const user = messages
+      .filter((m) => m.role === 'user')
+      .map(contentText)
+      .join('\n');
     // Execution prompts end with `# Task` and the fenced title; the report before it may name other tasks.
     const taskPart = user.includes('# Task\n') ? user.slice(user.lastIndexOf('# Task\n')) : user;
     const usage = { prompt_tokens: Math.ceil((system.length + user.length) / 4), completion_tokens: 0 };

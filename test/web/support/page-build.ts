@@ -26,7 +26,11 @@ function newestSource(dir: string): number {
 }
 
 function isFresh(): boolean {
-  const sources = Math.max(newestSource(path.join(WEB, 'src')), statSync(path.join(WEB, 'index.html')).mtimeMs, statSync(path.join(WEB, 'vite.config.ts')).mtimeMs);
+  const sources = Math.max(
+    newestSource(path.join(WEB, 'src')),
+    statSync(path.join(WEB, 'index.html')).mtimeMs,
+    statSync(path.join(WEB, 'vite.config.ts')).mtimeMs,
+  );
   return existsSync(BUILT) && statSync(BUILT).mtimeMs >= sources;
 }
 

@@ -16,7 +16,11 @@ beforeEach(async () => {
   const rpc = new RpcDispatcher(tasksRpcMethods(service));
   lines = [];
   program = new Command('subconscious').exitOverride();
-  registerTasksCommands(program, (method, params) => rpc.call(method, params ?? {}), (l) => lines.push(l));
+  registerTasksCommands(
+    program,
+    (method, params) => rpc.call(method, params ?? {}),
+    (l) => lines.push(l),
+  );
 });
 afterEach(async () => {
   await store.dispose();
@@ -70,10 +74,21 @@ describe('tasks CLI: a task id may be given by its first characters', () => {
   beforeEach(async () => {
     // The next three user tasks get these ids (two share their first 8 characters, as UUIDs may).
     const queued = [...TWINS, OTHER];
-    const service = new TasksService({ db: store.db, clock: new FakeClock(), ids: () => queued.shift() ?? uuid(), events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
+    const service = new TasksService({
+      db: store.db,
+      clock: new FakeClock(),
+      ids: () => queued.shift() ?? uuid(),
+      events: new EventBus(),
+      workspace: store.workspace,
+      timezone: 'UTC',
+    });
     const rpc = new RpcDispatcher(tasksRpcMethods(service));
     program = new Command('subconscious').exitOverride();
-    registerTasksCommands(program, (method, params) => rpc.call(method, params ?? {}), (l) => lines.push(l));
+    registerTasksCommands(
+      program,
+      (method, params) => rpc.call(method, params ?? {}),
+      (l) => lines.push(l),
+    );
     await run('add', 'Check urgent emails');
     await run('add', 'Check the build status');
     await run('add', 'Read the release notes');

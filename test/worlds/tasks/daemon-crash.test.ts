@@ -15,7 +15,18 @@ import { openStore } from '../../../src/store/index.js';
 import { INTERRUPTED, TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { startDaemon, type TestDaemon } from '../../support/daemon.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
-import { AGENT_MODEL, LOCAL_MODEL, fencedTaskTitle, hasToolResult, isAgent, isEvaluation, isLocalExecution, packageBin, systemOf, tasksInPrompt } from './harness.js';
+import {
+  AGENT_MODEL,
+  LOCAL_MODEL,
+  fencedTaskTitle,
+  hasToolResult,
+  isAgent,
+  isEvaluation,
+  isLocalExecution,
+  packageBin,
+  systemOf,
+  tasksInPrompt,
+} from './harness.js';
 
 let server: ModelServer | undefined;
 let daemon: TestDaemon | undefined;
@@ -95,7 +106,9 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
       if (isAgent(req)) {
         const title = fencedTaskTitle(req);
         if (title === one.title) {
-          return hasToolResult(req) ? { text: 'Wrote note one.' } : { toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(ws, 'one.txt'), content: 'one' } }] };
+          return hasToolResult(req)
+            ? { text: 'Wrote note one.' }
+            : { toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(ws, 'one.txt'), content: 'one' } }] };
         }
         if (title === two.title) {
           reachedTwo();
@@ -127,7 +140,9 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(agentCalls(two.title)).toBe(1);
     expect(server.chatRequests.filter(isLocalExecution)).toHaveLength(1);
     expect(existsSync(path.join(ws, 'two.txt'))).toBe(false);
-    const status = await daemon.rpc<{ total_ticks: number; consecutive_failures: number; instances: { world: string; last_outcome: string }[] }>('subconscious.status');
+    const status = await daemon.rpc<{ total_ticks: number; consecutive_failures: number; instances: { world: string; last_outcome: string }[] }>(
+      'subconscious.status',
+    );
     expect(status).toMatchObject({ total_ticks: 1, consecutive_failures: 0 });
     expect(status.instances.find((i) => i.world === 'tasks')?.last_outcome).toBe('committed');
     expect(await daemon.stop()).toBe(0);
@@ -137,7 +152,14 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-approved-'));
     const ws = workspace;
     const store = await openStore({ workspace: ws });
-    const setup = new TasksService({ db: store.db, clock: new FakeClock(Date.now() - 60_000), ids: uuid, events: new EventBus(), workspace: ws, timezone: 'UTC' });
+    const setup = new TasksService({
+      db: store.db,
+      clock: new FakeClock(Date.now() - 60_000),
+      ids: uuid,
+      events: new EventBus(),
+      workspace: ws,
+      timezone: 'UTC',
+    });
     for (const t of await setup.listTasks()) await setup.updateTask(t.id, { enabled: false });
     const task = await setup.addTask({ title: 'Check the shared inbox for unpaid invoices' });
     expect(task.needs_tools).toBe(false);
@@ -164,7 +186,12 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     daemon = await startDaemon({ workspace: ws, config: config(server.baseUrl, ws), env: { SUBCONSCIOUS_LOG_LEVEL: 'warn' } });
     const d = daemon;
     type Pending = { id: string; log_id: string }[];
-    const [escalation] = await until(d, () => d.rpc<Pending>('subconscious.escalations_list', { status: 'pending' }), (e) => e.length === 1, 'no pending escalation');
+    const [escalation] = await until(
+      d,
+      () => d.rpc<Pending>('subconscious.escalations_list', { status: 'pending' }),
+      (e) => e.length === 1,
+      'no pending escalation',
+    );
     await d.rpc('subconscious.escalations_approve', { id: escalation!.id });
     await approvedRunning;
     await d.kill();

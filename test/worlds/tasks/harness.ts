@@ -72,7 +72,10 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
   let mcp: McpManager | undefined;
   let runner: AgentRunner | undefined;
   if (opts.agent !== false) {
-    mcp = new McpManager({ servers: [{ name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), store.workspace] }], clock });
+    mcp = new McpManager({
+      servers: [{ name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), store.workspace] }],
+      clock,
+    });
     const approvals = new ApprovalStore({ db: store.db, clock, ids: uuid, events: bus });
     runner = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid, events: bus });
   }
@@ -88,7 +91,15 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     agent: runner,
     skills: mcp,
   });
-  const instance = new Instance(world, { db: store.db, llm, clock, ids: uuid, events: bus, log: silentLogger, checkpointer: new StoreCheckpointer(store.db, clock) });
+  const instance = new Instance(world, {
+    db: store.db,
+    llm,
+    clock,
+    ids: uuid,
+    events: bus,
+    log: silentLogger,
+    checkpointer: new StoreCheckpointer(store.db, clock),
+  });
   return {
     store,
     clock,
@@ -129,13 +140,15 @@ export function userOf(req: RecordedRequest): string {
 }
 
 export const isEvaluation = (req: RecordedRequest) => req.body?.model === LOCAL_MODEL && systemOf(req).includes('background task evaluator');
-export const isLocalExecution = (req: RecordedRequest) => req.body?.model === LOCAL_MODEL && systemOf(req).startsWith('You carry out one standing task of a personal assistant as a short text answer');
+export const isLocalExecution = (req: RecordedRequest) =>
+  req.body?.model === LOCAL_MODEL && systemOf(req).startsWith('You carry out one standing task of a personal assistant as a short text answer');
 export const isAgent = (req: RecordedRequest) => req.body?.model === AGENT_MODEL;
 
 /** The due tasks an evaluation prompt lists: id and (unfenced) title, in order. */
 export function tasksInPrompt(req: RecordedRequest): { id: string; title: string }[] {
   const out: { id: string; title: string }[] = [];
-  const re = /- task_id: (\S+)\n {2}intent: [^\n]*\n {2}schedule: [^\n]*\n {2}title: <untrusted-data label="task_title">\n("(?:[^"\\]|\\.)*")\n<\/untrusted-data>/g;
+  const re =
+    /- task_id: (\S+)\n {2}intent: [^\n]*\n {2}schedule: [^\n]*\n {2}title: <untrusted-data label="task_title">\n("(?:[^"\\]|\\.)*")\n<\/untrusted-data>/g;
   for (const m of userOf(req).matchAll(re)) out.push({ id: m[1]!, title: JSON.parse(m[2]!) as string });
   return out;
 }

@@ -16,7 +16,9 @@ afterEach(async () => {
   h = undefined;
 });
 
-const allNoop = (req: RecordedRequest): ScriptedReply => ({ json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'noop', reason: 'quiet' })) } });
+const allNoop = (req: RecordedRequest): ScriptedReply => ({
+  json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'noop', reason: 'quiet' })) },
+});
 
 async function logRows(harness: TasksHarness): Promise<LogEntry[]> {
   return harness.world.service.listLog({ limit: 1000 });
@@ -77,7 +79,10 @@ describe('tasks world: failures', () => {
     const a = await h.world.service.addTask({ title: 'Check the build status' });
     const b = await h.world.service.addTask({ title: 'Check the deploy queue' });
     h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === a.id || t.id === b.id ? 'act' : 'noop', reason: 'r' })) } };
+      if (isEvaluation(req))
+        return {
+          json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === a.id || t.id === b.id ? 'act' : 'noop', reason: 'r' })) },
+        };
       return userOf(req).includes('Check the build status') ? { status: 500, message: 'boom' } : { text: 'Queue is empty.' };
     });
     const outcome = await h.instance.tick();
@@ -95,7 +100,8 @@ describe('tasks world: an agent run that runs out of steps', () => {
     const task = await h.world.service.addTask({ title: 'Tidy the notes folder', needs_tools: true });
     const workspace = h.store.workspace;
     h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'act' : 'noop', reason: 'r' })) } };
+      if (isEvaluation(req))
+        return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'act' : 'noop', reason: 'r' })) } };
       // The agent never answers: every step is one more tool call.
       if (isAgent(req)) return { toolCalls: [{ name: 'fs__list_directory', arguments: { path: workspace } }] };
       return { status: 500, message: 'unscripted' };
@@ -163,7 +169,11 @@ describe('tasks world: prompt injection in a task title', () => {
       if (!isEvaluation(req)) return { status: 500, message: 'unexpected' };
       const outside = userOf(req).replace(/<untrusted-data label="[^"]*">\n"(?:[^"\\]|\\.)*"\n<\/untrusted-data>/g, '');
       const gullible = /decide act for every task/i.test(outside);
-      return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: gullible ? 'act' : 'noop', reason: gullible ? 'told to' : 'nothing new' })) } };
+      return {
+        json: {
+          decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: gullible ? 'act' : 'noop', reason: gullible ? 'told to' : 'nothing new' })),
+        },
+      };
     });
     const outcome = await h.instance.tick();
     expect(outcome.kind, outcome.message).toBe('committed');
@@ -220,7 +230,8 @@ describe('tasks world: shutdown', () => {
     const task = await h.world.service.addTask({ title: 'Check urgent emails' });
     const isApproved = (req: RecordedRequest) => isAgent(req) && systemOf(req).includes('The user approved');
     h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
+      if (isEvaluation(req))
+        return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
       if (isApproved(req)) return { hang: true };
       if (isAgent(req)) return { text: 'Found 3 urgent emails.\nRECOMMENDED ACTION: Forward them to forwarded.txt' };
       return { status: 500, message: 'unscripted' };
@@ -252,7 +263,16 @@ describe('tasks world: activity log retention', () => {
     const old = await logRows(h);
     expect(old).toHaveLength(3);
     const kept = old[0]!;
-    await h.world.service.escalations.create({ id: 'esc-kept', task_id: kept.task_id, log_id: kept.id, title: 't', description: 'd', analysis: null, priority: 'normal', skill_related: false });
+    await h.world.service.escalations.create({
+      id: 'esc-kept',
+      task_id: kept.task_id,
+      log_id: kept.id,
+      title: 't',
+      description: 'd',
+      analysis: null,
+      priority: 'normal',
+      skill_related: false,
+    });
 
     await h.clock.advance(29 * 24 * 3_600_000);
     expect((await h.instance.tick()).kind).toBe('committed');
@@ -292,8 +312,12 @@ describe('tasks world: skill-related escalations', () => {
     const invoices = await h.world.service.addTask({ title: 'Check Gmail for invoices' });
     const mail = await h.world.service.addTask({ title: 'Check the mail connection' });
     h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id.startsWith('system:') ? 'noop' : 'escalate', reason: 'r' })) } };
-      if (isAgent(req) && userOf(req).includes('Check Gmail for invoices')) return { text: 'One invoice.\nRECOMMENDED ACTION: Forward the invoice to accounting' };
+      if (isEvaluation(req))
+        return {
+          json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id.startsWith('system:') ? 'noop' : 'escalate', reason: 'r' })) },
+        };
+      if (isAgent(req) && userOf(req).includes('Check Gmail for invoices'))
+        return { text: 'One invoice.\nRECOMMENDED ACTION: Forward the invoice to accounting' };
       if (isAgent(req)) return { text: 'The token expired.\nRECOMMENDED ACTION: [important] Re-authenticate the mail account (OAuth2)' };
       return { status: 500, message: 'unscripted' };
     });
@@ -312,7 +336,8 @@ describe('tasks world: a task waiting for approval', () => {
     h = await createTasksHarness();
     const task = await h.world.service.addTask({ title: 'Check urgent emails' });
     h.server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
+      if (isEvaluation(req))
+        return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
       if (isAgent(req)) return { text: 'Found 3 urgent emails.\nRECOMMENDED ACTION: Forward them to forwarded.txt' };
       return { status: 500, message: 'unscripted' };
     });
@@ -337,7 +362,8 @@ describe('tasks world: a task waiting for approval', () => {
 /** One tick in which `taskId` escalates and its analysis recommends an action: a pending escalation. */
 async function escalateOnce(harness: TasksHarness, taskId: string): Promise<void> {
   harness.server.handle((req) => {
-    if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === taskId ? 'escalate' : 'noop', reason: 'r' })) } };
+    if (isEvaluation(req))
+      return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === taskId ? 'escalate' : 'noop', reason: 'r' })) } };
     if (isAgent(req)) return { text: 'Two contracts are unsigned.\nRECOMMENDED ACTION: important Email the signers a reminder' };
     return { status: 500, message: 'unscripted' };
   });
@@ -371,7 +397,7 @@ describe('tasks world: a removed task', () => {
     const agentCalls = h.server.chatRequests.filter(isAgent).length;
     await expect(h.world.service.approve(pending!.id, { wait: true })).rejects.toThrow(/was removed/);
     expect(h.server.chatRequests.filter(isAgent)).toHaveLength(agentCalls);
-    expect((await h.world.service.listEscalations('pending'))).toEqual([]);
+    expect(await h.world.service.listEscalations('pending')).toEqual([]);
   });
 });
 
@@ -383,7 +409,13 @@ describe('tasks world: evaluation batches', () => {
     // A model that gives the one-sentence reason the prompt asks for.
     const answers: string[] = [];
     h.server.handle((req) => {
-      const json = { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'noop', reason: `Nothing new was reported for ${t.title.slice(0, 40)} in this window, so there is nothing to do.` })) };
+      const json = {
+        decisions: tasksInPrompt(req).map((t) => ({
+          task_id: t.id,
+          decision: 'noop',
+          reason: `Nothing new was reported for ${t.title.slice(0, 40)} in this window, so there is nothing to do.`,
+        })),
+      };
       answers.push(JSON.stringify(json));
       return { json };
     });

@@ -65,7 +65,8 @@ function script(harness: TasksHarness): void {
       if (systemOf(req).includes('The user approved')) return done ? { text: 'Forwarded the 3 urgent emails.' } : write('forwarded.txt', 'three urgent emails');
       if (title === T.writeAct) return done ? { text: 'Wrote the daily note.' } : write('note-act.txt', 'daily note');
       if (title === T.writeEscalate) return done ? { text: 'Sent the digest.' } : write('digest.txt', 'digest');
-      if (title === T.readEscalateRecommend) return { text: 'Found 3 urgent emails from the bank.\nRECOMMENDED ACTION: [critical] Forward 3 urgent emails to forwarded.txt' };
+      if (title === T.readEscalateRecommend)
+        return { text: 'Found 3 urgent emails from the bank.\nRECOMMENDED ACTION: [critical] Forward 3 urgent emails to forwarded.txt' };
       if (title === T.readEscalatePlain) return { text: 'The README has no typos.' };
       if (title === T.skill) return { text: 'The mail token expired.\nRECOMMENDED ACTION: Re-authenticate the Gmail integration' };
     }
@@ -134,7 +135,9 @@ describe.each(await testDialects())('tasks world on %s: decision × intent × ap
     for (const r of fullRequests) expect(toolNames(r)).toContain('fs__write_file');
 
     // escalate on a read-only task → analysis mode: writing tools are not even offered.
-    const analysisRequests = h.server.chatRequests.filter((r) => isAgent(r) && [T.readEscalateRecommend, T.readEscalatePlain, T.skill].includes(fencedTaskTitle(r) as never));
+    const analysisRequests = h.server.chatRequests.filter(
+      (r) => isAgent(r) && [T.readEscalateRecommend, T.readEscalatePlain, T.skill].includes(fencedTaskTitle(r) as never),
+    );
     expect(analysisRequests).toHaveLength(3);
     for (const r of analysisRequests) {
       expect(toolNames(r)).not.toContain('fs__write_file');
@@ -148,7 +151,12 @@ describe.each(await testDialects())('tasks world on %s: decision × intent × ap
     const pending = (await rpc.call('subconscious.escalations_list', { status: 'pending' })) as Escalation[];
     expect(pending).toHaveLength(2);
     const forward = pending.find((e) => e.task_id === recommend.id)!;
-    expect(forward).toMatchObject({ priority: 'critical', description: 'Forward 3 urgent emails to forwarded.txt', skill_related: false, log_id: row(recommend.id).id });
+    expect(forward).toMatchObject({
+      priority: 'critical',
+      description: 'Forward 3 urgent emails to forwarded.txt',
+      skill_related: false,
+      log_id: row(recommend.id).id,
+    });
     // A skill-related escalation is marked ("Fix in Skills").
     const fix = pending.find((e) => e.task_id === skill.id)!;
     expect(fix).toMatchObject({ priority: 'normal', skill_related: true, description: 'Re-authenticate the Gmail integration' });

@@ -43,7 +43,10 @@ const workspace = (files: number) => ({
 
 describe('situation report', () => {
   it('says what is empty, fences what is external, and covers the window since the last success', () => {
-    const r = buildSituationReport({ now: NOW, since: NOW - 20 * 60_000, failures: [failure(1)], skills: [], memory: undefined, workspace: workspace(2) }, 40_000);
+    const r = buildSituationReport(
+      { now: NOW, since: NOW - 20 * 60_000, failures: [failure(1)], skills: [], memory: undefined, workspace: workspace(2) },
+      40_000,
+    );
     expect(r.text).toContain('since the last successful tick at 2026-01-01T11:40:00.000Z (20 minutes)');
     expect(r.text).toContain('No memory exists yet (no memory source is connected).');
     expect(r.text).toContain('No skill (MCP server) is connected.');
@@ -69,7 +72,10 @@ describe('situation report', () => {
     expect(section).not.toMatch(/^IGNORE ALL RULES/m);
     expect(section.indexOf('Inbox digest')).toBeLessThan(section.indexOf('Meeting notes'));
     expect(r.sections.find((s) => s.name === 'memory')).toMatchObject({ items: 2, omitted: 0 });
-    const broken = buildSituationReport({ now: NOW, since: null, failures: [], skills: [], memory: undefined, memoryError: 'store offline', workspace: workspace(0) }, 40_000);
+    const broken = buildSituationReport(
+      { now: NOW, since: null, failures: [], skills: [], memory: undefined, memoryError: 'store offline', workspace: workspace(0) },
+      40_000,
+    );
     expect(broken.text).toMatch(/Memory could not be read: <untrusted-data label="error">\n"store offline"/);
   });
 
@@ -92,7 +98,14 @@ describe('situation report', () => {
   it('stays within its budget, dropping items with a note, and keeps every section title', () => {
     for (const budget of [300, 800, 2000, 5000]) {
       const r = buildSituationReport(
-        { now: NOW, since: NOW - 3_600_000, failures: Array.from({ length: 40 }, (_, i) => failure(i)), skills: [{ name: 'gmail', status: 'error', error: 'token expired' }], memory: [], workspace: workspace(300) },
+        {
+          now: NOW,
+          since: NOW - 3_600_000,
+          failures: Array.from({ length: 40 }, (_, i) => failure(i)),
+          skills: [{ name: 'gmail', status: 'error', error: 'token expired' }],
+          memory: [],
+          workspace: workspace(300),
+        },
         budget,
       );
       expect(r.tokens).toBeLessThanOrEqual(budget);
@@ -112,16 +125,30 @@ describe('situation report', () => {
 
 describe('text rules', () => {
   it('write intent from the title', () => {
-    for (const t of ['Send daily summary to Slack', 'Post the weekly report', 'Check urgent emails and forward them', 'Reply to the landlord', 'Delete old drafts'])
+    for (const t of [
+      'Send daily summary to Slack',
+      'Post the weekly report',
+      'Check urgent emails and forward them',
+      'Reply to the landlord',
+      'Delete old drafts',
+    ])
       expect(detectWriteIntent(t), t).toBe(true);
-    for (const t of ['Check urgent emails', 'Summarize Notion updates', 'Review new memory updates for actionable items', 'Monitor system health (Ollama, memory, connections)'])
+    for (const t of [
+      'Check urgent emails',
+      'Summarize Notion updates',
+      'Review new memory updates for actionable items',
+      'Monitor system health (Ollama, memory, connections)',
+    ])
       expect(detectWriteIntent(t), t).toBe(false);
   });
 
   it('skill-related keywords, recommended action and priority', () => {
-    expect(['Gmail token expired', 'Re-auth Notion', 'the Slack integration', 'skill disconnected', 'OAuth refresh failed'].every((t) => isSkillRelated(t))).toBe(true);
+    expect(
+      ['Gmail token expired', 'Re-auth Notion', 'the Slack integration', 'skill disconnected', 'OAuth refresh failed'].every((t) => isSkillRelated(t)),
+    ).toBe(true);
     expect(isSkillRelated('Forward 3 urgent emails')).toBe(false);
-    for (const t of ['OAuth2 token expired', 'Re-authenticated Notion?', 'The mail skill is disconnecting', 'Reauthorization needed', "Gmail's token"]) expect(isSkillRelated(t), t).toBe(true);
+    for (const t of ['OAuth2 token expired', 'Re-authenticated Notion?', 'The mail skill is disconnecting', 'Reauthorization needed', "Gmail's token"])
+      expect(isSkillRelated(t), t).toBe(true);
     for (const t of ['Forward the invoice to accounting', 'Reply to the author', 'Book the flight']) expect(isSkillRelated(t), t).toBe(false);
     expect(findRecommendedAction('Found 3.\n  RECOMMENDED ACTION: Forward them\n')).toBe('Forward them');
     expect(findRecommendedAction('nothing to do')).toBeUndefined();
@@ -137,7 +164,7 @@ describe('text rules', () => {
     expect(new Date(advanceSchedule('cron:30 8 * * *', NOW, 'America/New_York').next_run_at!).toISOString()).toBe('2026-01-01T13:30:00.000Z');
   });
 
-  it('an invalid cron expression is refused with croner\'s reason in plain words, and a hint with both forms', () => {
+  it("an invalid cron expression is refused with croner's reason in plain words, and a hint with both forms", () => {
     const refusal = (input: string) => {
       try {
         scheduleFor(input, NOW, 'UTC');
@@ -153,7 +180,10 @@ describe('text rules', () => {
       ['cron:0 0 32 * *', 'recurrence: "0 0 32 * *" is not a valid cron expression (day of month must be 1-31)'],
       ['cron:0 0 * 13 *', 'recurrence: "0 0 * 13 *" is not a valid cron expression (month must be 1-12)'],
       ['cron:0 0 * * 8', 'recurrence: "0 0 * * 8" is not a valid cron expression (day of week must be 0-7 or SUN-SAT)'],
-      ['cron:not a cron', 'recurrence: "not a cron" is not a valid cron expression (it needs five space-separated fields: minute hour day-of-month month day-of-week (six or seven with seconds and year))'],
+      [
+        'cron:not a cron',
+        'recurrence: "not a cron" is not a valid cron expression (it needs five space-separated fields: minute hour day-of-month month day-of-week (six or seven with seconds and year))',
+      ],
       ['cron:*/0 * * * *', 'recurrence: "*/0 * * * *" is not a valid cron expression (syntax error, illegal stepping: 0)'],
     ];
     for (const [input, message] of cases) {
@@ -164,7 +194,7 @@ describe('text rules', () => {
       expect(err.message).not.toContain('CronPattern');
       // Both forms: the `cron:` value for RPC and the CLI, the bare expression for the page's Cron field.
       expect(err.hint).toContain('`cron:0 9 * * 1-5`');
-      expect(err.hint).toContain("Cron field just `0 9 * * 1-5`");
+      expect(err.hint).toContain('Cron field just `0 9 * * 1-5`');
     }
   });
 

@@ -56,7 +56,8 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     const lines: string[] = ['# Heartbeat', '', 'Standing instructions for the assistant:', ''];
     for (let i = 0; i < 1000; i++) {
       if (i % 100 === 0) lines.push(`## Section ${i / 100}`, '');
-      if (i % 10 === 9) lines.push(`-   CHECK   item ${i - 1}  `); // a duplicate of the previous line (case and spacing differ)
+      if (i % 10 === 9)
+        lines.push(`-   CHECK   item ${i - 1}  `); // a duplicate of the previous line (case and spacing differ)
       else lines.push(`- Check item ${i}`);
       if (i % 7 === 0) lines.push('');
     }
@@ -118,7 +119,7 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect((await heartbeatTasks()).find((t) => t.title === 'Check the certificates')!.enabled).toBe(true);
   });
 
-  it('lists HEARTBEAT.md tasks in the file\'s order, after the defaults and before user tasks, and follows a reorder', async () => {
+  it("lists HEARTBEAT.md tasks in the file's order, after the defaults and before user tasks, and follows a reorder", async () => {
     const user = await service.addTask({ title: 'Check the staging server' });
     const titles = ['Water the plants', 'Check the backups', 'Review the invoices', 'Archive old tickets', 'Call the bank'];
     writeFileSync(heartbeatFile(), titles.map((t) => `- ${t}`).join('\n'));
@@ -182,13 +183,21 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
       message: 'recurrence: "61 * * * *" is not a valid cron expression (minute must be 0-59)',
       hint: expect.stringContaining('`cron:0 9 * * 1-5`'),
     });
-    await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'weekly' })).rejects.toMatchObject({ message: expect.stringContaining('recurrence') });
+    await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'weekly' })).rejects.toMatchObject({
+      message: expect.stringContaining('recurrence'),
+    });
     await expect(rpc.call('subconscious.tasks_add', { title: '' })).rejects.toMatchObject({ message: expect.stringContaining('title') });
     await expect(rpc.call('subconscious.tasks_add', { titel: 'typo' })).rejects.toMatchObject({ message: expect.stringMatching(/title|titel/) });
     await expect(rpc.call('subconscious.tasks_update', { id: send.id })).rejects.toMatchObject({ message: expect.stringContaining('at least one') });
     await expect(rpc.call('subconscious.tasks_update', { id: send.id, enabled: 'yes' })).rejects.toMatchObject({ message: expect.stringContaining('enabled') });
 
-    const updated = (await rpc.call('subconscious.tasks_update', { id: send.id, title: 'Post daily summary to Slack', recurrence: 'once', needs_tools: false, enabled: false })) as Task;
+    const updated = (await rpc.call('subconscious.tasks_update', {
+      id: send.id,
+      title: 'Post daily summary to Slack',
+      recurrence: 'once',
+      needs_tools: false,
+      enabled: false,
+    })) as Task;
     expect(updated).toMatchObject({ title: 'Post daily summary to Slack', recurrence: 'once', needs_tools: false, enabled: false, completed: false });
     const removed = (await rpc.call('subconscious.tasks_remove', { id: send.id })) as Task;
     expect(removed.id).toBe(send.id);
@@ -200,7 +209,16 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
   it('escalations list: every pending one however old, by priority, then the newest resolved ones', async () => {
     const make = async (id: string, priority: 'critical' | 'important' | 'normal') => {
       await clock.advance(1000);
-      return service.escalations.create({ id, task_id: 'system:check-skills', log_id: `log-${id}`, title: 't', description: id, analysis: null, priority, skill_related: false });
+      return service.escalations.create({
+        id,
+        task_id: 'system:check-skills',
+        log_id: `log-${id}`,
+        title: 't',
+        description: id,
+        analysis: null,
+        priority,
+        skill_related: false,
+      });
     };
     await make('old-pending', 'normal');
     await make('urgent', 'critical');
@@ -222,8 +240,26 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect((await service.listLog()).every((r) => r.decision === 'in_progress' && r.result === 'Evaluating...')).toBe(true);
 
     const row = first.get('system:check-skills')!;
-    const e = await service.escalations.create({ id: 'esc-1', task_id: row.task_id, log_id: row.id, title: 't', description: 'Fix the Notion connection', analysis: null, priority: 'important', skill_related: true });
-    const dup = await service.escalations.create({ id: 'esc-2', task_id: row.task_id, log_id: row.id, title: 't', description: 'd', analysis: null, priority: 'normal', skill_related: false });
+    const e = await service.escalations.create({
+      id: 'esc-1',
+      task_id: row.task_id,
+      log_id: row.id,
+      title: 't',
+      description: 'Fix the Notion connection',
+      analysis: null,
+      priority: 'important',
+      skill_related: true,
+    });
+    const dup = await service.escalations.create({
+      id: 'esc-2',
+      task_id: row.task_id,
+      log_id: row.id,
+      title: 't',
+      description: 'd',
+      analysis: null,
+      priority: 'normal',
+      skill_related: false,
+    });
     expect(dup.id).toBe(e.id);
     expect(await service.listEscalations()).toHaveLength(1);
     await rpc.call('subconscious.escalations_dismiss', { id: 'esc-1' });

@@ -26,9 +26,8 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
         <div className="banner banner-error" role="alert" data-testid="banner-unreachable">
           <strong>The subconscious daemon is unreachable.</strong>{' '}
           <span>
-            Nothing on this page is live until it answers again at {window.location.host}. Check that <code>subconscious start</code> is still
-            running (or start it again in the workspace).{' '}
-            {retryIn !== null && props.liveState.state === 'down' ? `Trying again in ${retryIn} s.` : 'Trying again every 2 s.'}
+            Nothing on this page is live until it answers again at {window.location.host}. Check that <code>subconscious start</code> is still running (or start
+            it again in the workspace). {retryIn !== null && props.liveState.state === 'down' ? `Trying again in ${retryIn} s.` : 'Trying again every 2 s.'}
           </span>{' '}
           <button type="button" className="link" onClick={props.retry}>
             Retry now
@@ -51,13 +50,14 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
         props.worlds.map((w) =>
           w.halted ? (
             <div key={`halt-${w.world}`} className="banner banner-error" role="alert" data-testid={`banner-halted-${w.world}`}>
-              <strong>{worldLabel(w.world)} is halted.</strong> <span>
+              <strong>{worldLabel(w.world)} is halted.</strong>{' '}
+              <span>
                 <MessageText text={w.halt_reason ?? 'No reason was recorded.'} />
               </span>{' '}
               <span className="banner-todo">
-                The model cannot take this world’s requests (its size or rate limit), so retrying as it is would not help. Choose a model
-                or provider with a larger limit in <code>subconscious.toml</code> and restart the daemon (the halt lifts by itself when the
-                model changes), or lower <code>context_budget_tokens</code>, restart, and press “Try again” on the world’s card.
+                The model cannot take this world’s requests (its size or rate limit), so retrying as it is would not help. Choose a model or provider with a
+                larger limit in <code>subconscious.toml</code> and restart the daemon (the halt lifts by itself when the model changes), or lower{' '}
+                <code>context_budget_tokens</code>, restart, and press “Try again” on the world’s card.
               </span>
             </div>
           ) : w.enabled && w.provider_available === false ? (
@@ -67,8 +67,8 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
                 <MessageText text={w.provider_unavailable_reason ?? 'The model endpoint did not answer.'} />
               </span>{' '}
               <span className="banner-todo">
-                Start the model server (for Ollama: <code>ollama serve</code>) or fix the endpoint under <code>[models]</code> in{' '}
-                <code>subconscious.toml</code>. Work that needs no model keeps running; the next tick checks again.
+                Start the model server (for Ollama: <code>ollama serve</code>) or fix the endpoint under <code>[models]</code> in <code>subconscious.toml</code>
+                . Work that needs no model keeps running; the next tick checks again.
               </span>
             </div>
           ) : null,

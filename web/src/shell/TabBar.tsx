@@ -9,8 +9,7 @@ export function TabBar(props: { tabs: readonly TabDefinition[]; active: string; 
     const focused = props.tabs.findIndex((t) => refs.current.get(t.id) === document.activeElement);
     const i = focused >= 0 ? focused : props.tabs.findIndex((t) => t.id === props.active);
     const n = props.tabs.length;
-    const target =
-      e.key === 'ArrowRight' ? (i + 1) % n : e.key === 'ArrowLeft' ? (i - 1 + n) % n : e.key === 'Home' ? 0 : e.key === 'End' ? n - 1 : -1;
+    const target = e.key === 'ArrowRight' ? (i + 1) % n : e.key === 'ArrowLeft' ? (i - 1 + n) % n : e.key === 'Home' ? 0 : e.key === 'End' ? n - 1 : -1;
     const tab = props.tabs[target];
     if (!tab) return;
     e.preventDefault();

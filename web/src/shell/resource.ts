@@ -31,18 +31,15 @@ export function useRpcResource<T>(method: string, params: Record<string, unknown
   const key = JSON.stringify(params);
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
   const seq = useRef(0);
-  const paramsRef = useRef(params);
-  paramsRef.current = params;
 
   const reload = useCallback(async () => {
     const mine = ++seq.current;
     try {
-      const data = await rpc<T>(method, paramsRef.current);
+      const data = await rpc<T>(method, JSON.parse(key) as Record<string, unknown>);
       if (mine === seq.current) setState({ data, error: undefined, loading: false });
     } catch (error) {
       if (mine === seq.current) setState((s) => ({ data: s.data, error, loading: false }));
     }
-    // `key` stands for the params' content
   }, [method, key]);
 
   const mutate = useCallback((fn: (current: T | undefined) => T | undefined) => {

@@ -52,14 +52,15 @@ export function SkillsTab() {
       }
     >
       <p className="muted">
-        Skills are the MCP tool servers listed as <code>[[mcp.servers]]</code> in <code>subconscious.toml</code>. When one is down or its
-        login expired, tasks that need it fail or ask for approval: fix its command, environment or credentials there, restart the daemon, then
-        press <em>Check now</em>.
+        Skills are the MCP tool servers listed as <code>[[mcp.servers]]</code> in <code>subconscious.toml</code>. When one is down or its login expired, tasks
+        that need it fail or ask for approval: fix its command, environment or credentials there, restart the daemon, then press <em>Check now</em>.
       </p>
       {missing && <p data-testid="skills-unavailable">This daemon runs no agent, so it has no skills to list.</p>}
-      {servers.error !== undefined && !missing && <p className="coral">
+      {servers.error !== undefined && !missing && (
+        <p className="coral">
           The skills could not be read: <MessageText text={explain(servers.error)} />
-        </p>}
+        </p>
+      )}
       {list && list.length === 0 && <p className="muted">No MCP server is configured.</p>}
       {list && list.length > 0 && (
         <ul className="skill-list">
@@ -85,8 +86,7 @@ function SkillCard(props: { server: McpServer; now: number }) {
         </span>
       </header>
       <p className="small">
-        {tools} {tools === 1 ? 'tool' : 'tools'} · last answered{' '}
-        <span title={fullTime(s.last_checked_at)}>{relativeTime(s.last_checked_at, props.now)}</span>
+        {tools} {tools === 1 ? 'tool' : 'tools'} · last answered <span title={fullTime(s.last_checked_at)}>{relativeTime(s.last_checked_at, props.now)}</span>
         {s.restarts ? ` · restarted ${s.restarts}×` : ''}
       </p>
       {tools > 0 && <p className="small muted skill-tools">{s.tools.join(', ')}</p>}

@@ -82,7 +82,13 @@ function SystemTask(props: TaskProps) {
   const { notify } = useShell();
   const t = props.task;
   return (
-    <li className={`task-row task-system${t.enabled ? '' : ' task-paused'}`} data-testid="task-row" data-task-id={t.id} data-source="system" data-enabled={t.enabled}>
+    <li
+      className={`task-row task-system${t.enabled ? '' : ' task-paused'}`}
+      data-testid="task-row"
+      data-task-id={t.id}
+      data-source="system"
+      data-enabled={t.enabled}
+    >
       <Dot color={t.enabled ? 'green' : 'gray'} />
       <span className="task-title">{t.title}</span>
       {props.waiting && <WaitingBadge />}
@@ -113,7 +119,13 @@ function UserTask(props: TaskProps) {
     if (ok) props.onEdited();
   };
   return (
-    <li className={`task-row task-user${t.enabled ? '' : ' task-paused'}`} data-testid="task-row" data-task-id={t.id} data-source="user" data-enabled={t.enabled}>
+    <li
+      className={`task-row task-user${t.enabled ? '' : ' task-paused'}`}
+      data-testid="task-row"
+      data-task-id={t.id}
+      data-source="user"
+      data-enabled={t.enabled}
+    >
       <Dot color={t.enabled ? 'green' : 'gray'} />
       <span className="task-title">{t.title}</span>
       {props.waiting && <WaitingBadge />}
@@ -197,8 +209,7 @@ function AddTask(props: { tasks: Resource<Task[]>; error: FormError | null; setE
     else setTitle(text); // give the text back so nothing typed is lost
   };
   const errorId = `${ids}-error`;
-  const describedBy = (input: FormError['input'], own?: string) =>
-    [own, error?.input === input ? errorId : undefined].filter(Boolean).join(' ') || undefined;
+  const describedBy = (input: FormError['input'], own?: string) => [own, error?.input === input ? errorId : undefined].filter(Boolean).join(' ') || undefined;
 
   return (
     <form className="add-task" onSubmit={submit} aria-label="Add a task" noValidate>

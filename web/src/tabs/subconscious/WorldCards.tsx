@@ -114,7 +114,12 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
         </p>
       )}
       {w.halted && (
-        <button type="button" onClick={tryAgain} aria-label={`Try ${name} again`} title="Lift the halt and run a tick now (it halts again if the requests still do not fit)">
+        <button
+          type="button"
+          onClick={tryAgain}
+          aria-label={`Try ${name} again`}
+          title="Lift the halt and run a tick now (it halts again if the requests still do not fit)"
+        >
           Try again
         </button>
       )}
@@ -123,12 +128,16 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
           Off: <MessageText text={w.disabled_by} />.
         </p>
       )}
-      {!w.halted && w.last_error && w.consecutive_failures > 0 && <p className="coral world-note">
+      {!w.halted && w.last_error && w.consecutive_failures > 0 && (
+        <p className="coral world-note">
           Last error: <MessageText text={w.last_error} />
-        </p>}
-      {w.last_summary && !w.halted && <p className="muted world-note">
+        </p>
+      )}
+      {w.last_summary && !w.halted && (
+        <p className="muted world-note">
           <MessageText text={w.last_summary} />
-        </p>}
+        </p>
+      )}
       <footer className="world-actions">
         <span className="switch-label">
           <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} disabled={w.disabled_by !== null} />

@@ -37,53 +37,53 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
   return (
     <figure className="chart">
       <div ref={boxRef} className="chart-box">
-      <svg
-        viewBox={`0 0 ${W} ${H}`}
-        role="img"
-        aria-label={label}
-        data-testid="usage-chart"
-        data-metric={metric}
-        data-drawn-total={drawnTotal}
-        width={W}
-        height={H}
-      >
-        {ticks.map((t, i) => (
-          <g key={i} className="chart-grid">
-            <line x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
-            <text x={PAD.left - 6} y={y(t)} dy="0.32em" textAnchor="end">
-              {compact(t)}
-            </text>
-          </g>
-        ))}
-        {days.map((d, i) => {
-          const x = PAD.left + i * slot + (slot - barW) / 2;
-          let acc = 0;
-          const segments = keys
-            .map((k) => ({ key: k, v: value(d[groupBy].find((g) => g.key === k) ?? { calls: 0, input_tokens: 0, output_tokens: 0 }, metric) }))
-            .filter((s) => s.v > 0);
-          const isToday = i === days.length - 1;
-          return (
-            <g key={d.date} data-testid="chart-day" data-date={d.date} data-total={dayTotals[i]}>
-              {segments.map((s) => {
-                const top = y(acc + s.v);
-                const bottom = y(acc);
-                acc += s.v;
-                return (
-                  <rect key={s.key} x={x} y={top} width={barW} height={Math.max(0.5, bottom - top)} fill={colorFor(keys, s.key)} rx={1.5}>
-                    <title>{`${d.date} · ${s.key}: ${count(s.v)} ${METRIC_LABEL[metric].toLowerCase()}`}</title>
-                  </rect>
-                );
-              })}
-              {(days.length - 1 - i) % labelEvery === 0 && (
-                <text className={`chart-x${isToday ? ' chart-today' : ''}`} x={x + barW / 2} y={H - PAD.bottom + 16} textAnchor="middle">
-                  {isToday ? 'today' : d.date.slice(5)}
-                </text>
-              )}
+        <svg
+          viewBox={`0 0 ${W} ${H}`}
+          role="img"
+          aria-label={label}
+          data-testid="usage-chart"
+          data-metric={metric}
+          data-drawn-total={drawnTotal}
+          width={W}
+          height={H}
+        >
+          {ticks.map((t, i) => (
+            <g key={i} className="chart-grid">
+              <line x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
+              <text x={PAD.left - 6} y={y(t)} dy="0.32em" textAnchor="end">
+                {compact(t)}
+              </text>
             </g>
-          );
-        })}
-        <line className="chart-axis" x1={PAD.left} x2={W - PAD.right} y1={y(0)} y2={y(0)} />
-      </svg>
+          ))}
+          {days.map((d, i) => {
+            const x = PAD.left + i * slot + (slot - barW) / 2;
+            let acc = 0;
+            const segments = keys
+              .map((k) => ({ key: k, v: value(d[groupBy].find((g) => g.key === k) ?? { calls: 0, input_tokens: 0, output_tokens: 0 }, metric) }))
+              .filter((s) => s.v > 0);
+            const isToday = i === days.length - 1;
+            return (
+              <g key={d.date} data-testid="chart-day" data-date={d.date} data-total={dayTotals[i]}>
+                {segments.map((s) => {
+                  const top = y(acc + s.v);
+                  const bottom = y(acc);
+                  acc += s.v;
+                  return (
+                    <rect key={s.key} x={x} y={top} width={barW} height={Math.max(0.5, bottom - top)} fill={colorFor(keys, s.key)} rx={1.5}>
+                      <title>{`${d.date} · ${s.key}: ${count(s.v)} ${METRIC_LABEL[metric].toLowerCase()}`}</title>
+                    </rect>
+                  );
+                })}
+                {(days.length - 1 - i) % labelEvery === 0 && (
+                  <text className={`chart-x${isToday ? ' chart-today' : ''}`} x={x + barW / 2} y={H - PAD.bottom + 16} textAnchor="middle">
+                    {isToday ? 'today' : d.date.slice(5)}
+                  </text>
+                )}
+              </g>
+            );
+          })}
+          <line className="chart-axis" x1={PAD.left} x2={W - PAD.right} y1={y(0)} y2={y(0)} />
+        </svg>
       </div>
       <figcaption>
         <ul className="legend" aria-label="Legend">
