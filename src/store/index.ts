@@ -2,3 +2,4 @@ export { openStore, defaultSqlitePath, type Store, type OpenStoreOptions, type D
 export { openReadOnlyStore, hasTable, type ReadOnlyStoreOptions } from './read-only.js';
 export { InstanceState, stateKey, LEGACY_KEYS } from './instance-state.js';
 export type * from './schema.js';
+export { applyMigrations, type Migration, type MigrationContext } from './migrate.js';

@@ -4,10 +4,23 @@
  * Migrator: that one introspects every schema of the database, which fails when another schema
  * is dropped at the same moment (parallel test runs, tenants).
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DialectName } from './open.js';
 
 const LOCK_KEY = 7_224_001; // pg advisory lock id for migrations
+
+/** One migration. `ctx.dialect` lets a migration say what only one dialect has (FTS5, tsvector). */
+export interface Migration {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
+  up(db: Kysely<any>, ctx: MigrationContext): Promise<void>;
+  /** Undo (tests only: migrations never run down in production). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  down?(db: Kysely<any>, ctx: MigrationContext): Promise<void>;
+}
+
+export interface MigrationContext {
+  dialect: DialectName;
+}
 
 export async function applyMigrations(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migration takes Kysely<any>
@@ -29,7 +42,7 @@ export async function applyMigrations(
       else await sql`UPDATE schema_migrations_lock SET locked_at = ${now()} WHERE id = 1`.execute(trx);
       const row = await sql<{ name: string }>`SELECT name FROM schema_migrations WHERE name = ${name}`.execute(trx);
       if (row.rows.length > 0) return false;
-      await migrations[name]!.up(trx);
+      await migrations[name]!.up(trx, { dialect });
       await sql`INSERT INTO schema_migrations (name, applied_at) VALUES (${name}, ${now()})`.execute(trx);
       return true;
     });

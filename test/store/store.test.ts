@@ -38,7 +38,7 @@ describe.each(dialects)('store on %s', (dialect) => {
       .deleteFrom('schema_migrations' as never)
       .where('name' as never, '=', latest as never)
       .execute();
-    await migrations[latest]!.down!(store.db);
+    await migrations[latest]!.down!(store.db, { dialect });
     expect(await applyMigrations(store.db, dialect, older)).toEqual([]);
     expect(await applyMigrations(store.db, dialect, migrations)).toEqual([latest]);
     expect(await applyMigrations(store.db, dialect, migrations)).toEqual([]);

@@ -2,7 +2,7 @@
  * Numbered migrations, applied in name order at start. Append one line per new migration;
  * never edit or renumber one that has shipped.
  */
-import type { Migration } from 'kysely';
+import type { Migration } from '../migrate.js';
 import * as m0001 from './0001_core.js';
 import * as m0002 from './0002_graph.js';
 import * as m0003 from './0003_agent.js';
