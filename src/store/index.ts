@@ -3,3 +3,4 @@ export { openReadOnlyStore, hasTable, type ReadOnlyStoreOptions } from './read-o
 export { InstanceState, stateKey, LEGACY_KEYS } from './instance-state.js';
 export type * from './schema.js';
 export { applyMigrations, type Migration, type MigrationContext } from './migrate.js';
+export { tablesView } from './view.js';
