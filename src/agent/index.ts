@@ -48,3 +48,4 @@ export type { Checkpoint, RecordedStep } from './checkpoint.js';
 export { settleStatus } from './outcome.js';
 export type { CancelCause, RunErrorKind, RunStatus, SettleFacts, SettleStatus } from './outcome.js';
 export { agentRpcMethods } from './rpc.js';
+export { defineLocalTool, LOCAL_TOOL_SERVER, type LocalTool } from './local-tools.js';

@@ -19,10 +19,11 @@ import {
   type IdGen,
   type Logger,
 } from '../core/index.js';
-import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, type ModelErrorKind } from '../llm/index.js';
+import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, type ModelErrorKind, type ModelRole } from '../llm/index.js';
 import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
 import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';
 import { ControlLineFilter, parseControlLines, type ControlLine } from './control-lines.js';
+import { LOCAL_TOOL_SERVER, checkLocalTools, localToolJsonSchema, type LocalTool } from './local-tools.js';
 import type { McpManager, McpToolInfo } from './mcp.js';
 import { settleStatus, type CancelCause, type RunErrorKind, type RunStatus, type SettleFacts } from './outcome.js';
 import { permissionModeSchema, toolPolicy, type PermissionMode, type ToolAccess } from './permissions.js';
@@ -44,6 +45,13 @@ export interface RunOptions {
   messages?: ModelMessage[] | undefined;
   prompt?: string | undefined;
   mode: PermissionMode;
+  /** The model role (default `agent`) and, optionally, another model on that role's endpoint (a bot's own). */
+  role?: ModelRole | undefined;
+  model?: string | undefined;
+  /** The MCP servers this run may use (a bot's tools); absent: every configured server; []: none. */
+  servers?: readonly string[] | undefined;
+  /** In-process tools offered beside the MCP tools, under the same modes and approval gate. */
+  localTools?: readonly LocalTool[] | undefined;
   /** A person is there to answer approvals: they wait. Unattended approvals expire after 10 minutes. */
   attended: boolean;
   runId?: string | undefined;
@@ -126,6 +134,10 @@ const runOptionsSchema = z
     messages: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
     prompt: z.string().min(1).optional(),
     mode: permissionModeSchema,
+    role: z.enum(['local', 'agent']).optional(),
+    model: z.string().trim().min(1).optional(),
+    servers: z.array(z.string().min(1)).optional(),
+    localTools: z.array(z.custom<LocalTool>((t) => typeof t === 'object' && t !== null && typeof (t as LocalTool).execute === 'function')).optional(),
     attended: z.boolean(),
     runId: z.string().min(1).optional(),
     title: z.string().optional(),
@@ -146,6 +158,11 @@ export class AgentRunner {
     if (!checked.success) {
       const issue = checked.error.issues[0]!;
       throw new SubconsciousError('invalid_params', `agent run: ${issue.path.join('.') || '(options)'}: ${issue.message}`);
+    }
+    try {
+      checkLocalTools(options.localTools ?? []);
+    } catch (err) {
+      throw new SubconsciousError('invalid_params', `agent run: localTools: ${describeError(err)}`);
     }
     const id = options.runId ?? this.deps.ids();
     if (this.active.has(id)) throw new SubconsciousError('conflict', `A run with id "${id}" is already running.`);
@@ -255,10 +272,15 @@ class RunState {
     try {
       if (this.controller.signal.aborted) throw this.controller.signal.reason;
       // Starting a tool server may take a while: a cancel or the cap must not wait for it.
-      const tools = this.buildTools(await untilAborted(deps.mcp.listTools(), this.controller.signal));
+      const allowed = options.servers ? new Set(options.servers) : null;
+      const mcpTools = allowed?.size === 0 ? [] : await untilAborted(deps.mcp.listTools(), this.controller.signal);
+      const tools = this.buildTools(
+        mcpTools.filter((t) => !allowed || allowed.has(t.server)),
+        options.localTools ?? [],
+      );
       const hasTools = Object.keys(tools).length > 0;
       const system = [options.system, hasTools ? UNTRUSTED_PREAMBLE : undefined].filter(Boolean).join('\n\n') || undefined;
-      const model = deps.llm.languageModel({ world: options.world, purpose: options.purpose, role: 'agent' });
+      const model = deps.llm.languageModel({ world: options.world, purpose: options.purpose, role: options.role ?? 'agent', model: options.model });
       const prompt = options.messages ? { messages: options.messages } : { prompt: options.prompt! };
       const result = streamText({
         model,
@@ -333,8 +355,9 @@ class RunState {
       this.fail('unknown', err.explain());
       return;
     }
-    const endpoint = this.deps.llm.endpoint('agent');
-    const modelError = classifyModelError(err, { role: 'agent', baseUrl: endpoint.baseUrl, model: endpoint.model });
+    const role = this.options.role ?? 'agent';
+    const endpoint = this.deps.llm.endpoint(role);
+    const modelError = classifyModelError(err, { role, baseUrl: endpoint.baseUrl, model: this.options.model ?? endpoint.model });
     if (modelError.kind === 'cancelled') {
       this.abort();
       return;
@@ -388,21 +411,53 @@ class RunState {
     return outcome;
   }
 
-  private buildTools(infos: McpToolInfo[]): ToolSet {
+  private buildTools(infos: McpToolInfo[], locals: readonly LocalTool[]): ToolSet {
     const tools: ToolSet = {};
     for (const info of infos) {
       const policy = toolPolicy(this.options.mode, info);
       if (policy === 'hidden') continue;
+      const call: ToolCall = (args, signal) => this.deps.mcp.callTool(info.server, info.name, args, signal);
       tools[info.exposedName] = dynamicTool({
         description: info.description,
         inputSchema: jsonSchema(info.inputSchema as Parameters<typeof jsonSchema>[0]),
-        execute: (input, { toolCallId, abortSignal }) => this.runTool(info, policy === 'needs_approval', toolCallId, input, abortSignal),
+        execute: (input, { toolCallId, abortSignal }) => this.runTool(info, call, policy === 'needs_approval', toolCallId, input, abortSignal),
+      });
+    }
+    for (const local of locals) {
+      const policy = toolPolicy(this.options.mode, { access: local.access, allowAutomatically: false });
+      if (policy === 'hidden') continue;
+      const info: ToolIdentity = { server: LOCAL_TOOL_SERVER, name: local.name, exposedName: local.name, access: local.access };
+      const call: ToolCall = async (args, signal) => {
+        const parsed = local.input.safeParse(args);
+        if (!parsed.success)
+          return {
+            text: `Invalid input for ${local.name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`,
+            isError: true,
+          };
+        try {
+          return { text: await local.execute(parsed.data, { signal }), isError: false };
+        } catch (err) {
+          if (signal.aborted) throw err;
+          return { text: describeError(err), isError: true };
+        }
+      };
+      tools[local.name] = dynamicTool({
+        description: local.description,
+        inputSchema: jsonSchema(localToolJsonSchema(local) as Parameters<typeof jsonSchema>[0]),
+        execute: (input, { toolCallId, abortSignal }) => this.runTool(info, call, policy === 'needs_approval', toolCallId, input, abortSignal),
       });
     }
     return tools;
   }
 
-  private async runTool(info: McpToolInfo, needsApproval: boolean, toolCallId: string, input: unknown, signal: AbortSignal | undefined): Promise<string> {
+  private async runTool(
+    info: ToolIdentity,
+    call: ToolCall,
+    needsApproval: boolean,
+    toolCallId: string,
+    input: unknown,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
     const args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
     const runSignal = signal ?? this.controller.signal;
     if (needsApproval) {
@@ -414,7 +469,7 @@ class RunState {
     }
     this.emit({ type: 'tool-call', runId: this.id, toolCallId, tool: info.exposedName, server: info.server, access: info.access, input: args });
     try {
-      const res = await this.deps.mcp.callTool(info.server, info.name, args, runSignal);
+      const res = await call(args, runSignal);
       this.recordStep(toolCallId, info.exposedName, args, res.isError ? 'error' : 'ok', res.text);
       const fenced = fence(res.text, { label: `tool_result ${info.exposedName}`, maxChars: TOOL_RESULT_MAX_CHARS });
       return res.isError ? `The tool reported an error:\n${fenced}` : fenced;
@@ -437,7 +492,7 @@ class RunState {
   }
 
   /** The approval gate: a durable row, then wait for the answer (or the expiry, when unattended). */
-  private async askApproval(info: McpToolInfo, toolCallId: string, args: Record<string, unknown>, signal: AbortSignal): Promise<'approved' | 'denied'> {
+  private async askApproval(info: ToolIdentity, toolCallId: string, args: Record<string, unknown>, signal: AbortSignal): Promise<'approved' | 'denied'> {
     const { deps, options } = this;
     const expiresAt = options.attended ? null : deps.clock.now() + (deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS);
     const approval = await deps.approvals.create({
@@ -495,6 +550,10 @@ class RunState {
     this.deps.events?.emit('agent.run', { run_id: runId, world: this.options.world, purpose: this.options.purpose, event: type, ...rest });
   }
 }
+
+/** What the runner needs to know of a tool, MCP or local. */
+type ToolIdentity = Pick<McpToolInfo, 'server' | 'name' | 'exposedName' | 'access'>;
+type ToolCall = (args: Record<string, unknown>, signal: AbortSignal) => Promise<{ text: string; isError: boolean }>;
 
 function runErrorKind(kind: ModelErrorKind): NonNullable<SettleFacts['failure']>['kind'] {
   switch (kind) {

@@ -48,12 +48,16 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
   const endpoints = Object.fromEntries(ROLES.map((role) => [role, validateEndpoint(role, opts.models[role])])) as ModelsConfig;
   const ledger = new Ledger(opts.db, opts.ids);
   const prober = new Prober({ clock: opts.clock, timeoutMs: opts.probeTimeoutMs, cacheMs: opts.probeCacheMs });
-  const providers = new Map<ModelRole, ProviderModel>();
+  const providers = new Map<string, ProviderModel>();
 
-  const baseModel = (role: ModelRole): ProviderModel => {
-    let model = providers.get(role);
+  /** The role's endpoint, with the call's own model when it names one. */
+  const endpointFor = (ctx: Omit<CallContext, 'signal'>): ModelEndpointConfig =>
+    ctx.model ? { ...endpoints[ctx.role], model: ctx.model } : endpoints[ctx.role];
+
+  const baseModel = (role: ModelRole, endpoint: ModelEndpointConfig): ProviderModel => {
+    const key = `${role}|${endpoint.model}`;
+    let model = providers.get(key);
     if (!model) {
-      const endpoint = endpoints[role];
       model = opts.inProcessModel
         ? opts.inProcessModel(role, endpoint)
         : createOpenAICompatible({
@@ -62,18 +66,16 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
             apiKey: endpoint.apiKey,
             includeUsage: true, // ask for the usage chunk on streams, so the ledger has real figures
           }).chatModel(endpoint.model);
-      providers.set(role, model);
+      providers.set(key, model);
     }
     return model;
   };
 
-  const metered = (ctx: Omit<CallContext, 'signal'>, hooks?: MeterHooks) =>
-    meteredModel(
-      baseModel(ctx.role),
-      ctx,
-      { ledger, clock: opts.clock, endpoint: endpoints[ctx.role], log: opts.log, retryDelaysMs: opts.retryDelaysMs },
-      hooks,
-    );
+  const metered = (ctx: Omit<CallContext, 'signal'>, hooks?: MeterHooks) => {
+    const endpoint = endpointFor(ctx);
+    const retryDelaysMs = ctx.retry === false ? [] : opts.retryDelaysMs;
+    return meteredModel(baseModel(ctx.role, endpoint), ctx, { ledger, clock: opts.clock, endpoint, log: opts.log, retryDelaysMs }, hooks);
+  };
 
   async function complete(ctx: CallContext, req: TextRequest, check?: (text: string) => void): Promise<{ text: string; usage: Usage }> {
     validateContext(ctx);
@@ -92,7 +94,7 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
       });
       return { text: result.text, usage: usage ?? { inputTokens: 0, outputTokens: 0, estimated: true } };
     } catch (err) {
-      const endpoint = endpoints[ctx.role];
+      const endpoint = endpointFor(ctx);
       throw classifyModelError(err, { role: ctx.role, baseUrl: endpoint.baseUrl, model: endpoint.model, cancelled: ctx.signal?.aborted });
     }
   }
@@ -111,7 +113,7 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
     },
     languageModel(ctx) {
       validateContext(ctx);
-      return metered({ world: ctx.world, purpose: ctx.purpose, role: ctx.role });
+      return metered({ world: ctx.world, purpose: ctx.purpose, role: ctx.role, model: ctx.model, retry: ctx.retry });
     },
     probe: (role) => {
       const endpoint = endpointOf(role);
@@ -157,6 +159,8 @@ function validateContext(ctx: Omit<CallContext, 'signal'>): void {
   if (typeof ctx.world !== 'string' || ctx.world.trim() === '') throw invalid('world', 'must be a non-empty string');
   if (typeof ctx.purpose !== 'string' || ctx.purpose.trim() === '') throw invalid('purpose', 'must be a non-empty string');
   if (!ROLES.includes(ctx.role)) throw invalid('role', `must be one of ${ROLES.join(', ')} (got ${JSON.stringify(ctx.role)})`);
+  if (ctx.model !== undefined && (typeof ctx.model !== 'string' || ctx.model.trim() === ''))
+    throw invalid('model', 'must be a non-empty model name when given');
 }
 
 function validateRequest(req: TextRequest): void {

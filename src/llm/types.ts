@@ -23,6 +23,10 @@ export interface CallContext {
   world: string;
   purpose: string;
   role: ModelRole;
+  /** A model served by the role's endpoint, instead of the role's own model (a bot's model). */
+  model?: string | undefined;
+  /** false: one attempt, no 429 retries (seed 2's pulse). Default true. */
+  retry?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
 

@@ -172,6 +172,23 @@ describe('rate limits', () => {
     expect(await call).toMatchObject({ ok: true, value: { text: 'done' } });
   });
 
+  it('retry: false makes one attempt: a 429 fails at once with one ledger row (the pulse)', async () => {
+    rig.server.enqueue({ status: 429 }, { text: 'never asked' });
+    const error = await failure(rig.llm.text({ ...ctx, retry: false }, { prompt: 'pulse' }));
+    expect(error.kind).toBe('rate_limit');
+    expect(rig.server.chatRequests).toHaveLength(1);
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['rate_limit']);
+  });
+
+  it("a call may name another model on the role's endpoint: sent to the server and written to the ledger", async () => {
+    rig.server.enqueue({ text: 'from the bot model' });
+    const result = await rig.llm.text({ ...ctx, model: 'bot-model' }, { prompt: 'hi' });
+    expect(result.text).toBe('from the bot model');
+    expect(rig.server.chatRequests[0]!.body!.model).toBe('bot-model');
+    expect((await ledgerRows(rig))[0]).toMatchObject({ role: 'local', model: 'bot-model' });
+    await expect(rig.llm.text({ ...ctx, model: ' ' }, { prompt: 'hi' })).rejects.toThrow(/model must be a non-empty model name/);
+  });
+
   it('a Retry-After longer than a minute is not waited for: rate_limit at once', async () => {
     rig.server.enqueue({ status: 429, retryAfter: 3600 });
     const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
