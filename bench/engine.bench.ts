@@ -11,10 +11,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EventBus, FakeClock, flush, sequentialIds, silentLogger, type Clock } from '../src/core/index.js';
-import { Instance, Registry, type EngineDeps, type World } from '../src/engine/index.js';
+import { Instance, Registry, type EngineDeps, type EngineTables, type World } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
 import { createLlm } from '../src/llm/index.js';
-import { openStore, type Store } from '../src/store/index.js';
+import { openStore, tablesView, type Store } from '../src/store/index.js';
+import type { GraphTables } from '../src/graph/index.js';
+import type { LedgerTables } from '../src/llm/index.js';
 
 const TICKS = Number(process.env.BENCH_TICKS ?? 1000);
 const WORLDS = ['alpha', 'beta', 'gamma', 'delta'];
@@ -40,8 +42,16 @@ function quietWorld(kind: string): World<null, null, null> {
 function deps(store: Store, clock: Clock): EngineDeps {
   const ids = sequentialIds('b');
   const endpoint = { baseUrl: 'http://127.0.0.1:9/v1', model: 'none', timeoutMs: 1000 };
-  const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: store.db, clock, ids, log: silentLogger });
-  return { db: store.db, llm, clock, ids, events: new EventBus(() => clock.now()), log: silentLogger, checkpointer: new StoreCheckpointer(store.db, clock) };
+  const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: tablesView<LedgerTables>(store.db), clock, ids, log: silentLogger });
+  return {
+    db: tablesView<EngineTables>(store.db),
+    llm,
+    clock,
+    ids,
+    events: new EventBus(() => clock.now()),
+    log: silentLogger,
+    checkpointer: new StoreCheckpointer(tablesView<GraphTables>(store.db), clock),
+  };
 }
 
 function cpuMs(start: NodeJS.CpuUsage): number {
@@ -87,7 +97,7 @@ async function benchQuietTicks(store: Store, label: string) {
   const tickCpu = cpuMs(cpu) / total;
   const tickWall = (performance.now() - wall) / total;
   const calls = (await countCalls(store)) - callsBefore;
-  const threads = await store.db
+  const threads = await tablesView<GraphTables>(store.db)
     .selectFrom('graph_threads')
     .select((eb) => eb.fn.countAll().as('n'))
     .executeTakeFirstOrThrow();
@@ -138,7 +148,7 @@ async function settle() {
 }
 
 async function countCalls(store: Store): Promise<number> {
-  const r = await store.db
+  const r = await tablesView<LedgerTables>(store.db)
     .selectFrom('model_calls')
     .select((eb) => eb.fn.countAll().as('n'))
     .executeTakeFirstOrThrow();

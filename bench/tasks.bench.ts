@@ -13,9 +13,14 @@ import { EventBus, silentLogger, systemClock, uuid } from '../src/core/index.js'
 import { Instance } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
 import { createLlm, estimateTokens } from '../src/llm/index.js';
-import { openStore } from '../src/store/index.js';
+import { openStore, tablesView } from '../src/store/index.js';
+import { productModules } from '../src/app/modules.js';
+import type { EngineTables } from '../src/engine/index.js';
+import type { GraphTables } from '../src/graph/index.js';
+import type { LedgerTables } from '../src/llm/index.js';
+import type { TasksTables } from '../src/worlds/tasks/index.js';
 import { createTasksWorld } from '../src/worlds/tasks/index.js';
-import { startModelServer } from '../test/support/model-server.js';
+import { startModelServer } from '../devtools/model-server.js';
 
 interface Row {
   tasks: number;
@@ -39,13 +44,13 @@ async function run(tasks: number, budget: number): Promise<Row> {
   // A workspace with some content for the report: a HEARTBEAT.md and a few files.
   writeFileSync(path.join(workspace, 'HEARTBEAT.md'), '# Heartbeat\n');
   for (let i = 0; i < 50; i++) writeFileSync(path.join(workspace, `note-${i}.md`), `note ${i}\n`);
-  const store = await openStore({ workspace });
+  const store = await openStore({ workspace, migrations: productModules.flatMap((m) => (m.tables ? [m.tables.migrations] : [])) });
   const server = await startModelServer({ models: ['local'] });
   const endpoint = { baseUrl: server.baseUrl, model: 'local', timeoutMs: 120_000 };
-  const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: store.db, clock: systemClock, ids: uuid });
+  const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: tablesView<LedgerTables>(store.db), clock: systemClock, ids: uuid });
   const events = new EventBus();
   const world = createTasksWorld({
-    db: store.db,
+    db: tablesView<TasksTables>(store.db),
     clock: systemClock,
     ids: uuid,
     events,
@@ -62,18 +67,22 @@ async function run(tasks: number, budget: number): Promise<Row> {
     return { json: { decisions: ids.map((id) => ({ task_id: id, decision: 'noop', reason: 'nothing new' })) } };
   });
   const instance = new Instance(world, {
-    db: store.db,
+    db: tablesView<EngineTables>(store.db),
     llm,
     clock: systemClock,
     ids: uuid,
     events,
     log: silentLogger,
-    checkpointer: new StoreCheckpointer(store.db, systemClock),
+    checkpointer: new StoreCheckpointer(tablesView<GraphTables>(store.db), systemClock),
   });
   const started = performance.now();
   const outcome = await instance.tick();
   const tickMs = performance.now() - started;
-  const ledger = await store.db.selectFrom('model_calls').select(['input_tokens', 'output_tokens']).where('world', '=', 'tasks').execute();
+  const ledger = await tablesView<LedgerTables>(store.db)
+    .selectFrom('model_calls')
+    .select(['input_tokens', 'output_tokens'])
+    .where('world', '=', 'tasks')
+    .execute();
 
   // Observe alone (0 tokens): rows opened per millisecond, on a fresh tick id.
   const t0 = performance.now();
@@ -87,11 +96,9 @@ async function run(tasks: number, budget: number): Promise<Row> {
     resumed: false,
     tainted: false,
     permit: (mode) => mode,
-    db: store.db,
     llm,
     clock: systemClock,
     ids: uuid,
-    events,
     log: silentLogger,
     state: { get: async () => undefined, set: async () => undefined },
   });

@@ -1,28 +1,31 @@
 /**
- * DESIGN.md's layers and invariant 7 as a test: lower layers never import higher ones, a world
- * knows no other world, the engine knows no world, and only `llm/` talks to a model provider
- * (so every model call lands in the ledger). The page imports daemon code only as types.
+ * DESIGN.md's "Layers" and "Faces" as a test on the import graph: lower layers never import
+ * higher ones; the engine knows no world and a world knows no other world; the page imports only
+ * the protocol; the protocol imports nothing but zod; the server reads no table; the store knows
+ * no module's tables; `bench/` imports nothing from `test/`; only `llm/` reaches a model provider.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { productModules } from '../src/app/modules.js';
 
 const ROOT = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const SRC = path.join(ROOT, 'src');
 
-/** Which top-level folders of src/ each folder may import. */
+/** Which top-level folders of src/ each folder may import (DESIGN.md "Layers"). */
 const ALLOWED: Record<string, string[]> = {
-  core: [],
+  protocol: [],
+  core: ['protocol'],
   store: ['core'],
-  llm: ['core', 'store'],
+  llm: ['core', 'store', 'protocol'],
   graph: ['core', 'store'],
-  engine: ['core', 'store', 'graph', 'llm'],
-  agent: ['core', 'store', 'llm'],
-  worlds: ['core', 'store', 'llm', 'engine', 'agent', 'worlds'],
-  app: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'worlds'],
-  server: ['core', 'store', 'llm', 'engine', 'app'],
-  cli: ['core', 'store', 'llm', 'engine', 'agent', 'worlds', 'app', 'server'],
+  engine: ['core', 'store', 'graph', 'llm', 'protocol'],
+  agent: ['core', 'store', 'llm', 'protocol'],
+  worlds: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'protocol'],
+  app: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'worlds', 'protocol'],
+  server: ['core', 'llm', 'protocol'],
+  cli: ['core', 'engine', 'app', 'server', 'protocol'],
 };
 
 function files(dir: string, ext = /\.tsx?$/): string[] {
@@ -42,12 +45,21 @@ function imports(file: string): Import[] {
   const text = readFileSync(file, 'utf8');
   const out: Import[] = [];
   for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gms)) out.push({ file, spec: m[3]!, typeOnly: !!m[2] });
+  for (const m of text.matchAll(/^\s*import\s+'([^']+)'/gm)) out.push({ file, spec: m[1]!, typeOnly: false });
   for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g)) out.push({ file, spec: m[1]!, typeOnly: false });
   return out;
 }
 
+/** Relative imports of a file, resolved to absolute paths. */
+function targets(file: string): Array<Import & { target: string }> {
+  return imports(file)
+    .filter((i) => i.spec.startsWith('.'))
+    .map((i) => ({ ...i, target: path.resolve(path.dirname(file), i.spec) }));
+}
+
 const srcFiles = files(SRC);
 const folderOf = (abs: string) => path.relative(SRC, abs).split(path.sep)[0]!;
+const rel = (abs: string) => path.relative(ROOT, abs);
 
 describe('architecture', () => {
   it('every src folder is a known layer', () => {
@@ -58,32 +70,82 @@ describe('architecture', () => {
     const violations: string[] = [];
     for (const file of srcFiles) {
       const from = folderOf(file);
-      for (const imp of imports(file)) {
-        if (!imp.spec.startsWith('.')) continue;
-        const target = path.resolve(path.dirname(file), imp.spec);
-        if (!target.startsWith(SRC + path.sep)) continue;
-        const to = folderOf(target);
-        if (to !== from && !ALLOWED[from]!.includes(to)) violations.push(`${path.relative(ROOT, file)} imports ${to}/ (${imp.spec})`);
+      for (const imp of targets(file)) {
+        if (!imp.target.startsWith(SRC + path.sep)) continue;
+        const to = folderOf(imp.target);
+        if (to !== from && !ALLOWED[from]!.includes(to)) violations.push(`${rel(file)} imports ${to}/ (${imp.spec})`);
       }
     }
     expect(violations).toEqual([]);
   });
 
-  it('a world knows no other world, and the engine knows no world by name', () => {
+  it('a world imports no other world, and the engine names no world', () => {
     const violations: string[] = [];
+    const worldsDir = path.join(SRC, 'worlds');
     for (const file of srcFiles.filter((f) => folderOf(f) === 'worlds')) {
-      const world = path.relative(path.join(SRC, 'worlds'), file).split(path.sep)[0];
-      for (const imp of imports(file)) {
-        const target = path.resolve(path.dirname(file), imp.spec);
-        const rel = path.relative(path.join(SRC, 'worlds'), target).split(path.sep);
-        if (imp.spec.startsWith('.') && !rel[0]!.startsWith('..') && rel.length > 1 && rel[0] !== world)
-          violations.push(`${path.relative(ROOT, file)} imports world ${rel[0]}`);
+      const world = path.relative(worldsDir, file).split(path.sep)[0];
+      for (const imp of targets(file)) {
+        const parts = path.relative(worldsDir, imp.target).split(path.sep);
+        if (!parts[0]!.startsWith('..') && parts.length > 1 && parts[0] !== world) violations.push(`${rel(file)} imports world ${parts[0]}`);
       }
     }
-    for (const file of srcFiles.filter((f) => folderOf(f) === 'engine')) {
-      if (/\b(tasks|heartbeat|conscious|steering)World\b|worlds\//.test(readFileSync(file, 'utf8')))
-        violations.push(`${path.relative(ROOT, file)} names a world`);
+    const kinds = productModules.map((m) => m.kind);
+    for (const file of srcFiles.filter((f) => ['engine', 'store', 'llm', 'server', 'graph', 'core', 'protocol'].includes(folderOf(f)))) {
+      const text = readFileSync(file, 'utf8');
+      if (/\bworlds\//.test(text)) violations.push(`${rel(file)} names worlds/`);
+      if (folderOf(file) !== 'protocol') {
+        // A world's name as a string literal in a lower layer is per-world code (the engine used to name 'tasks').
+        for (const kind of kinds) if (new RegExp(`['"\`]${kind}['"\`]`).test(text)) violations.push(`${rel(file)} names the world "${kind}"`);
+      }
     }
+    expect(violations).toEqual([]);
+  });
+
+  it('the protocol imports nothing but zod and itself (the page can import it)', () => {
+    const protocol = srcFiles.filter((f) => folderOf(f) === 'protocol');
+    const outside = protocol.flatMap((f) =>
+      imports(f)
+        .filter((i) => (i.spec.startsWith('.') ? folderOf(path.resolve(path.dirname(f), i.spec)) !== 'protocol' : i.spec !== 'zod'))
+        .map((i) => `${rel(f)}: ${i.spec}`),
+    );
+    expect(protocol.length).toBeGreaterThan(0);
+    expect(outside).toEqual([]);
+  });
+
+  it('the page imports nothing from src/ but the protocol', () => {
+    const web = files(path.join(ROOT, 'web', 'src'));
+    const violations = web.flatMap((f) =>
+      targets(f)
+        .filter((i) => i.target.startsWith(SRC + path.sep) && folderOf(i.target) !== 'protocol')
+        .map((i) => `${rel(f)}: ${i.spec}`),
+    );
+    expect(web.length).toBeGreaterThan(0);
+    expect(violations).toEqual([]);
+  });
+
+  it('the server reads no table, and the store knows no module’s tables', () => {
+    const violations: string[] = [];
+    for (const file of srcFiles.filter((f) => folderOf(f) === 'server')) {
+      if (/\b(selectFrom|insertInto|updateTable|deleteFrom)\s*\(|from 'kysely'/.test(readFileSync(file, 'utf8')))
+        violations.push(`${rel(file)} queries the database`);
+    }
+    const moduleTables = productModules.flatMap((m) => m.tables?.names ?? []);
+    expect(moduleTables.length).toBeGreaterThan(0);
+    for (const file of srcFiles.filter((f) => folderOf(f) === 'store')) {
+      const text = readFileSync(file, 'utf8');
+      for (const table of moduleTables) if (text.includes(table)) violations.push(`${rel(file)} names the table ${table}`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('bench/ imports nothing from test/', () => {
+    const bench = files(path.join(ROOT, 'bench'));
+    const violations = bench.flatMap((f) =>
+      targets(f)
+        .filter((i) => i.target.startsWith(path.join(ROOT, 'test') + path.sep))
+        .map((i) => `${rel(f)}: ${i.spec}`),
+    );
+    expect(bench.length).toBeGreaterThan(0);
     expect(violations).toEqual([]);
   });
 
@@ -103,16 +165,5 @@ describe('architecture', () => {
     expect(new Set(callers)).toEqual(new Set(['llm', 'agent']));
     const agentModels = files(path.join(SRC, 'agent')).filter((f) => /\b(streamText|generateText)\s*\(/.test(readFileSync(f, 'utf8')));
     for (const f of agentModels) expect(readFileSync(f, 'utf8')).toMatch(/languageModel\(/);
-  });
-
-  it('the page imports daemon code only as types (erased at build)', () => {
-    const web = files(path.join(ROOT, 'web', 'src'));
-    const runtime = web.flatMap((f) =>
-      imports(f)
-        .filter((i) => i.spec.includes('/src/') && !i.typeOnly)
-        .map((i) => `${path.relative(ROOT, f)}: ${i.spec}`),
-    );
-    expect(web.length).toBeGreaterThan(0);
-    expect(runtime).toEqual([]);
   });
 });

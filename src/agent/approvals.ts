@@ -9,30 +9,16 @@
  * answer given by another process sharing the database (Postgres) is seen too.
  */
 import type { Kysely, Selectable } from 'kysely';
-import { SubconsciousError, type Clock, type EventBus, type IdGen } from '../core/index.js';
-import type { ApprovalsTable, Database } from '../store/index.js';
+import { SubconsciousError, type Clock, type Emitter, type IdGen } from '../core/index.js';
+import { APPROVAL_STATES, type AgentEvents, type Approval, type ApprovalState } from '../protocol/agent.js';
+import type { AgentTables, ApprovalsTable } from './tables.js';
 import { ownedByThisProcess, ownerIsGone, processOwner } from '../core/process-identity.js';
 
-export type ApprovalState = ApprovalsTable['state'];
+export { APPROVAL_STATES, type Approval, type ApprovalState };
 export type ApprovalAnswer = Exclude<ApprovalState, 'pending'>;
-export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 
 /** How long an unattended run's approval waits before it expires (seed 2 §7.1). */
 export const UNATTENDED_APPROVAL_MS = 10 * 60_000;
-
-export interface Approval {
-  id: string;
-  run_id: string;
-  world: string;
-  tool: string;
-  server: string;
-  arguments: unknown;
-  reason: string;
-  created_at: number;
-  expires_at: number | null;
-  state: ApprovalState;
-  answered_at: number | null;
-}
 
 export interface NewApproval {
   runId: string;
@@ -46,19 +32,19 @@ export interface NewApproval {
 }
 
 export interface ApprovalStoreOptions {
-  db: Kysely<Database>;
+  db: Kysely<AgentTables>;
   clock: Clock;
   ids: IdGen;
-  events?: EventBus | undefined;
+  events?: Emitter<AgentEvents> | undefined;
   /** Re-read pending rows this often while waiting (for answers from other processes). Off by default. */
   pollMs?: number | undefined;
 }
 
 export class ApprovalStore {
-  private readonly db: Kysely<Database>;
+  private readonly db: Kysely<AgentTables>;
   private readonly clock: Clock;
   private readonly ids: IdGen;
-  private readonly events: EventBus | undefined;
+  private readonly events: Emitter<AgentEvents> | undefined;
   private readonly pollMs: number | undefined;
   private readonly waiters = new Map<string, Set<() => void>>();
 

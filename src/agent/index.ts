@@ -47,5 +47,7 @@ export { buildCheckpoint, formatSteps, CHECKPOINT_SUMMARY_MAX, CHECKPOINT_STEPS_
 export type { Checkpoint, RecordedStep } from './checkpoint.js';
 export { settleStatus } from './outcome.js';
 export type { CancelCause, RunErrorKind, RunStatus, SettleFacts, SettleStatus } from './outcome.js';
-export { agentRpcMethods } from './rpc.js';
+export { agentRpcHandlers } from './rpc.js';
+export type { AgentTables, ApprovalsTable } from './tables.js';
 export { defineLocalTool, LOCAL_TOOL_SERVER, type LocalTool } from './local-tools.js';
+export { AgentRunnerKey, ApprovalStoreKey, SkillsKey, type SkillsHealth } from './services.js';

@@ -14,7 +14,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { SubconsciousError, describeError, silentLogger, untilAborted, type Clock, type EventBus, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, silentLogger, untilAborted, type Clock, type Emitter, type Logger } from '../core/index.js';
+import type { AgentEvents, McpServerHealth, McpServerStatus } from '../protocol/agent.js';
 import type { ToolAccess } from './permissions.js';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
@@ -58,21 +59,7 @@ export const mcpServersSchema = z.array(mcpServerSchema).superRefine((list, ctx)
   });
 });
 
-export type McpServerStatus = 'connected' | 'disconnected' | 'error' | 'starting';
-
-export interface McpServerHealth {
-  name: string;
-  status: McpServerStatus;
-  /** Tool names the server offers (empty until it connected once). */
-  tools: string[];
-  error?: string;
-  /** Last time the server was known to answer (connect, list, call or ping). */
-  last_checked_at: number | null;
-  /** Start attempts after the first (after it died or failed to start). */
-  restarts: number;
-  /** The child process (stdio servers while running). */
-  pid: number | null;
-}
+export type { McpServerHealth, McpServerStatus };
 
 export interface McpToolInfo {
   server: string;
@@ -99,7 +86,7 @@ export interface McpManagerOptions {
   clock: Clock;
   log?: Logger | undefined;
   /** Told `mcp.changed` ({server, status, error?, restarts, tools}) whenever a server's status or tools change (the Skills page). */
-  events?: EventBus | undefined;
+  events?: Emitter<AgentEvents> | undefined;
   /** Per-call timeout (real time; progress notifications reset it). Default 5 minutes. */
   callTimeoutMs?: number | undefined;
   /** Start/connect timeout (real time). Default 30 s. */
@@ -134,7 +121,7 @@ export class McpManager {
   private readonly entries = new Map<string, Entry>();
   private readonly clock: Clock;
   private readonly log: Logger;
-  private readonly events: EventBus | undefined;
+  private readonly events: Emitter<AgentEvents> | undefined;
   private readonly callTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private closed = false;

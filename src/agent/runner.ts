@@ -15,7 +15,7 @@ import {
   silentLogger,
   untilAborted,
   type Clock,
-  type EventBus,
+  type Emitter,
   type IdGen,
   type Logger,
 } from '../core/index.js';
@@ -23,6 +23,7 @@ import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, 
 import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
 import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';
 import { ControlLineFilter, parseControlLines, type ControlLine } from './control-lines.js';
+import type { AgentEvents } from '../protocol/agent.js';
 import { LOCAL_TOOL_SERVER, checkLocalTools, localToolJsonSchema, type LocalTool } from './local-tools.js';
 import type { McpManager, McpToolInfo } from './mcp.js';
 import { settleStatus, type CancelCause, type RunErrorKind, type RunStatus, type SettleFacts } from './outcome.js';
@@ -117,7 +118,7 @@ export interface AgentRunnerOptions {
   approvals: ApprovalStore;
   clock: Clock;
   ids: IdGen;
-  events?: EventBus | undefined;
+  events?: Emitter<AgentEvents> | undefined;
   log?: Logger | undefined;
   /** Defaults for runs that do not say (the `[agent]` config section). */
   capMs?: number | undefined;
@@ -169,6 +170,11 @@ export class AgentRunner {
     const state = new RunState(id, options, this.deps, () => this.active.delete(id));
     this.active.set(id, state);
     return state.handle;
+  }
+
+  /** The cap a run gets when it names none (`[agent] run_cap_minutes`). */
+  get defaultCapMs(): number {
+    return this.deps.capMs ?? DEFAULT_RUN_CAP_MS;
   }
 
   /** Runs in flight (their ids keep their approvals alive across `recover`). */

@@ -1,21 +1,57 @@
 /**
- * The composition root: config → store → llm → worlds → scheduler, and the RPC surface over
- * them. The only place where concrete pieces are wired together (DESIGN.md "Layers").
+ * The composition root: config → store → llm → agent services → modules → registry, and the RPC
+ * surface over them, all built from the module list (DESIGN.md "Layers"). Nothing here names a
+ * world: a module's section, tables, services, world and methods come through its front door.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { EventBus, RpcDispatcher, createLogger, defineMethod, systemClock, uuid, type Clock, type IdGen, type Logger, type RpcMethod } from '../core/index.js';
-import { Registry, engineRpcMethods, type EngineDeps } from '../engine/index.js';
-import { StoreCheckpointer } from '../graph/index.js';
-import { createLlm, type Llm, type ModelEndpointConfig, type ModelRole, type ModelsConfig, type ProviderModel } from '../llm/index.js';
-import { InstanceState, openStore, type Store } from '../store/index.js';
-import type { SkillsHealth } from '../worlds/tasks/index.js';
+import {
+  AgentRunner,
+  AgentRunnerKey,
+  ApprovalStore,
+  ApprovalStoreKey,
+  McpManager,
+  SkillsKey,
+  agentRpcHandlers,
+  type AgentTables,
+  type SkillsHealth,
+} from '../agent/index.js';
+import {
+  EventBus,
+  RpcDispatcher,
+  Services,
+  createLogger,
+  provide,
+  systemClock,
+  systemTimeZone,
+  uuid,
+  type Clock,
+  type IdGen,
+  type Logger,
+  type RpcMethod,
+} from '../core/index.js';
+import { InstanceState, Registry, engineRpcHandlers, type EngineDeps, type EngineTables, type SharedContext, type WorldModule } from '../engine/index.js';
+import { StoreCheckpointer, type GraphTables } from '../graph/index.js';
+import {
+  createLlm,
+  usageRpcHandlers,
+  type LedgerTables,
+  type LlmService,
+  type ModelEndpointConfig,
+  type ModelRole,
+  type ModelsConfig,
+  type ProviderModel,
+} from '../llm/index.js';
+import { agentContract, engineContract, implement, usageContract, type ProductEvents } from '../protocol/index.js';
+import { applyMigrations, openStore, tablesView, type Store } from '../store/index.js';
 import { loadConfig, type Config } from './config.js';
-import { defineWorlds, type AppServices } from './worlds.js';
+import { checkModules } from './module-checks.js';
+import { productModules } from './modules.js';
 
 export interface AppOptions {
   workspace: string;
+  /** The modules to run (default: the product's). */
+  modules?: readonly WorldModule[];
   env?: NodeJS.ProcessEnv;
   overrides?: { port?: number; host?: string };
   clock?: Clock;
@@ -25,22 +61,31 @@ export interface AppOptions {
   store?: Store;
   /** The model behind each role, in this process, instead of its endpoint (`simulate`: a dry-run model). */
   inProcessModel?: (role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel;
-  /** What the worlds see of the MCP servers instead of asking them (`simulate`: they are not started). */
+  /** What the modules see of the MCP servers instead of asking them (`simulate`: they are not started). */
   skills?: SkillsHealth;
+}
+
+export interface AppServices {
+  mcp: McpManager;
+  approvals: ApprovalStore;
+  agent: AgentRunner;
 }
 
 export interface App {
   workspace: string;
   config: Config;
+  modules: readonly WorldModule[];
   store: Store;
-  llm: Llm;
-  events: EventBus;
+  llm: LlmService;
+  events: EventBus<ProductEvents>;
   clock: Clock;
   log: Logger;
   registry: Registry;
   rpc: RpcDispatcher;
   services: AppServices;
-  /** Stop every tick (each stays checkpointed), close worlds, tools and the store. Idempotent. */
+  /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler. */
+  start(): Promise<void>;
+  /** Stop every tick (each stays checkpointed), close modules, tools and the store. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -56,30 +101,93 @@ export function modelsConfig(config: Config): ModelsConfig {
 
 export async function createApp(opts: AppOptions): Promise<App> {
   const workspace = path.resolve(opts.workspace);
-  const config = loadConfig({ workspace, ...(opts.env ? { env: opts.env } : {}), ...(opts.overrides ? { overrides: opts.overrides } : {}) });
+  const modules = opts.modules ?? productModules;
+  checkModules(modules);
+  const config = loadConfig({ workspace, modules, ...(opts.env ? { env: opts.env } : {}), ...(opts.overrides ? { overrides: opts.overrides } : {}) });
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? uuid;
   const log = opts.log ?? createLogger();
-  const events = new EventBus(() => clock.now());
-  const store = opts.store ?? (await openStore({ workspace, ...(config.database.url ? { databaseUrl: config.database.url } : {}) }));
+  for (const warning of config.warnings) log.warn(warning);
+  const events = new EventBus<ProductEvents>(() => clock.now());
+  const moduleMigrations = modules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
+  const store =
+    opts.store ?? (await openStore({ workspace, migrations: moduleMigrations, ...(config.database.url ? { databaseUrl: config.database.url } : {}) }));
+  const closers: Array<() => Promise<void>> = [];
   try {
+    if (opts.store) await applyMigrations(store.db, store.dialect, moduleMigrations);
+    const engineDb = tablesView<EngineTables>(store.db);
     // Seed 4 back-compat: bare keys from before namespacing belonged to the memory world.
-    await new InstanceState(store.db, () => clock.now()).migrateLegacyKeys('memory');
-    const llm = createLlm({ models: modelsConfig(config), db: store.db, clock, ids, log, inProcessModel: opts.inProcessModel });
-    const checkpointer = new StoreCheckpointer(store.db, clock);
+    await new InstanceState(engineDb, () => clock.now()).migrateLegacyKeys('memory');
+    const llm = createLlm({ models: modelsConfig(config), db: tablesView<LedgerTables>(store.db), clock, ids, log, inProcessModel: opts.inProcessModel });
+    const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
     await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
-    const deps: EngineDeps = { db: store.db, llm, clock, ids, events, log, checkpointer };
+    const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer };
     const registry = new Registry(deps);
-    const services = await defineWorlds({ workspace, config, deps, registry, skills: opts.skills });
+
+    const agentServices = await createAgentServices(config, tablesView<AgentTables>(store.db), { llm, clock, ids, events, log });
+    closers.push(async () => {
+      // Runs started outside a tick (approved escalations) stop before their tools go away.
+      await agentServices.agent.cancelAll('external');
+      await agentServices.mcp.close();
+    });
+    const services = new Services();
+    services.add(provide(AgentRunnerKey, agentServices.agent));
+    services.add(provide(ApprovalStoreKey, agentServices.approvals));
+    services.add(provide(SkillsKey, opts.skills ?? agentServices.mcp));
+
+    const tickTimeoutMs = config.engine.tick_timeout_minutes * 60_000;
+    const shared: SharedContext = {
+      workspace,
+      db: store.db,
+      llm,
+      clock,
+      ids,
+      log,
+      events,
+      services,
+      timezone: config.timezone ?? systemTimeZone(),
+      tickTimeoutMs,
+      trigger: (kind) => void registry.trigger(kind),
+    };
+    const methods: RpcMethod[] = [];
+    const starts: Array<() => void | Promise<void>> = [];
+    for (const module of modules) {
+      const section = config.worlds[module.kind] ?? { enabled: true, settings: {} };
+      const instance = await module.instantiate(shared, section.settings);
+      if (instance.close) closers.push(instance.close);
+      for (const provision of instance.provides) services.add(provision);
+      if (instance.start) starts.push(instance.start);
+      methods.push(...instance.methods);
+      if (instance.world) {
+        registry.add(instance.world, {
+          description: module.description,
+          tab: module.tab ?? null,
+          enabledByDefault: module.enabledByDefault,
+          disabledBy: section.enabled ? undefined : `[worlds.${module.kind}] enabled = false in subconscious.toml`,
+          tickTimeoutMs,
+        });
+      }
+    }
+
     const rpc = new RpcDispatcher();
-    const methods: RpcMethod[] = [...engineRpcMethods(registry), ...services.rpcMethods];
-    for (const m of methods) rpc.add(m);
-    rpc.add(defineMethod('rpc.methods', z.object({}).strict(), 'The methods this daemon serves.', () => rpc.list()));
+    const timezone = config.timezone ?? systemTimeZone();
+    for (const m of [
+      ...implement(
+        engineContract,
+        engineRpcHandlers(registry, () => rpc.list()),
+      ),
+      ...implement(usageContract, usageRpcHandlers(tablesView<LedgerTables>(store.db), clock, timezone)),
+      ...implement(agentContract, agentRpcHandlers(agentServices)),
+      ...methods,
+    ])
+      rpc.add(m);
+
     let closed: Promise<void> | null = null;
     return {
       workspace,
       config,
+      modules,
       store,
       llm,
       events,
@@ -87,16 +195,44 @@ export async function createApp(opts: AppOptions): Promise<App> {
       log,
       registry,
       rpc,
-      services,
+      services: agentServices,
+      async start() {
+        for (const start of starts) await start();
+        registry.start();
+      },
       close: () =>
         (closed ??= (async () => {
           await registry.stop();
-          await services.close();
+          for (const close of closers.reverse()) await close().catch((err) => log.error({ err }, 'a module failed to close'));
           await store.close();
         })()),
     };
   } catch (err) {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw err;
   }
+}
+
+async function createAgentServices(
+  config: Config,
+  db: ConstructorParameters<typeof ApprovalStore>[0]['db'],
+  base: { llm: LlmService; clock: Clock; ids: IdGen; events: EventBus<ProductEvents>; log: Logger },
+): Promise<AppServices> {
+  const { llm, clock, ids, events, log } = base;
+  const mcp = new McpManager({ servers: config.mcp.servers, clock, log, events });
+  const approvals = new ApprovalStore({ db, clock, ids, events, pollMs: 1000 });
+  const agent = new AgentRunner({
+    llm,
+    mcp,
+    approvals,
+    clock,
+    ids,
+    events,
+    log,
+    capMs: config.agent.run_cap_minutes * 60_000,
+    maxSteps: config.agent.max_steps,
+  });
+  await agent.recover();
+  return { mcp, approvals, agent };
 }

@@ -1,7 +1,8 @@
 /**
  * Configuration: `<workspace>/subconscious.toml`, overridden by `SUBCONSCIOUS_*` environment
- * variables, validated once into a resolved object with defaults. A bad value stops the start
- * with the key and the reason.
+ * variables, validated once into a resolved object with defaults. The shared sections are here;
+ * every module brings its own `[worlds.<kind>]` section (its schema, defaults written once), so
+ * the schema is built from the module list. A bad value stops the start with the key and the reason.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { mcpServersSchema } from '../agent/index.js';
 import { SubconsciousError, isTimeZone } from '../core/index.js';
+import type { WorldModule } from '../engine/index.js';
 
 export const CONFIG_FILE = 'subconscious.toml';
 export const DEFAULT_PORT = 7777;
@@ -17,77 +19,67 @@ export const OLLAMA_BASE_URL = 'http://127.0.0.1:11434/v1';
 
 const modelSchema = (defaults: { model: string; timeout_seconds: number }) =>
   z
-    .object({
+    .strictObject({
       base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:11434/v1' }).default(OLLAMA_BASE_URL),
       model: z.string().min(1, 'must name a model').default(defaults.model),
       api_key: z.string().optional(),
       timeout_seconds: z.number().positive().max(3600).default(defaults.timeout_seconds),
     })
-    .strict()
-    .default({ base_url: OLLAMA_BASE_URL, model: defaults.model, timeout_seconds: defaults.timeout_seconds });
+    .prefault({});
 
-export const configSchema = z
-  .object({
-    heartbeat: z
-      .object({
-        enabled: z.boolean().default(true),
-        interval_minutes: z.number().int('must be a whole number of minutes').min(5, 'must be at least 5').max(1440).default(5),
-        inference_enabled: z.boolean().default(true),
-        context_budget_tokens: z.number().int().min(1000, 'must be at least 1000').max(1_000_000).default(40_000),
-        /** IANA zone for `cron:` task schedules and for usage days when the page names none (default: this machine's zone). */
-        timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
-      })
-      .strict()
-      .default({ enabled: true, interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000 }),
-    models: z
-      .object({
-        local: modelSchema({ model: 'llama3.2', timeout_seconds: 120 }),
-        agent: modelSchema({ model: 'qwen2.5:7b', timeout_seconds: 300 }),
-      })
-      .strict()
-      .default({
-        local: { base_url: OLLAMA_BASE_URL, model: 'llama3.2', timeout_seconds: 120 },
-        agent: { base_url: OLLAMA_BASE_URL, model: 'qwen2.5:7b', timeout_seconds: 300 },
-      }),
-    server: z
-      .object({
-        host: z.string().min(1).default(DEFAULT_HOST),
-        port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
-      })
-      .strict()
-      .default({ host: DEFAULT_HOST, port: DEFAULT_PORT }),
-    engine: z
-      .object({
-        tick_timeout_minutes: z
-          .number()
-          .positive()
-          .max(24 * 60)
-          .default(30),
-      })
-      .strict()
-      .default({ tick_timeout_minutes: 30 }),
-    agent: z
-      .object({
-        run_cap_minutes: z
-          .number()
-          .positive()
-          .max(24 * 60)
-          .default(20),
-        max_steps: z.number().int().min(1).max(200).default(25),
-      })
-      .strict()
-      .default({ run_cap_minutes: 20, max_steps: 25 }),
-    mcp: z
-      .object({
-        servers: mcpServersSchema.default([]),
-      })
-      .strict()
-      .default({ servers: [] }),
-    database: z.object({ url: z.string().optional() }).strict().default({}),
-  })
-  .strict();
+/** The sections every daemon has, whatever its modules. */
+export const baseConfigShape = {
+  /** IANA zone for usage days and schedules when nothing more specific says (default: this machine's). */
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
+  models: z
+    .strictObject({
+      local: modelSchema({ model: 'llama3.2', timeout_seconds: 120 }),
+      agent: modelSchema({ model: 'qwen2.5:7b', timeout_seconds: 300 }),
+    })
+    .prefault({}),
+  server: z
+    .strictObject({
+      host: z.string().min(1).default(DEFAULT_HOST),
+      port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
+    })
+    .prefault({}),
+  engine: z
+    .strictObject({
+      tick_timeout_minutes: z
+        .number()
+        .positive()
+        .max(24 * 60)
+        .default(30),
+    })
+    .prefault({}),
+  agent: z
+    .strictObject({
+      run_cap_minutes: z
+        .number()
+        .positive()
+        .max(24 * 60)
+        .default(20),
+      max_steps: z.number().int().min(1).max(200).default(25),
+    })
+    .prefault({}),
+  mcp: z.strictObject({ servers: mcpServersSchema.default([]) }).prefault({}),
+  database: z.strictObject({ url: z.string().optional() }).prefault({}),
+};
 
-export type Config = z.output<typeof configSchema>;
+type BaseConfig = z.output<z.ZodObject<typeof baseConfigShape>>;
+
+/** One module's section as resolved: `enabled` (a hard off when false) beside the module's own keys. */
+export interface WorldSection {
+  enabled: boolean;
+  /** The module's own keys, validated by its schema (the module parses them again, typed). */
+  settings: Record<string, unknown>;
+}
+
+export type Config = BaseConfig & {
+  worlds: Record<string, WorldSection>;
+  /** Things a person should hear once at start (an old section name still read, …). */
+  warnings: string[];
+};
 
 /** Environment variables that override the file: name → the dotted key(s) each one sets. */
 export const ENV_OVERRIDES: Record<string, { keys: string[]; type: 'string' | 'port' }> = {
@@ -103,6 +95,7 @@ export const ENV_OVERRIDES: Record<string, { keys: string[]; type: 'string' | 'p
 
 export interface LoadConfigOptions {
   workspace: string;
+  modules: readonly WorldModule[];
   env?: NodeJS.ProcessEnv;
   /** Command-line values win over both (e.g. `--port`). */
   overrides?: { port?: number; host?: string };
@@ -129,20 +122,73 @@ export function loadConfig(opts: LoadConfigOptions): Config {
   }
   if (opts.overrides?.port !== undefined) setPath(raw, 'server.port', opts.overrides.port);
   if (opts.overrides?.host !== undefined) setPath(raw, 'server.host', opts.overrides.host);
-  return validateConfig(raw, existsSync(file) ? file : 'configuration');
+  return validateConfig(raw, opts.modules, existsSync(file) ? file : 'configuration');
 }
 
-export function validateConfig(raw: unknown, source = 'configuration'): Config {
-  const result = configSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const key = issue.path.join('.') || '(root)';
-  const reason = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-  const fullKey = issue.code === 'unrecognized_keys' && issue.path.length === 0 ? (issue.keys[0] ?? key) : key;
-  throw new SubconsciousError('config_invalid', `Invalid ${source}: ${fullKey}: ${reason}`, {
-    hint: 'Fix that key in subconscious.toml or the matching SUBCONSCIOUS_* variable.',
-    details: { key: fullKey, reason },
-  });
+export function validateConfig(input: unknown, modules: readonly WorldModule[], source = 'configuration'): Config {
+  const raw = isTable(input) ? { ...input } : input;
+  const legacy = isTable(raw) ? readLegacySections(raw, modules) : { warnings: [], names: new Map<string, string>() };
+  const warnings = legacy.warnings;
+  const schema = configSchema(modules);
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const key = legacyKey(issue.path.map(String), legacy.names) ?? (issue.path.join('.') || '(root)');
+    const reason = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+    const fullKey = issue.code === 'unrecognized_keys' && issue.path.length === 0 ? (issue.keys[0] ?? key) : key;
+    throw new SubconsciousError('config_invalid', `Invalid ${source}: ${fullKey}: ${reason}`, {
+      hint: 'Fix that key in subconscious.toml or the matching SUBCONSCIOUS_* variable.',
+      details: { key: fullKey, reason },
+    });
+  }
+  const { worlds, ...base } = result.data;
+  const sections: Record<string, WorldSection> = {};
+  for (const [kind, section] of Object.entries(worlds as Record<string, Record<string, unknown>>)) {
+    const { enabled, ...settings } = section;
+    sections[kind] = { enabled: enabled !== false, settings };
+  }
+  return { ...(base as BaseConfig), worlds: sections, warnings };
+}
+
+/** The whole schema: the shared sections and `[worlds]` with one section per module. */
+export function configSchema(modules: readonly WorldModule[]) {
+  const worlds: Record<string, z.ZodType> = {};
+  for (const m of modules) worlds[m.kind] = m.configSchema.extend({ enabled: z.boolean().default(true) }).prefault({});
+  return z.strictObject({ ...baseConfigShape, worlds: z.strictObject(worlds).prefault({}) });
+}
+
+/**
+ * A module's legacy section (seed 1's `[heartbeat]` for the tasks world) is read as its
+ * `[worlds.<kind>]` section, whose own keys win; one warning names the new key.
+ */
+function readLegacySections(raw: Record<string, unknown>, modules: readonly WorldModule[]): { warnings: string[]; names: Map<string, string> } {
+  const warnings: string[] = [];
+  /** kind → the legacy name its keys are reported under (only when the new section was absent). */
+  const names = new Map<string, string>();
+  for (const m of modules) {
+    const legacy = m.legacySection;
+    if (!legacy || !(legacy in raw)) continue;
+    const old = raw[legacy];
+    delete raw[legacy];
+    const worlds = isTable(raw.worlds) ? { ...raw.worlds } : {};
+    const current = worlds[m.kind];
+    if (current === undefined) names.set(m.kind, legacy);
+    worlds[m.kind] = isTable(old) ? { ...old, ...(isTable(current) ? current : {}) } : old;
+    raw.worlds = worlds;
+    warnings.push(`[${legacy}] in subconscious.toml is read as [worlds.${m.kind}]; rename the section (this name will stop working in a later release).`);
+  }
+  return { warnings, names };
+}
+
+/** An error in a section read from its legacy name is reported under the name the person wrote. */
+function legacyKey(path: string[], names: Map<string, string>): string | undefined {
+  if (path[0] !== 'worlds' || path[1] === undefined) return undefined;
+  const legacy = names.get(path[1]);
+  return legacy ? [legacy, ...path.slice(2)].join('.') : undefined;
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function parsePort(name: string, value: string): number {

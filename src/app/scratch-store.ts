@@ -1,95 +1,62 @@
 /**
  * `simulate`'s store: a fresh in-memory SQLite database, migrated like any other, holding a copy
- * of the user's standing tasks and world on/off toggles, read from their configured database
- * read-only when it exists. The user's database is never written; what the simulated ticks
- * write (log rows, schedules, the ledger) stays in memory and is gone when the store closes.
+ * of what each module starts from (the tasks world: the person's standing tasks) and the worlds'
+ * on/off toggles, read from their configured database read-only when it exists. That database is
+ * never written; what the simulated ticks write stays in memory and is gone when the store closes.
  */
 import { SubconsciousError, describeError } from '../core/errors.js';
-import { hasTable, openReadOnlyStore, openStore, type Store } from '../store/index.js';
-import type { Selectable } from 'kysely';
-import type { SubconsciousTasksTable } from '../store/index.js';
+import type { EngineTables, WorldModule } from '../engine/index.js';
+import { hasTable, openReadOnlyStore, openStore, tablesView, type Store } from '../store/index.js';
 import type { Config } from './config.js';
-
-/**
- * The columns copied, named so a database with columns this version does not know still copies.
- * The later ones (`LATER_COLUMNS`) are copied when the source has them: an older database lacks them.
- */
-const TASK_COLUMNS = [
-  'id',
-  'title',
-  'source',
-  'origin',
-  'origin_present',
-  'recurrence',
-  'enabled',
-  'needs_tools',
-  'last_run_at',
-  'next_run_at',
-  'completed',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof SubconsciousTasksTable)[];
-const LATER_COLUMNS = ['origin_order', 'user_disabled'] as const satisfies readonly (keyof SubconsciousTasksTable)[];
-
-type CopiedTask = Pick<Selectable<SubconsciousTasksTable>, (typeof TASK_COLUMNS)[number]> &
-  Partial<Pick<Selectable<SubconsciousTasksTable>, (typeof LATER_COLUMNS)[number]>>;
 
 export interface ScratchStore {
   store: Store;
-  /** Where the tasks came from (null: no database yet) and how many were copied. */
-  imported: { from: string | null; tasks: number; toggles: number };
+  /** Where the rows came from (null: no database yet) and what was copied, per module. */
+  imported: { from: string | null; copied: Array<{ module: string; what: string; count: number }>; toggles: number };
 }
 
-/** Rows the user's database holds that a simulation starts from. */
-interface UserRows {
-  tasks: Awaited<ReturnType<typeof readTasks>>;
-  toggles: Awaited<ReturnType<typeof readToggles>>;
-}
-
-export async function openScratchStore(workspace: string, config: Config): Promise<ScratchStore> {
-  const source = await openReadOnlyStore({ workspace, databaseUrl: config.database.url });
-  let rows: UserRows = { tasks: [], toggles: [] };
-  if (source) {
-    try {
-      // A database this version never started holds no tasks yet.
-      if (await hasTable(source, 'subconscious_tasks')) rows = { tasks: await readTasks(source), toggles: await readToggles(source) };
-    } catch (err) {
-      throw new SubconsciousError('store_unavailable', `Could not read the tasks in ${source.location}: ${describeError(err)}`, {
-        cause: err,
-        hint: 'simulate only reads that database: check that it is reachable, and run `subconscious status` once to upgrade a database made by an older version.',
-      });
-    } finally {
-      await source.close().catch(() => undefined);
-    }
-  }
-  const store = await openStore({ sqliteFile: ':memory:' });
+export async function openScratchStore(workspace: string, config: Config, modules: readonly WorldModule[]): Promise<ScratchStore> {
+  const migrations = modules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
+  const store = await openStore({ sqliteFile: ':memory:', migrations });
+  const source = await openReadOnlyStore({ workspace, databaseUrl: config.database.url }).catch(async (err) => {
+    await store.close();
+    throw err;
+  });
+  const imported: ScratchStore['imported'] = { from: source?.location ?? null, copied: [], toggles: 0 };
+  if (!source) return { store, imported };
   try {
-    // Chunked: SQLite caps bound parameters per statement.
-    for (let i = 0; i < rows.tasks.length; i += 50) {
-      await store.db
-        .insertInto('subconscious_tasks')
-        .values(rows.tasks.slice(i, i + 50))
-        .execute();
+    for (const m of modules) {
+      const copy = m.simulate?.copy;
+      // A database this version never started lacks the module's tables: nothing to copy yet.
+      if (!copy || !(await hasTables(source, m.tables?.names ?? []))) continue;
+      const { copied, what } = await copy(source.db, store.db);
+      imported.copied.push({ module: m.kind, what, count: copied });
     }
-    for (const row of rows.toggles) await store.db.insertInto('instance_state').values(row).execute();
+    if (await hasTable(source, 'instance_state')) imported.toggles = await copyToggles(source, store);
   } catch (err) {
     await store.close().catch(() => undefined);
-    throw err;
+    throw new SubconsciousError('store_unavailable', `Could not read ${source.location}: ${describeError(err)}`, {
+      cause: err,
+      hint: 'simulate only reads that database: check that it is reachable, and run `subconscious status` once to upgrade a database made by an older version.',
+    });
+  } finally {
+    await source.close().catch(() => undefined);
   }
-  return { store, imported: { from: source ? source.location : null, tasks: rows.tasks.length, toggles: rows.toggles.length } };
+  return { store, imported };
 }
 
-/** Every task (system defaults, HEARTBEAT.md lines, user tasks) as the user's database has it. */
-async function readTasks(source: Store): Promise<CopiedTask[]> {
-  const rows = await source.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
-  return rows.map((row) => {
-    const copy: Record<string, unknown> = {};
-    for (const column of [...TASK_COLUMNS, ...LATER_COLUMNS]) if (column in row) copy[column] = row[column];
-    return copy as CopiedTask;
-  });
+async function hasTables(store: Store, names: readonly string[]): Promise<boolean> {
+  for (const name of names) if (!(await hasTable(store, name))) return false;
+  return true;
 }
 
 /** The worlds' on/off switches from the page (`<world>:enabled`): a world switched off stays off. */
-function readToggles(source: Store) {
-  return source.db.selectFrom('instance_state').select(['key', 'value', 'updated_at']).where('key', 'like', '%:enabled').execute();
+async function copyToggles(source: Store, target: Store): Promise<number> {
+  const rows = await tablesView<EngineTables>(source.db)
+    .selectFrom('instance_state')
+    .select(['key', 'value', 'updated_at'])
+    .where('key', 'like', '%:enabled')
+    .execute();
+  for (const row of rows) await tablesView<EngineTables>(target.db).insertInto('instance_state').values(row).execute();
+  return rows.length;
 }

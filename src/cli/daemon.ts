@@ -27,7 +27,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const overrides = { ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host !== undefined ? { host: opts.host } : {}) };
   const app = await createApp({ workspace: opts.workspace, overrides });
   let http: Listening;
-  const metrics = createMetrics(app.store.db, app.events);
+  const metrics = createMetrics(app.llm.ledger, app.events);
   const token = ensureToken(app.workspace);
   try {
     const server = createHttpApp({
@@ -54,7 +54,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
   // Connect the tool servers now, so the first situation report sees their real health.
   void app.services.mcp.check().catch((err) => app.log.warn({ err }, 'MCP servers could not be checked'));
-  app.registry.start();
+  await app.start();
   const unannounce = announceDaemon(app.workspace, http.url);
   let stopping: Promise<void> | null = null;
   return {
@@ -79,6 +79,7 @@ export async function announce(daemon: Daemon, print: (line: string) => void): P
   print(`  workspace: ${app.workspace}`);
   print(`  store:     ${app.store.location}`);
   print(`  worlds:    ${app.registry.names().join(', ') || '(none)'}`);
+  for (const warning of app.config.warnings) print(`  note: ${warning}`);
   for (const role of ['local', 'agent'] as const) {
     const ep = app.llm.endpoint(role);
     const probe = await app.llm.probe(role).catch((err) => ({ available: false, reason: describeError(err) }));

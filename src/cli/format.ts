@@ -1,5 +1,6 @@
 /** Plain-text output for the CLI: one line per world, readable without the page. */
-import type { StatusResult, TickOutcome } from '../engine/index.js';
+import type { TickOutcome } from '../engine/index.js';
+import type { StatusResult } from '../protocol/index.js';
 
 function ago(at: number | null, now = Date.now()): string {
   if (!at) return 'never';

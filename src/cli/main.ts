@@ -9,11 +9,13 @@ import { Command, InvalidArgumentError } from 'commander';
 import { createApp, type App } from '../app/app.js';
 import { describeError, isSubconsciousError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
+import type { StatusResult } from '../protocol/index.js';
 import { announce, startDaemon, type Daemon } from './daemon.js';
+import { productModules } from '../app/modules.js';
+import { parseHours, printSimulation, progressLine, simulate } from '../app/simulate.js';
 import { printStatus, printTickOutcomes } from './format.js';
-import { callRunningDaemon } from './remote.js';
+import { registerModuleCommands } from './modules.js';
 import { callInProcess } from './rpc-result.js';
-import { parseHours, printSimulation, progressLine, simulate } from './simulate.js';
 import { requireWorkspace, UsageError } from './workspace.js';
 
 /** package.json sits two folders up from both src/cli/ and dist/cli/. */
@@ -88,7 +90,7 @@ program
   .option('--json', 'print the outcomes as JSON')
   .action(async (opts: { workspace: string; world?: string; json?: boolean }) => {
     const outcomes = await withApp(opts.workspace, async (app) => {
-      await app.services.mcp.check(); // the situation report should see the tool servers' real health
+      await app.services.mcp.check(); // a situation report should see the tool servers' real health
       return app.registry.tickOnce(opts.world ?? 'all');
     });
     if (opts.json) console.log(JSON.stringify(outcomes, null, 2));
@@ -104,7 +106,7 @@ program
   .action(async (opts: { workspace: string; json?: boolean }) => {
     const status = await withApp(opts.workspace, (app) => callInProcess(app.rpc, 'subconscious.status', {}));
     if (opts.json) console.log(JSON.stringify(status, null, 2));
-    else printStatus(status as Parameters<typeof printStatus>[0], (l) => console.log(l));
+    else printStatus(status as StatusResult, (l) => console.log(l));
   });
 
 program
@@ -122,7 +124,7 @@ program
     if (result.failures.length) process.exitCode = 1;
   });
 
-await registerWorldCommands(program);
+registerModuleCommands(program, productModules, workspaceOption);
 
 try {
   await program.parseAsync(process.argv);
@@ -130,18 +132,4 @@ try {
   const code = isSubconsciousError(err) ? ` [${err.code}]` : '';
   console.error(`subconscious: ${describeError(err)}${code}`);
   process.exit(err instanceof UsageError ? 2 : isSubconsciousError(err, 'config_invalid') ? 78 : 1);
-}
-
-/** World-specific commands (`tasks …`) call the same RPC methods as the page. */
-async function registerWorldCommands(cli: Command): Promise<void> {
-  const { registerTasksCommands } = await import('./tasks.js');
-  const tasks = cli
-    .command('tasks')
-    .description('standing tasks of the task loop')
-    .option(...workspaceOption);
-  registerTasksCommands(tasks, async (method, params) => {
-    const workspace = tasks.opts<{ workspace: string }>().workspace;
-    const viaDaemon = await callRunningDaemon(workspace, method, params ?? {});
-    return viaDaemon ? viaDaemon.result : withApp(workspace, (app) => callInProcess(app.rpc, method, params ?? {}));
-  });
 }

@@ -57,3 +57,55 @@ export async function callRunningDaemon(workspace: string, method: string, param
   const body = (await res.json()) as { result?: unknown; error?: RpcError };
   return { result: rpcResult(method, body) };
 }
+
+/**
+ * Follow the daemon's `/events` (SSE) and hand each event to `listener`; resolves to "stop" once
+ * the stream is open, or undefined when no daemon answers.
+ */
+export async function daemonEvents(
+  workspace: string,
+  listener: (event: { type: string; at: number; data: Record<string, unknown> }) => void,
+): Promise<(() => void) | undefined> {
+  const daemon = readDaemonFile(workspace);
+  const file = tokenPath(workspace);
+  if (!daemon || !existsSync(file)) return undefined;
+  const token = readFileSync(file, 'utf8').trim();
+  const controller = new AbortController();
+  let res: Response;
+  try {
+    res = await fetch(`${daemon.url}/events`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  } catch {
+    return undefined;
+  }
+  if (!res.ok || !res.body) return undefined;
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  void (async () => {
+    let buffer = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trimStart())
+            .join('\n');
+          if (!data) continue;
+          try {
+            const event = JSON.parse(data) as { type: string; at: number; data: Record<string, unknown> };
+            if (typeof event.type === 'string') listener(event);
+          } catch {
+            // not one of ours
+          }
+        }
+      }
+    } catch {
+      // aborted, or the daemon went away
+    }
+  })();
+  return () => controller.abort();
+}

@@ -27,7 +27,7 @@ export class SubconsciousError extends Error {
   readonly hint: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(code: string, message: string, opts: { hint?: string | undefined; cause?: unknown; details?: Record<string, unknown> | undefined } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'SubconsciousError';
     this.code = code;

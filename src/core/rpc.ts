@@ -4,7 +4,8 @@
  * (`SubconsciousError`) get -32000 with `data: { code, hint }`. A handler that throws anything
  * else gets -32603 and the server keeps serving.
  */
-import { z, type ZodType } from 'zod';
+import { z } from 'zod';
+import type { BoundMethod } from '../protocol/contract.js';
 import { SubconsciousError, describeError } from './errors.js';
 
 export const RPC_PARSE_ERROR = -32700;
@@ -14,23 +15,8 @@ export const RPC_INVALID_PARAMS = -32602;
 export const RPC_INTERNAL_ERROR = -32603;
 export const RPC_APP_ERROR = -32000;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of methods holds every params type
-export interface RpcMethod<P = any, R = unknown> {
-  name: string;
-  params: ZodType<P>;
-  /** One line for `rpc.methods` (and the docs). */
-  description: string;
-  handler: (params: P) => Promise<R> | R;
-}
-
-export function defineMethod<S extends ZodType, R>(
-  name: string,
-  params: S,
-  description: string,
-  handler: (params: z.output<S>) => Promise<R> | R,
-): RpcMethod<z.output<S>, R> {
-  return { name, params: params as ZodType<z.output<S>>, description, handler };
-}
+/** A method as the dispatcher serves it: bound to its contract with `implement` (protocol/). */
+export type RpcMethod = BoundMethod;
 
 type Id = string | number | null;
 
@@ -116,7 +102,7 @@ export class RpcDispatcher {
         : failure(id, RPC_INVALID_PARAMS, `Invalid params for ${name}: ${first ? `${first.field}: ${first.message}` : 'rejected'}`, { issues });
     }
     try {
-      const result = await method.handler(checked.data);
+      const result = await (method.handler as (params: unknown) => unknown)(checked.data);
       return isNotification ? null : { jsonrpc: '2.0', id, result: result ?? null };
     } catch (err) {
       if (isNotification) return null;

@@ -2,7 +2,22 @@ export type * from './types.js';
 export { Instance, DEFAULT_TICK_TIMEOUT_MS, type EngineDeps, type InstanceOptions, type TickOptions } from './instance.js';
 export { Scheduler, type SchedulerOptions } from './scheduler.js';
 export { Registry } from './registry.js';
-export { WorldCatalog, type WorldFactory } from './catalog.js';
 export { readStatus, type EngineKeys, type OpenTick } from './status.js';
 export { TickLease, LEASE_TTL_MS } from './lease.js';
-export { engineRpcMethods, type StatusResult } from './rpc.js';
+export { InstanceState, WorldKeys, stateKey, LEGACY_KEYS } from './state.js';
+export { engineRpcHandlers } from './rpc.js';
+export type { EngineTables, InstanceStateTable, TickLeasesTable } from './tables.js';
+export {
+  defineModule,
+  type WorldModule,
+  type ModuleDefinition,
+  type ModuleContext,
+  type ModuleParts,
+  type ModuleInstance,
+  type SharedContext,
+  type CliContext,
+  type CliSetup,
+  type SimulateHooks,
+  type SimulationSession,
+  type ErasedSession,
+} from './module.js';

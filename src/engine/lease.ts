@@ -6,7 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { ownerIsGone } from '../core/process-identity.js';
-import type { Database } from '../store/schema.js';
+import type { EngineTables } from './tables.js';
 
 export const LEASE_TTL_MS = 120_000;
 
@@ -15,7 +15,7 @@ export class TickLease {
   private held: number | null = null;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: Kysely<EngineTables>,
     private readonly world: string,
     private readonly holder: string,
     private readonly now: () => number,

@@ -130,12 +130,13 @@ export class Scheduler {
     if (known !== undefined) return known;
     const keys = await instance.keys();
     const intervalMs = instance.world.intervalMinutes() * 60_000;
-    // A tick left open by a crash resumes at once; otherwise the cadence continues from the last tick.
+    // A tick left open by a crash resumes at once; otherwise the cadence continues from the last
+    // tick; a world that never ticked waits its initial delay (seed 3: 60 s for sources to start).
     const due = keys.open_tick
       ? this.clock.now()
       : keys.last_tick_at
         ? Math.min(keys.next_tick_at ?? Infinity, keys.last_tick_at + intervalMs)
-        : this.clock.now();
+        : this.clock.now() + (instance.world.initialDelayMs?.() ?? 0);
     this.nextDue.set(instance.name, due);
     return due;
   }

@@ -3,8 +3,8 @@
  * page or `subconscious status` answers at once even while a tick runs for minutes.
  */
 import type { Kysely } from 'kysely';
-import { InstanceState } from '../store/instance-state.js';
-import type { Database } from '../store/schema.js';
+import { InstanceState } from './state.js';
+import type { EngineTables } from './tables.js';
 import type { ModelRole } from '../llm/index.js';
 import type { InstanceStatus, TickOutcomeKind } from './types.js';
 
@@ -37,14 +37,16 @@ export async function readEngineKeys(state: InstanceState, world: string): Promi
 }
 
 export async function readStatus(
-  db: Kysely<Database>,
+  db: Kysely<EngineTables>,
   world: string,
-  opts: { intervalMinutes: number; enabledByDefault: boolean; disabledBy?: string | null; now: number },
+  opts: { description: string; tab: string | null; intervalMinutes: number; enabledByDefault: boolean; disabledBy?: string | null; now: number },
 ): Promise<InstanceStatus> {
   const keys = await readEngineKeys(new InstanceState(db, () => opts.now), world);
   const lease = await db.selectFrom('tick_leases').select(['holder', 'expires_at']).where('world', '=', world).executeTakeFirst();
   return {
     world,
+    description: opts.description,
+    tab: opts.tab,
     enabled: !opts.disabledBy && (keys.enabled ?? opts.enabledByDefault),
     disabled_by: opts.disabledBy ?? null,
     provider_available: keys.provider ? keys.provider.available : null,

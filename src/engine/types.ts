@@ -6,10 +6,11 @@
  * Stage outputs must be JSON-serialisable: they are checkpointed so a killed tick resumes
  * from its last finished stage.
  */
-import type { Kysely } from 'kysely';
-import type { Clock, EventBus, IdGen, Logger } from '../core/index.js';
+import type { Clock, IdGen, Logger } from '../core/index.js';
 import type { Llm, ModelRole } from '../llm/types.js';
-import type { Database } from '../store/schema.js';
+import type { InstanceStatus, TickOutcomeKind } from '../protocol/engine.js';
+
+export type { InstanceStatus, TickOutcomeKind };
 
 /** A world's view of its own namespaced state (`<world>:<key>`). */
 export interface WorldState {
@@ -17,17 +18,15 @@ export interface WorldState {
   set(key: string, value: unknown): Promise<void>;
 }
 
-/** The shared services every tick (and the engine around it) works with. */
-export interface EngineServices {
-  db: Kysely<Database>;
+/**
+ * What a tick works with besides its world's own services (its tables, settings and neighbours,
+ * which the world got from its module's `create`). No database: a world reads only its own tables.
+ */
+export interface TickContext {
   llm: Llm;
   clock: Clock;
   ids: IdGen;
-  events: EventBus;
   log: Logger;
-}
-
-export interface TickContext extends EngineServices {
   /** The instance name (the world's kind unless configured otherwise). */
   world: string;
   /** This tick's id; stable across a crash-resume of the same tick. */
@@ -82,6 +81,8 @@ export interface World<O = unknown, C = unknown, R = unknown> {
   readonly kind: string;
   /** Minutes between ticks (the scheduler sleeps, never a fixed interval). */
   intervalMinutes(): number;
+  /** How long after start the first tick waits (default 0: at once; seed 3's conscious loop waits 60 s). */
+  initialDelayMs?(): number;
   /** Model roles `reflect` needs; the provider gate probes them before reflecting. */
   readonly roles: readonly ModelRole[];
   /**
@@ -103,31 +104,6 @@ export interface World<O = unknown, C = unknown, R = unknown> {
   /** Release resources at shutdown. */
   close?(): Promise<void>;
 }
-
-export interface InstanceStatus {
-  world: string;
-  enabled: boolean;
-  /** Why the world is off whatever its toggle says (a config setting), or null. */
-  disabled_by: string | null;
-  /** null until the endpoint was probed. */
-  provider_available: boolean | null;
-  provider_unavailable_reason: string | null;
-  /** Optional models (`World.optionalRoles`) that did not answer at the last gate. */
-  optional_models_unavailable: Array<{ role: ModelRole; reason: string }>;
-  interval_minutes: number;
-  last_tick_at: number | null;
-  total_ticks: number;
-  consecutive_failures: number;
-  halted: boolean;
-  halt_reason: string | null;
-  running: boolean;
-  last_outcome: TickOutcomeKind | null;
-  last_summary: string | null;
-  last_error: string | null;
-  next_tick_at: number | null;
-}
-
-export type TickOutcomeKind = 'committed' | 'quiet' | 'skipped' | 'superseded' | 'failed';
 
 export interface TickOutcome {
   world: string;

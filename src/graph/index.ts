@@ -9,3 +9,4 @@ export { CompiledGraph } from './compiled.js';
 export type { Checkpointer, ThreadSnapshot, ThreadStatus, CheckpointRecord, CheckpointWrite, StartThread } from './checkpointer.js';
 export { MemoryCheckpointer } from './memory-checkpointer.js';
 export { StoreCheckpointer } from './store-checkpointer.js';
+export type { GraphTables, GraphThreadsTable, GraphCheckpointsTable } from './tables.js';

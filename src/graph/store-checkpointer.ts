@@ -6,7 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import type { Database, GraphThreadsTable } from '../store/schema.js';
+import type { GraphTables, GraphThreadsTable } from './tables.js';
 import type { Checkpointer, CheckpointRecord, CheckpointWrite, StartThread, ThreadSnapshot, ThreadStatus } from './checkpointer.js';
 import { failureText, pruneCutoff, staleWrite, threadExists } from './checkpoint-rules.js';
 import { fromJson } from './json.js';
@@ -15,7 +15,7 @@ const DONE: ThreadStatus[] = ['finished', 'failed'];
 
 export class StoreCheckpointer implements Checkpointer {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: Kysely<GraphTables>,
     private readonly clock: Clock,
   ) {}
 

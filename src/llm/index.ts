@@ -3,7 +3,16 @@ export type * from './types.js';
 export { createLlm, type CreateLlmOptions, type LlmService } from './llm.js';
 export type { ProviderModel } from './meter.js';
 export { dryRunModel, type DryRunModelOptions, type DryRunRequest } from './dry-run-model.js';
-export { Ledger, type CallRecord, type LedgerCall, type LedgerGroup, type LedgerSummary, type UsageTotals } from './ledger.js';
+export {
+  Ledger,
+  type CallRecord,
+  type LedgerCall,
+  type LedgerGroup,
+  type LedgerSummary,
+  type UsageTotals,
+  type LedgerDimension,
+  type AggregateQuery,
+} from './ledger.js';
 export { ModelError, isModelError, classifyModelError, parseRetryAfter, type ErrorContext } from './errors.js';
 export { parseStructured, extractJson, schemaInstruction } from './structured.js';
 export {
@@ -18,13 +27,5 @@ export {
 } from './fence.js';
 export { RATE_LIMIT_DELAYS_MS, MAX_RETRY_AFTER_MS } from './retry.js';
 export { PROBE_TIMEOUT_MS, PROBE_CACHE_MS } from './probe.js';
-export {
-  usageRpcMethods,
-  usageSummary,
-  usageCalls,
-  type UsageSummary,
-  type UsageCalls,
-  type UsageCallRow,
-  type UsageDay,
-  type UsageGroup,
-} from './usage-rpc.js';
+export { usageRpcHandlers, usageSummary, usageCalls } from './usage-rpc.js';
+export type { LedgerTables, ModelCallsTable } from './tables.js';

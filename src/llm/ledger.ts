@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { IdGen } from '../core/ids.js';
-import type { Database, ModelCallsTable } from '../store/schema.js';
+import type { LedgerTables, ModelCallsTable } from './tables.js';
 import type { ModelErrorKind, ModelRole } from './types.js';
 
 const DAY_MS = 86_400_000;
@@ -50,17 +50,30 @@ export interface LedgerSummary {
   byDay: Array<UsageTotals & { day: string; start: number }>;
 }
 
-/** One (day, world, purpose) group of ledger rows. */
+/** What ledger rows can be grouped by. */
+export type LedgerDimension = 'day' | 'world' | 'purpose' | 'outcome';
+
+/** One group of ledger rows: the dimensions asked for are set, the others are absent. */
 export interface LedgerGroup extends UsageTotals {
   /** Epoch ms of the day's start (UTC midnight unless the caller gave the day starts). */
-  dayStart: number;
-  world: string;
-  purpose: string;
+  dayStart?: number;
+  world?: string;
+  purpose?: string;
+  outcome?: string;
+}
+
+export interface AggregateQuery {
+  /** Default: all time. */
+  since?: number;
+  until?: number;
+  /** Ascending epoch ms where each day begins (local midnights); default UTC days. */
+  dayStarts?: readonly number[];
+  by: readonly LedgerDimension[];
 }
 
 export class Ledger {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: Kysely<LedgerTables>,
     private readonly ids: IdGen,
   ) {}
 
@@ -85,34 +98,39 @@ export class Ledger {
   }
 
   /**
-   * The ledger's figures in `[since, until]` grouped by day, world and purpose: one read that
-   * every usage view (this summary, the page's Usage tab) aggregates from. Days are UTC days
-   * unless `dayStarts` (ascending epoch ms, e.g. local midnights) says where each day begins;
-   * a row before the first start counts in the first day.
+   * The one aggregation every usage figure comes from (the summary below, the Usage tab, /metrics,
+   * `simulate`): calls, tokens, failures and estimates of the rows in `[since, until]`, grouped by
+   * the dimensions asked for. A row before the first day start counts in the first day.
    */
-  async grouped(range: { since: number; until: number; dayStarts?: readonly number[] }): Promise<LedgerGroup[]> {
-    const day = dayStartOf(range.dayStarts);
-    const rows = await this.db
+  async aggregate(query: AggregateQuery): Promise<LedgerGroup[]> {
+    const day = dayStartOf(query.dayStarts);
+    const columns = {
+      day: day.as('day_start'),
+      world: sql<string>`world`.as('world'),
+      purpose: sql<string>`purpose`.as('purpose'),
+      outcome: sql<string>`outcome`.as('outcome'),
+    };
+    const keys = { day, world: sql`world`, purpose: sql`purpose`, outcome: sql`outcome` };
+    let q = this.db
       .selectFrom('model_calls')
       .select([
-        day.as('day_start'),
-        'world',
-        'purpose',
         sql<number>`count(*)`.as('calls'),
         sql<number>`coalesce(sum(input_tokens), 0)`.as('input_tokens'),
         sql<number>`coalesce(sum(output_tokens), 0)`.as('output_tokens'),
         sql<number>`coalesce(sum(case when outcome = 'ok' then 0 else 1 end), 0)`.as('failed'),
         sql<number>`coalesce(sum(estimated), 0)`.as('estimated'),
       ])
-      .where('at', '>=', range.since)
-      .where('at', '<=', range.until)
-      .groupBy([day, 'world', 'purpose'])
-      .execute();
+      .select(query.by.map((d) => columns[d]));
+    if (query.since !== undefined) q = q.where('at', '>=', query.since);
+    if (query.until !== undefined) q = q.where('at', '<=', query.until);
+    if (query.by.length) q = q.groupBy(query.by.map((d) => keys[d]));
+    const rows = (await q.execute()) as Array<Record<string, unknown>>;
     // Postgres returns count/sum as strings (bigint/numeric): normalise once here.
     return rows.map((row) => ({
-      dayStart: Number(row.day_start),
-      world: row.world,
-      purpose: row.purpose,
+      ...(row.day_start !== undefined ? { dayStart: Number(row.day_start) } : {}),
+      ...(row.world !== undefined ? { world: String(row.world) } : {}),
+      ...(row.purpose !== undefined ? { purpose: String(row.purpose) } : {}),
+      ...(row.outcome !== undefined ? { outcome: String(row.outcome) } : {}),
       calls: Number(row.calls),
       inputTokens: Number(row.input_tokens),
       outputTokens: Number(row.output_tokens),
@@ -123,7 +141,7 @@ export class Ledger {
 
   /** Calls and tokens in `[since, until]`, by world, by world + purpose and per UTC day. */
   async summary(range: { since: number; until: number }): Promise<LedgerSummary> {
-    const rows = await this.grouped(range);
+    const rows = await this.aggregate({ ...range, by: ['day', 'world', 'purpose'] });
     const totals = zero();
     const byWorld = new Map<string, UsageTotals & { world: string }>();
     const byPurpose = new Map<string, UsageTotals & { world: string; purpose: string }>();
@@ -136,14 +154,16 @@ export class Ledger {
         failed: row.failed,
         estimated: row.estimated,
       };
-      const day = row.dayStart / DAY_MS;
+      const day = row.dayStart! / DAY_MS;
+      const world = row.world!;
+      const purpose = row.purpose!;
       add(totals, figures);
       add(
-        getOr(byWorld, row.world, () => ({ world: row.world, ...zero() })),
+        getOr(byWorld, world, () => ({ world, ...zero() })),
         figures,
       );
       add(
-        getOr(byPurpose, `${row.world}\u0000${row.purpose}`, () => ({ world: row.world, purpose: row.purpose, ...zero() })),
+        getOr(byPurpose, `${world}\u0000${purpose}`, () => ({ world, purpose, ...zero() })),
         figures,
       );
       add(
@@ -163,7 +183,7 @@ export class Ledger {
   }
 
   /** Newest first, paged, optionally one world; `total` counts every matching row. */
-  async calls(opts: { limit?: number; offset?: number; world?: string } = {}): Promise<{ total: number; rows: LedgerCall[] }> {
+  async calls(opts: { limit?: number; offset?: number; world?: string | undefined } = {}): Promise<{ total: number; rows: LedgerCall[] }> {
     const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 50)), 1000);
     const offset = Math.max(0, Math.floor(opts.offset ?? 0));
     let query = this.db.selectFrom('model_calls');

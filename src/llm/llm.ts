@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { SubconsciousError } from '../core/errors.js';
 import type { IdGen } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
-import type { Database } from '../store/schema.js';
+import type { LedgerTables } from './tables.js';
 import { classifyModelError } from './errors.js';
 import { Ledger } from './ledger.js';
 import { meteredModel, type MeterHooks, type ProviderModel } from './meter.js';
@@ -22,7 +22,7 @@ const ROLES: readonly ModelRole[] = ['local', 'agent'];
 
 export interface CreateLlmOptions {
   models: ModelsConfig;
-  db: Kysely<Database>;
+  db: Kysely<LedgerTables>;
   clock: Clock;
   ids: IdGen;
   log?: Logger | undefined;
@@ -63,7 +63,7 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
         : createOpenAICompatible({
             name: `subconscious-${role}`,
             baseURL: endpoint.baseUrl,
-            apiKey: endpoint.apiKey,
+            ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}),
             includeUsage: true, // ask for the usage chunk on streams, so the ledger has real figures
           }).chatModel(endpoint.model);
       providers.set(key, model);
@@ -85,12 +85,12 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
     try {
       const result = await generateText({
         model,
-        system: req.system,
         prompt: req.prompt,
-        maxOutputTokens: req.maxOutputTokens,
-        temperature: req.temperature,
+        ...(req.system !== undefined ? { system: req.system } : {}),
+        ...(req.maxOutputTokens !== undefined ? { maxOutputTokens: req.maxOutputTokens } : {}),
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
         maxRetries: 0,
-        abortSignal: ctx.signal,
+        ...(ctx.signal ? { abortSignal: ctx.signal } : {}),
       });
       return { text: result.text, usage: usage ?? { inputTokens: 0, outputTokens: 0, estimated: true } };
     } catch (err) {

@@ -31,7 +31,7 @@ export interface MeterDeps {
 
 export interface MeterHooks {
   /** Runs on a finished generate's text; a throw (ModelError `malformed`) becomes the row's outcome. */
-  check?: (text: string) => void;
+  check?: ((text: string) => void) | undefined;
   /** Told the usage of every successful call. */
   onUsage?: (usage: Usage) => void;
 }
@@ -139,7 +139,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
           };
           return new ReadableStream<StreamPart>({
             async pull(controller) {
-              let next: ReadableStreamReadResult<StreamPart>;
+              let next: Awaited<ReturnType<typeof reader.read>>;
               try {
                 next = await reader.read();
               } catch (err) {

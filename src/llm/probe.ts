@@ -12,8 +12,8 @@ export const PROBE_CACHE_MS = 5000;
 
 export interface ProbeOptions {
   clock: Clock;
-  timeoutMs?: number;
-  cacheMs?: number;
+  timeoutMs?: number | undefined;
+  cacheMs?: number | undefined;
 }
 
 export class Prober {

@@ -8,7 +8,7 @@ import type { MethodMap, ParamsOf, ResultOf } from './contract.js';
 export type Transport = (method: string, params: Record<string, unknown>) => Promise<unknown>;
 
 /** Methods whose params may be left out entirely (every field optional). */
-type OptionalParams<S> = object extends ParamsOf<S> ? [params?: ParamsOf<S>] : [params: ParamsOf<S>];
+type OptionalParams<S> = Record<never, never> extends ParamsOf<S> ? [params?: ParamsOf<S>] : [params: ParamsOf<S>];
 
 export type RpcCall<M extends MethodMap> = <K extends keyof M & string>(method: K, ...params: OptionalParams<M[K]>) => Promise<ResultOf<M[K]>>;
 

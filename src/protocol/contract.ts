@@ -34,7 +34,7 @@ export type EventMap = { [name: string]: Record<string, unknown> };
 export interface Contract<M extends MethodMap = MethodMap, E extends EventMap = EventMap> {
   readonly methods: M;
   /** Every event the module emits (the names; the payload types live in `E`). */
-  readonly events: readonly (keyof E & string)[];
+  readonly events: readonly string[];
   /** Never set: carries the event map. */
   readonly __events?: E;
 }
@@ -56,15 +56,16 @@ export function defineContract<E extends EventMap = Record<never, never>>() {
 export type MethodsOf<C> = C extends Contract<infer M, EventMap> ? M : never;
 export type EventsOf<C> = C extends Contract<MethodMap, infer E> ? E : never;
 /** What a caller sends (defaults may be left out). */
-export type ParamsOf<S> = S extends MethodSpec<infer P, unknown> ? z.input<P> : never;
+export type ParamsOf<S> = S extends { readonly params: infer P extends z.ZodType } ? z.input<P> : never;
 /** What a handler receives (defaults filled in). */
-export type ParsedParamsOf<S> = S extends MethodSpec<infer P, unknown> ? z.output<P> : never;
-export type ResultOf<S> = S extends MethodSpec<z.ZodType, infer R> ? R : never;
+export type ParsedParamsOf<S> = S extends { readonly params: infer P extends z.ZodType } ? z.output<P> : never;
+export type ResultOf<S> = S extends { readonly __result?: infer R } ? R : never;
 
 /** Merge several contracts' maps into one (the product's protocol, a test's protocol). */
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
-export type MergedMethods<Cs extends readonly Contract[]> = UnionToIntersection<MethodsOf<Cs[number]>> & MethodMap;
-export type MergedEvents<Cs extends readonly Contract[]> = UnionToIntersection<EventsOf<Cs[number]>> & EventMap;
+export type MergedMethods<Cs extends readonly Contract[]> = Flatten<UnionToIntersection<MethodsOf<Cs[number]>>>;
+export type MergedEvents<Cs extends readonly Contract[]> = Flatten<UnionToIntersection<EventsOf<Cs[number]>>>;
+type Flatten<T> = { [K in keyof T]: T[K] };
 
 /** An event as it travels (`GET /events`, the in-process bus): one member per event type. */
 export type WireEvent<E extends EventMap> = { [K in keyof E & string]: { type: K; at: number; data: E[K] } }[keyof E & string];

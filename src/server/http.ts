@@ -8,7 +8,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import type { EventBus } from '../core/events.js';
+import type { Subscribable } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
 import { RPC_INVALID_REQUEST, type RpcDispatcher } from './rpc.js';
 import { serveStatic } from './static.js';
@@ -20,7 +20,7 @@ const MAX_SSE_BACKLOG = 1_000;
 
 export interface HttpDeps {
   rpc: RpcDispatcher;
-  events: EventBus;
+  events: Subscribable;
   token: string;
   metrics: MetricsRegistry;
   /** Folder of the built page, or null. */

@@ -1,13 +1,19 @@
 /**
  * Prometheus metrics: ticks and failures counted from engine events; model calls and tokens read
- * from the ledger at scrape time (so they include calls made by other processes on the same store).
+ * through the ledger at scrape time (so they include calls made by other processes on the same
+ * store). The server reads no table: the ledger's own aggregation answers.
  */
-import type { Kysely } from 'kysely';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { EventBus } from '../core/events.js';
-import type { Database } from '../store/schema.js';
+import type { Subscribable } from '../core/events.js';
+import type { AggregateQuery, LedgerGroup } from '../llm/ledger.js';
+import type { EngineEvents } from '../protocol/engine.js';
 
-export function createMetrics(db: Kysely<Database>, events: EventBus): { registry: Registry; dispose: () => void } {
+/** What metrics need of the ledger. */
+export interface LedgerFigures {
+  aggregate(query: AggregateQuery): Promise<LedgerGroup[]>;
+}
+
+export function createMetrics(ledger: LedgerFigures, events: Subscribable): { registry: Registry; dispose: () => void } {
   const registry = new Registry();
   const ticks = new Counter({ name: 'subconscious_ticks_total', help: 'Ticks by world and outcome', labelNames: ['world', 'outcome'], registers: [registry] });
   const failures = new Counter({
@@ -16,48 +22,37 @@ export function createMetrics(db: Kysely<Database>, events: EventBus): { registr
     labelNames: ['world'],
     registers: [registry],
   });
-  const calls = new Gauge({
+  new Gauge({
     name: 'subconscious_model_calls',
     help: 'Model calls in the ledger by world and outcome',
     labelNames: ['world', 'outcome'],
     registers: [registry],
     async collect() {
-      const rows = await db
-        .selectFrom('model_calls')
-        .select(['world', 'outcome', (eb) => eb.fn.countAll<number>().as('n')])
-        .groupBy(['world', 'outcome'])
-        .execute();
+      const rows = await ledger.aggregate({ by: ['world', 'outcome'] });
       this.reset();
-      for (const r of rows) this.set({ world: r.world, outcome: r.outcome }, Number(r.n));
+      for (const r of rows) this.set({ world: r.world!, outcome: r.outcome! }, r.calls);
     },
   });
-  const tokens = new Gauge({
+  new Gauge({
     name: 'subconscious_model_tokens',
     help: 'Model tokens in the ledger by world and direction',
     labelNames: ['world', 'direction'],
     registers: [registry],
     async collect() {
-      const rows = await db
-        .selectFrom('model_calls')
-        .select(['world', (eb) => eb.fn.sum<number>('input_tokens').as('input'), (eb) => eb.fn.sum<number>('output_tokens').as('output')])
-        .groupBy('world')
-        .execute();
+      const rows = await ledger.aggregate({ by: ['world'] });
       this.reset();
       for (const r of rows) {
-        this.set({ world: r.world, direction: 'input' }, Number(r.input ?? 0));
-        this.set({ world: r.world, direction: 'output' }, Number(r.output ?? 0));
+        this.set({ world: r.world!, direction: 'input' }, r.inputTokens);
+        this.set({ world: r.world!, direction: 'output' }, r.outputTokens);
       }
     },
   });
-  void calls;
-  void tokens;
   const dispose = events.subscribe((e) => {
     if (e.type !== 'tick.finished') return;
-    const world = String(e.data.world ?? 'unknown');
-    const outcome = String(e.data.outcome ?? 'unknown');
-    ticks.inc({ world, outcome });
+    const tick = e.data as EngineEvents['tick.finished'];
+    ticks.inc({ world: tick.world, outcome: tick.outcome });
     // The engine says whether the tick counted: a model-unreachable tick is `skipped` yet counts.
-    if (e.data.counts_as_failure === true) failures.inc({ world });
+    if (tick.counts_as_failure) failures.inc({ world: tick.world });
   });
   return { registry, dispose };
 }

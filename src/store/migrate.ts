@@ -22,31 +22,49 @@ export interface MigrationContext {
   dialect: DialectName;
 }
 
+/** Migrations by name: each set is applied in name order. */
+export type MigrationSet = Readonly<Record<string, Migration>>;
+
 export async function applyMigrations(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migration takes Kysely<any>
   db: Kysely<any>,
   dialect: DialectName,
-  migrations: Record<string, Migration>,
+  sets: MigrationSet | readonly MigrationSet[],
   now: () => number = Date.now,
 ): Promise<string[]> {
+  const ordered = orderedMigrations(Array.isArray(sets) ? sets : [sets as MigrationSet]);
   await sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)`.execute(db);
   if (dialect === 'sqlite') {
     await sql`CREATE TABLE IF NOT EXISTS schema_migrations_lock (id integer PRIMARY KEY, locked_at bigint NOT NULL)`.execute(db);
     await sql`INSERT OR IGNORE INTO schema_migrations_lock (id, locked_at) VALUES (1, 0)`.execute(db);
   }
   const applied: string[] = [];
-  for (const name of Object.keys(migrations).sort()) {
+  for (const [name, migration] of ordered) {
     const done = await db.transaction().execute(async (trx) => {
       // Take the lock first: a write (SQLite) or an advisory lock (Postgres), then re-check.
       if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
       else await sql`UPDATE schema_migrations_lock SET locked_at = ${now()} WHERE id = 1`.execute(trx);
       const row = await sql<{ name: string }>`SELECT name FROM schema_migrations WHERE name = ${name}`.execute(trx);
       if (row.rows.length > 0) return false;
-      await migrations[name]!.up(trx, { dialect });
+      await migration.up(trx, { dialect });
       await sql`INSERT INTO schema_migrations (name, applied_at) VALUES (${name}, ${now()})`.execute(trx);
       return true;
     });
     if (done) applied.push(name);
   }
   return applied;
+}
+
+/** The sets in order, each by name; a name used twice (two modules, one name) is refused. */
+function orderedMigrations(sets: readonly MigrationSet[]): Array<[string, Migration]> {
+  const seen = new Set<string>();
+  const out: Array<[string, Migration]> = [];
+  for (const set of sets) {
+    for (const name of Object.keys(set).sort()) {
+      if (seen.has(name)) throw new Error(`migration "${name}" is defined twice`);
+      seen.add(name);
+      out.push([name, set[name]!]);
+    }
+  }
+  return out;
 }

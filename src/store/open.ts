@@ -10,13 +10,16 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
 import { applyMigrations } from './migrate.js';
-import { migrations } from './migrations/index.js';
-import type { Database } from './schema.js';
+import { baseMigrations } from './migrations/index.js';
+import type { MigrationSet } from './migrate.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
+/** No table is known here (DESIGN: the store knows no module's tables): each owner takes a typed view with `tablesView`. */
+export type AnyTables = object;
+
 export interface Store {
-  db: Kysely<Database>;
+  db: Kysely<AnyTables>;
   dialect: DialectName;
   /** Where the data lives, for logs and status (`sqlite:/path` or `postgres://host/db`, no password). */
   location: string;
@@ -34,6 +37,8 @@ export interface OpenStoreOptions {
   schema?: string;
   /** Postgres pool size (default 10). */
   poolSize?: number;
+  /** The modules' migrations, applied after the base ones, set by set in this order. */
+  migrations?: readonly MigrationSet[];
 }
 
 // int8 (bigint) columns hold epoch milliseconds: well inside Number's exact range.
@@ -47,7 +52,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const url = opts.databaseUrl?.trim();
   const store = url ? await openPostgres(url, opts) : openSqlite(opts);
   try {
-    await applyMigrations(store.db, store.dialect, migrations);
+    await applyMigrations(store.db, store.dialect, [baseMigrations, ...(opts.migrations ?? [])]);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw new SubconsciousError('store_unavailable', `Could not migrate the database at ${store.location}: ${(err as Error).message}`, {
@@ -74,7 +79,7 @@ function openSqlite(opts: OpenStoreOptions): Store {
       hint: 'Check the path and its permissions, or set SUBCONSCIOUS_DATABASE_URL to use Postgres.',
     });
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database }) });
   return { db, dialect: 'sqlite', location: `sqlite:${file}`, close: () => db.destroy() };
 }
 
@@ -113,7 +118,7 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
       hint: 'Start Postgres or fix SUBCONSCIOUS_DATABASE_URL (unset it to use the embedded SQLite store).',
     });
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<AnyTables>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', location, close: () => db.destroy() };
 }
 

@@ -14,8 +14,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
-import { checkPostgresUrl, defaultSqlitePath, redact, type Store } from './open.js';
-import type { Database } from './schema.js';
+import { checkPostgresUrl, defaultSqlitePath, redact, type AnyTables, type Store } from './open.js';
 
 export interface ReadOnlyStoreOptions {
   workspace: string;
@@ -40,7 +39,7 @@ export async function openReadOnlyStore(opts: ReadOnlyStoreOptions): Promise<Sto
       hint: 'Check that the file is readable and is a subconscious database.',
     });
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database }) });
   return { db, dialect: 'sqlite', location: `sqlite:${file} (read-only)`, close: () => db.destroy() };
 }
 
@@ -71,6 +70,6 @@ async function openPostgresReadOnly(url: string): Promise<Store> {
   checkPostgresUrl(url);
   const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000, options: '-c default_transaction_read_only=on' });
   pool.on('error', () => undefined); // an idle client's error surfaces on the next query instead
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<AnyTables>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', location: `${redact(url)} (read-only)`, close: () => db.destroy() };
 }

@@ -265,7 +265,7 @@ describe('McpManager over streamable HTTP', () => {
         }));
         mcp.registerTool('look_up', { description: 'Underscored twin' }, async () => ({ content: [{ type: 'text', text: 'underscored' }] }));
       }
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const transport = new StreamableHTTPServerTransport({}); // no session ids: the stateless mode
       res.on('close', () => void transport.close());
       await mcp.connect(transport);
       await transport.handleRequest(req, res);

@@ -1,9 +1,10 @@
+import { agentContract, implement } from '../../src/protocol/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, sequentialIds, type BusEvent } from '../../src/core/index.js';
-import { ApprovalStore, McpManager, agentRpcMethods } from '../../src/agent/index.js';
+import { ApprovalStore, McpManager, agentRpcHandlers } from '../../src/agent/index.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { filesystemServer } from './harness.js';
 
@@ -24,7 +25,7 @@ describe('agent RPC methods', () => {
     bus.subscribe((e) => events.push(e));
     approvals = new ApprovalStore({ db: store.db, clock, ids: sequentialIds('ap'), events: bus });
     mcp = new McpManager({ servers: [filesystemServer(dir)], clock });
-    rpc = new RpcDispatcher(agentRpcMethods({ approvals, mcp }));
+    rpc = new RpcDispatcher(implement(agentContract, agentRpcHandlers({ approvals, mcp })));
   });
   afterEach(async () => {
     await mcp.close();

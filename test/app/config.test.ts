@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Config, loadConfig, OLLAMA_BASE_URL } from '../../src/app/config.js';
+import { type Config, type LoadConfigOptions, loadConfig as loadWith, OLLAMA_BASE_URL } from '../../src/app/config.js';
+import { productModules } from '../../src/app/modules.js';
 import { isSubconsciousError } from '../../src/core/index.js';
 
 let workspace: string;
@@ -11,6 +12,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(workspace, { recursive: true, force: true }));
 
+const loadConfig = (opts: Omit<LoadConfigOptions, 'modules'>) => loadWith({ modules: productModules, ...opts });
 const write = (toml: string) => writeFileSync(path.join(workspace, 'subconscious.toml'), toml);
 const failure = (fn: () => unknown) => {
   try {
@@ -23,9 +25,13 @@ const failure = (fn: () => unknown) => {
 };
 
 describe('config', () => {
-  it('has sane defaults with no file and no environment (Ollama, port 7777, seed 1 heartbeat)', () => {
+  it('has sane defaults with no file and no environment (Ollama, port 7777, seed 1 task loop)', () => {
     const c = loadConfig({ workspace, env: {} });
-    expect(c.heartbeat).toEqual({ enabled: true, interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000 });
+    expect(c.worlds.tasks).toEqual({
+      enabled: true,
+      settings: { interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000, log_retention_days: 30 },
+    });
+    expect(c.warnings).toEqual([]);
     expect(c.models.local.base_url).toBe(OLLAMA_BASE_URL);
     expect(c.server).toEqual({ host: '127.0.0.1', port: 7777 });
     expect(c.engine.tick_timeout_minutes).toBe(30);
@@ -41,7 +47,10 @@ describe('config', () => {
       env: { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://10.0.0.5:8000/v1', SUBCONSCIOUS_AGENT_MODEL: 'gpt-x', SUBCONSCIOUS_API_KEY: 'k', SUBCONSCIOUS_PORT: '9100' },
       overrides: { host: '0.0.0.0' },
     });
-    expect(c.heartbeat.interval_minutes).toBe(15);
+    expect(c.worlds.tasks!.settings.interval_minutes).toBe(15);
+    expect(c.warnings).toEqual([
+      '[heartbeat] in subconscious.toml is read as [worlds.tasks]; rename the section (this name will stop working in a later release).',
+    ]);
     expect(c.models.local).toMatchObject({ base_url: 'http://10.0.0.5:8000/v1', model: 'phi4', api_key: 'k' });
     expect(c.models.agent).toMatchObject({ model: 'gpt-x', api_key: 'k' });
     expect(c.server).toEqual({ host: '0.0.0.0', port: 9100 });
@@ -98,11 +107,25 @@ describe('config', () => {
     ['[surprise]\nx = 1\n', 'surprise', /unknown key/],
     ['[[mcp.servers]]\ncommand = "x"\n', 'mcp.servers.0.name', /./],
     ['[heartbeat]\ntimezone = "Mars/Olympus"\n', 'heartbeat.timezone', /IANA/],
+    ['[worlds.tasks]\ninterval_minutes = 1\n', 'worlds.tasks.interval_minutes', /at least 5/],
+    ['[worlds.tasks]\nenabled = 1\n', 'worlds.tasks.enabled', /boolean/],
+    ['[worlds.nope]\nx = 1\n', 'worlds', /unknown key.*"nope"/],
+    ['timezone = "Nowhere/Else"\n', 'timezone', /IANA/],
   ])('rejects %j naming the key and the reason', (toml, key, reason) => {
     write(toml);
     const err = failure(() => loadConfig({ workspace, env: {} }));
     expect(err.message).toContain(key);
     expect(err.message).toMatch(reason);
+  });
+
+  it('reads [worlds.tasks], whose keys win over the old [heartbeat] section key by key', () => {
+    write('[heartbeat]\ninterval_minutes = 15\ncontext_budget_tokens = 8000\n[worlds.tasks]\ninterval_minutes = 10\nenabled = false\n');
+    const c = loadConfig({ workspace, env: {} });
+    expect(c.worlds.tasks).toEqual({
+      enabled: false,
+      settings: { interval_minutes: 10, inference_enabled: true, context_budget_tokens: 8000, log_retention_days: 30 },
+    });
+    expect(c.warnings).toHaveLength(1);
   });
 
   it('rejects invalid TOML and a bad SUBCONSCIOUS_PORT clearly', () => {

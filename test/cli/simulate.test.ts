@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app/app.js';
-import type { SimulationResult } from '../../src/cli/simulate.js';
+import type { SimulationResult } from '../../src/app/simulate.js';
 import { silentLogger } from '../../src/core/index.js';
 import type { Task } from '../../src/worlds/tasks/index.js';
 import { runCli } from '../support/cli.js';
@@ -98,13 +98,14 @@ describe('subconscious simulate', () => {
     const tasks = result.worlds[0]!;
     expect(tasks).toMatchObject({ world: 'tasks', enabled: true, interval_minutes: 5, ticks: 24, evaluated: 24, quiet: 0 });
     // 3 system defaults + 3 HEARTBEAT.md lines, all `pending` (every tick), in one call each tick.
-    expect(result.task_decisions).toEqual({ total: 24 * 6, max_per_call: 6 });
-    expect(result.tasks).toEqual({ copied_from: null, copied: 0, enabled_at_end: 6 });
+    expect(result.modules.tasks).toMatchObject({ task_decisions: { total: 24 * 6, max_per_call: 6 }, enabled_tasks: 6 });
+    expect(result.copied).toEqual({ from: null, rows: [] });
     expect(result.tokens.input).toBeGreaterThan(result.model_calls * 100);
     expect(result.tokens.output).toBeGreaterThan(0);
-    expect(result.largest_situation_report!.budget).toBe(40_000);
-    expect(result.largest_situation_report!.tokens).toBeGreaterThan(0);
-    expect(result.largest_situation_report!.tokens).toBeLessThanOrEqual(40_000);
+    const report = result.modules.tasks!.largest_situation_report as { tokens: number; budget: number };
+    expect(report.budget).toBe(40_000);
+    expect(report.tokens).toBeGreaterThan(0);
+    expect(report.tokens).toBeLessThanOrEqual(40_000);
     expect(result.models).toEqual({ local: 'scripted-model', agent: 'scripted-model' });
     expect(result.mcp_servers).toEqual([{ name: 'files', health: 'not checked in a simulation' }]);
     expect(existsSync(path.join(workspace, '.subconscious'))).toBe(false);
@@ -139,8 +140,8 @@ describe('subconscious simulate', () => {
     expect(tasks.evaluated).toBe(expected);
     expect(tasks.quiet).toBe(tasks.ticks - expected);
     expect(tasks.quiet).toBeGreaterThan(0);
-    expect(result.task_decisions).toEqual({ total: expected, max_per_call: 1 });
-    expect(result.tasks).toEqual({ copied_from: `sqlite:${db} (read-only)`, copied: 4, enabled_at_end: 1 });
+    expect(result.modules.tasks).toMatchObject({ task_decisions: { total: expected, max_per_call: 1 }, enabled_tasks: 1 });
+    expect(result.copied).toEqual({ from: `sqlite:${db} (read-only)`, rows: [{ module: 'tasks', what: 'tasks', count: 4 }] });
 
     expect(readdirSync(dir).sort()).toEqual(files); // no -wal or -shm left behind either
     expect(createHash('sha256').update(readFileSync(db)).digest('hex')).toBe(digest);

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { InstanceState, openStore } from '../../src/store/index.js';
+import { InstanceState } from '../../src/engine/index.js';
+import { openProductStore } from '../support/stores.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { addInboxItems } from './support/inbox-world.js';
 
@@ -47,7 +48,7 @@ function run(file: string, hang: boolean, onLine: (line: string, kill: () => voi
 
 it('a tick killed between reflect and commit resumes without calling the model again', async () => {
   const file = path.join(dir, 'subconscious.db');
-  const store = await openStore({ sqliteFile: file });
+  const store = await openProductStore({ sqliteFile: file });
   const state = new InstanceState(store.db, Date.now);
   await addInboxItems({ get: (k) => state.get('inbox', k), set: (k, v) => state.set('inbox', k, v) }, ['deploy failed', 'retry at 5']);
   await store.close();
@@ -70,7 +71,7 @@ it('a tick killed between reflect and commit resumes without calling the model a
   expect(outcome).toMatchObject({ kind: 'committed', resumed: true, commits: [{ summary: 'deploy needs a retry', important: [1] }] });
   // The finished reflect stage was not run again: still exactly one model request and one ledger row.
   expect(server.chatRequests).toHaveLength(1);
-  const reopened = await openStore({ sqliteFile: file });
+  const reopened = await openProductStore({ sqliteFile: file });
   try {
     const calls = await reopened.db.selectFrom('model_calls').selectAll().execute();
     expect(calls).toHaveLength(1);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/index.js';
 import { StoreCheckpointer } from '../../src/graph/index.js';
-import { openStore } from '../../src/store/index.js';
+import { openProductStore } from '../support/stores.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -68,7 +68,7 @@ describe('crash and resume across processes (SQLite file)', () => {
     expect(await exited(first.child)).toEqual({ code: null, signal: 'SIGKILL' });
 
     // What the killed process left behind, seen from outside.
-    const inspect = await openStore({ sqliteFile: db });
+    const inspect = await openProductStore({ sqliteFile: db });
     try {
       const cp = new StoreCheckpointer(inspect.db, systemClock);
       expect(await cp.load('tick-1')).toMatchObject({ graph: 'crash-tick', status: 'running', next: 'reflect', seq: 2 });
@@ -114,7 +114,7 @@ describe('crash and resume across processes (SQLite file)', () => {
       ['commit', pid2],
     ]);
 
-    const after = await openStore({ sqliteFile: db });
+    const after = await openProductStore({ sqliteFile: db });
     try {
       const cp = new StoreCheckpointer(after.db, systemClock);
       expect(await cp.load('tick-1')).toMatchObject({ status: 'finished', next: null, seq: 4 });

@@ -8,9 +8,8 @@ function apiError(statusCode: number | undefined, message: string, headers: Reco
     message,
     url: 'http://127.0.0.1:1/v1/chat/completions',
     requestBodyValues: {},
-    statusCode,
+    ...(statusCode === undefined ? {} : { statusCode, responseBody: JSON.stringify({ error: { message } }) }),
     responseHeaders: headers,
-    responseBody: statusCode === undefined ? undefined : JSON.stringify({ error: { message } }),
     cause,
   });
 }

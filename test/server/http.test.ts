@@ -33,7 +33,7 @@ beforeAll(async () => {
     },
   });
   token = ensureToken(workspace);
-  const metrics = createMetrics(app.store.db, app.events);
+  const metrics = createMetrics(app.llm.ledger, app.events);
   http = await listen(
     createHttpApp({
       rpc: app.rpc,
@@ -147,7 +147,7 @@ describe('events', () => {
       }
     };
     await readUntil('"hello"');
-    app.events.emit('tasks.changed', { reason: 'test' });
+    app.events.emit('tasks.changed', { world: 'tasks', reason: 'test' });
     await readUntil('tasks.changed');
     controller.abort();
     expect(text).toMatch(/data: \{"type":"tasks.changed"/);

@@ -35,7 +35,7 @@ beforeAll(async () => {
       SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
     },
   });
-  const metrics = createMetrics(app.store.db, app.events);
+  const metrics = createMetrics(app.llm.ledger, app.events);
   disposeMetrics = metrics.dispose;
   http = await listen(
     createHttpApp({

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InstanceState } from '../../src/store/index.js';
-import { applyMigrations } from '../../src/store/migrate.js';
-import { migrations } from '../../src/store/migrations/index.js';
+import { InstanceState } from '../../src/engine/index.js';
+import { applyMigrations, baseMigrations as migrations } from '../../src/store/index.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 
 const dialects = await testDialects();
@@ -32,7 +31,7 @@ describe.each(dialects)('store on %s', (dialect) => {
   });
 
   it('upgrades a database made by an older version: only the missing migrations run', async () => {
-    const older = Object.fromEntries(Object.entries(migrations).slice(0, -1));
+    const older = Object.fromEntries(Object.entries(migrations).slice(0, -1)) as typeof migrations;
     const latest = Object.keys(migrations).at(-1)!;
     await store.db
       .deleteFrom('schema_migrations' as never)

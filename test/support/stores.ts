@@ -7,7 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { openStore, type Store, type DialectName } from '../../src/store/index.js';
+import type { Kysely } from 'kysely';
+import { productModules } from '../../src/app/modules.js';
+import { openStore, type DialectName, type MigrationSet, type OpenStoreOptions, type Store } from '../../src/store/index.js';
+
+/** The product modules' migrations: a test store holds every table the daemon would have. */
+const MODULE_MIGRATIONS: MigrationSet[] = productModules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
 
 export const TEST_PG_URL = process.env.SUBCONSCIOUS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -37,23 +42,28 @@ export async function testDialects(): Promise<DialectName[]> {
   return ['sqlite'];
 }
 
-export interface TestStore extends Store {
+/** A store whose connection is untyped (see `TestStore.db`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see TestStore.db
+export type AnyStore = Omit<Store, 'db'> & { db: Kysely<any> };
+
+export interface TestStore extends AnyStore {
+  /** The connection is untyped so a test can hand it to any layer (each takes its own typed view) and read any table. */
   /** Remove everything this store created (temp folder or Postgres schema). */
   dispose(): Promise<void>;
   /** The workspace folder (SQLite) or a temp folder (Postgres) for files. */
   workspace: string;
   /** Open a second, independent connection to the same database (as a restarted process would). */
-  reopen(): Promise<Store>;
+  reopen(): Promise<AnyStore>;
 }
 
 export async function openTestStore(dialect: DialectName): Promise<TestStore> {
   const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-test-'));
   if (dialect === 'sqlite') {
-    const store = await openStore({ workspace });
+    const store = await openStore({ workspace, migrations: MODULE_MIGRATIONS });
     return {
       ...store,
       workspace,
-      reopen: () => openStore({ workspace }),
+      reopen: () => openStore({ workspace, migrations: MODULE_MIGRATIONS }),
       dispose: async () => {
         await store.close();
         rmSync(workspace, { recursive: true, force: true });
@@ -61,11 +71,11 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
     };
   }
   const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const store = await openStore({ databaseUrl: TEST_PG_URL, schema, poolSize: 4 });
+  const store = await openStore({ databaseUrl: TEST_PG_URL, schema, poolSize: 4, migrations: MODULE_MIGRATIONS });
   return {
     ...store,
     workspace,
-    reopen: () => openStore({ databaseUrl: TEST_PG_URL, schema, poolSize: 4 }),
+    reopen: () => openStore({ databaseUrl: TEST_PG_URL, schema, poolSize: 4, migrations: MODULE_MIGRATIONS }),
     dispose: async () => {
       await store.close();
       await dropSchema(schema);
@@ -82,4 +92,9 @@ export async function dropSchema(schema: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** `openStore` as the daemon opens it (every product module's tables), with an untyped connection. */
+export function openProductStore(opts: Omit<OpenStoreOptions, 'migrations'>): Promise<AnyStore> {
+  return openStore({ ...opts, migrations: MODULE_MIGRATIONS });
 }

@@ -4,7 +4,7 @@
  * shows when the daemon stops and clears when it is back.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { StatusResult } from '../../src/engine/index.js';
+import type { StatusResult } from '../../src/protocol/index.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 import { contrastFailures } from './support/a11y.js';

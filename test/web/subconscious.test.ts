@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageCalls, UsageSummary } from '../../src/llm/usage-rpc.js';
+import type { UsageCalls, UsageSummary } from '../../src/protocol/index.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { horizontalOverflow, launchBrowser, screenshots, VIEWPORTS, type TestBrowser, type WatchedPage } from './support/browser.js';

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/core/clock.js';
 import { RpcDispatcher } from '../../src/server/rpc.js';
-import { usageRpcMethods, type UsageCalls, type UsageSummary } from '../../src/llm/usage-rpc.js';
-import type { ModelCallsTable } from '../../src/store/schema.js';
+import { usageRpcHandlers, type ModelCallsTable } from '../../src/llm/index.js';
+import { implement, usageContract, type UsageCalls, type UsageSummary } from '../../src/protocol/index.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 
 const DAY = 86_400_000;
@@ -41,7 +41,7 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
 
   beforeEach(async () => {
     store = await openTestStore(dialect);
-    rpc = new RpcDispatcher(usageRpcMethods(store.db, clock));
+    rpc = new RpcDispatcher(implement(usageContract, usageRpcHandlers(store.db, clock)));
   });
   afterEach(async () => {
     await store.dispose();
@@ -139,12 +139,12 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
     expect(utc.today.calls).toBe(0);
     expect(utc.per_day[12]).toMatchObject({ date: '2026-03-14', calls: 2 });
     // A daemon configured for Tokyo counts Tokyo days when the page names no zone.
-    const daemonInTokyo = new RpcDispatcher(usageRpcMethods(store.db, clock, 'Asia/Tokyo'));
+    const daemonInTokyo = new RpcDispatcher(implement(usageContract, usageRpcHandlers(store.db, clock, 'Asia/Tokyo')));
     expect(((await daemonInTokyo.call('usage.summary', {})) as UsageSummary).today.calls).toBe(1);
   });
 
   it('a DST change makes a 23-hour day, and its calls stay on their own day', async () => {
-    const afterSpringForward = new RpcDispatcher(usageRpcMethods(store.db, new FakeClock(Date.UTC(2026, 3, 2, 12))));
+    const afterSpringForward = new RpcDispatcher(implement(usageContract, usageRpcHandlers(store.db, new FakeClock(Date.UTC(2026, 3, 2, 12)))));
     await store.db
       .insertInto('model_calls')
       .values([

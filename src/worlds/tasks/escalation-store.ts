@@ -6,10 +6,10 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
-import type { Database, SubconsciousEscalationsTable } from '../../store/schema.js';
+import type { TasksTables, SubconsciousEscalationsTable } from './tables.js';
 import type { Escalation, EscalationPriority, EscalationStatus } from './types.js';
 
-type Db = Kysely<Database>;
+type Db = Kysely<TasksTables>;
 type Row = Selectable<SubconsciousEscalationsTable>;
 
 export function toEscalation(row: Row): Escalation {

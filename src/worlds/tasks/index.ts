@@ -1,10 +1,11 @@
 /**
- * The tasks world (seed 1): standing tasks evaluated against the workspace.
- *
- *   const tasks = createTasksWorld({ db, clock, ids, events, log, workspace, settings, agent, skills, memory });
- *   registry.add(new Instance(tasks, engineDeps));           // the engine runs its ticks
- *   dispatcher.add(...tasksRpcMethods(tasks.service));        // subconscious.tasks_* / log_list / escalations_*
+ * The tasks world (seed 1): standing tasks evaluated against the workspace. Its front door is
+ * `tasksModule` (src/app/modules.ts lists it); the rest is exported for tests and benchmarks.
  */
+export { tasksModule } from './module.js';
+export { tasksConfig, type TasksConfig } from './config.js';
+export { tasksMigrations, TASKS_TABLES } from './migrations/index.js';
+export type { TasksTables, SubconsciousTasksTable, SubconsciousLogTable, SubconsciousEscalationsTable } from './tables.js';
 export {
   createTasksWorld,
   type TasksWorld,
@@ -14,8 +15,9 @@ export {
   type TasksReflection,
   type DueTask,
 } from './world.js';
-export { TasksService, outcomeToRow, APPROVED_STOPPED, type TasksServiceDeps, type ApproveResult } from './service.js';
-export { tasksRpcMethods } from './rpc.js';
+export { TasksService, outcomeToRow, APPROVED_STOPPED, type TasksServiceDeps } from './service.js';
+export { tasksRpcHandlers } from './rpc.js';
+export { registerTasksCommands, formatTaskTable } from './cli.js';
 export { TaskStore, DEFAULT_SYSTEM_TASKS, type AddTaskInput, type UpdateTaskInput, type HeartbeatSyncResult } from './task-store.js';
 export { LogStore, LOG_TEXT, INTERRUPTED } from './log-store.js';
 export { EscalationStore } from './escalation-store.js';

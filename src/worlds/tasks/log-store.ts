@@ -6,10 +6,10 @@
  */
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import { ownerIsGone, processOwner } from '../../core/index.js';
-import type { Database, SubconsciousLogTable } from '../../store/schema.js';
+import type { TasksTables, SubconsciousLogTable } from './tables.js';
 import type { ExecMode, ExecState, LogDecision, LogEntry, ModelDecision, Task } from './types.js';
 
-type Db = Kysely<Database>;
+type Db = Kysely<TasksTables>;
 type Row = Selectable<SubconsciousLogTable>;
 
 /** The seed's display texts for states that have no result of their own. */

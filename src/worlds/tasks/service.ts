@@ -7,21 +7,22 @@
 import type { Kysely } from 'kysely';
 import { SubconsciousError, describeError } from '../../core/errors.js';
 import { processOwner } from '../../core/index.js';
-import type { Clock, EventBus, IdGen, Logger } from '../../core/index.js';
-import type { Database } from '../../store/schema.js';
+import type { Clock, Emitter, IdGen, Logger } from '../../core/index.js';
+import type { TasksEvents } from '../../protocol/tasks.js';
+import type { TasksTables } from './tables.js';
 import { EscalationStore } from './escalation-store.js';
 import { HeartbeatFile, type HeartbeatSnapshot } from './heartbeat-md.js';
 import { LOG_TEXT, LogStore } from './log-store.js';
 import { AGENT_APPROVED_SYSTEM, approvedActionPrompt } from './prompts.js';
 import { defaultTimezone, validateTimezone } from './recurrence.js';
 import { TaskStore, type AddTaskInput, type HeartbeatSyncResult, type UpdateTaskInput } from './task-store.js';
-import type { AgentOutcome, Escalation, EscalationStatus, LogDecision, LogEntry, TaskAgent, Task } from './types.js';
+import type { AgentOutcome, ApproveResult, Escalation, EscalationStatus, LogDecision, LogEntry, TaskAgent, Task } from './types.js';
 
 export interface TasksServiceDeps {
-  db: Kysely<Database>;
+  db: Kysely<TasksTables>;
   clock: Clock;
   ids: IdGen;
-  events: EventBus;
+  events: Emitter<TasksEvents>;
   log?: Logger | undefined;
   workspace: string;
   timezone?: string | undefined;
@@ -29,13 +30,6 @@ export interface TasksServiceDeps {
   agent?: TaskAgent | undefined;
   /** The instance name used for ledger rows and events (default `tasks`). */
   world?: string | undefined;
-}
-
-export interface ApproveResult {
-  escalation: Escalation;
-  run_id: string;
-  /** Present when the caller waited for the run to settle. */
-  log?: LogEntry | undefined;
 }
 
 export class TasksService {
@@ -243,8 +237,9 @@ export class TasksService {
     this.emit('tasks.log_changed', { id, task_id: taskId, decision });
   }
 
-  emit(type: string, data: Record<string, unknown>): void {
-    this.deps.events.emit(type, { world: this.world, ...data });
+  /** Every tasks event names the instance it came from. */
+  emit<K extends keyof TasksEvents>(type: K, data: Omit<TasksEvents[K], 'world'>): void {
+    this.deps.events.emit(type, { ...data, world: this.world } as TasksEvents[K]);
   }
 
   private async finishApproved(escalation: Escalation, startedAt: number, outcome: AgentOutcome | null, err: unknown): Promise<LogEntry> {

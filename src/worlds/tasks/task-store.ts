@@ -6,7 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
 import type { Clock, IdGen } from '../../core/index.js';
-import type { Database, SubconsciousTasksTable } from '../../store/schema.js';
+import type { TasksTables, SubconsciousTasksTable } from './tables.js';
 import { MAX_TITLE_CHARS, heartbeatTaskId, titleKey } from './heartbeat-md.js';
 import { detectWriteIntent } from './intent.js';
 import { advanceSchedule, scheduleFor } from './recurrence.js';
@@ -41,7 +41,7 @@ export interface HeartbeatSyncResult {
 }
 
 type Row = Selectable<SubconsciousTasksTable>;
-type Db = Kysely<Database>;
+type Db = Kysely<TasksTables>;
 
 export function toTask(row: Row): Task {
   return {

@@ -4,70 +4,22 @@
  * (`MemorySource`). The real `AgentRunner` and `McpManager` satisfy them structurally.
  */
 
-export type TaskSource = 'system' | 'user';
-export type TaskOrigin = 'default' | 'heartbeat_md' | 'user';
+export type {
+  TaskSource,
+  TaskOrigin,
+  ModelDecision,
+  LogDecision,
+  ExecState,
+  ExecMode,
+  EscalationPriority,
+  EscalationStatus,
+  Task,
+  LogEntry,
+  Escalation,
+  ApproveResult,
+} from '../../protocol/tasks.js';
 
-/** What the model may decide for one task. */
-export type ModelDecision = 'noop' | 'act' | 'escalate';
-
-/** A log row's state, as the seed's table lists it (dot colour and text per value). */
-export type LogDecision = 'in_progress' | 'act' | 'noop' | 'escalate' | 'failed' | 'cancelled' | 'dismissed';
-
-export type ExecState = 'none' | 'running' | 'done';
-/** `local`: text task on the local model; `full`/`analysis`: the agent runner in that mode. */
-export type ExecMode = 'local' | 'full' | 'analysis';
-
-export type EscalationPriority = 'critical' | 'important' | 'normal';
-export type EscalationStatus = 'pending' | 'approved' | 'dismissed';
-
-export interface Task {
-  id: string;
-  title: string;
-  source: TaskSource;
-  origin: TaskOrigin;
-  recurrence: string;
-  enabled: boolean;
-  needs_tools: boolean;
-  last_run_at: number | null;
-  next_run_at: number | null;
-  completed: boolean;
-  created_at: number;
-  updated_at: number;
-}
-
-export interface LogEntry {
-  id: string;
-  task_id: string;
-  task_title: string;
-  tick_id: string;
-  tick_at: number;
-  decision: LogDecision;
-  model_decision: ModelDecision | null;
-  reason: string | null;
-  result: string | null;
-  duration_ms: number | null;
-  exec_state: ExecState;
-  exec_mode: ExecMode | null;
-  run_id: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-export interface Escalation {
-  id: string;
-  task_id: string;
-  log_id: string;
-  title: string;
-  description: string;
-  analysis: string | null;
-  priority: EscalationPriority;
-  status: EscalationStatus;
-  skill_related: boolean;
-  created_at: number;
-  resolved_at: number | null;
-}
-
-/** Seed 1's `[heartbeat]` section, resolved by the config loader. */
+/** The world's settings, from its `[worlds.tasks]` section. */
 export interface TasksSettings {
   intervalMinutes: number;
   inferenceEnabled: boolean;

@@ -3,7 +3,8 @@ import { EventBus, FakeClock, silentLogger, sequentialIds, type Clock } from '..
 import { Instance, type EngineDeps, type InstanceOptions, type World } from '../../../src/engine/index.js';
 import { StoreCheckpointer } from '../../../src/graph/index.js';
 import { createLlm } from '../../../src/llm/index.js';
-import { InstanceState, type Store } from '../../../src/store/index.js';
+import { InstanceState } from '../../../src/engine/index.js';
+import type { AnyStore } from '../../support/stores.js';
 
 export interface EngineUnderTest {
   deps: EngineDeps;
@@ -15,7 +16,7 @@ export interface EngineUnderTest {
 
 /** `agentBaseUrl`: where the agent role points (default: the same server as the local role). */
 export function engineFor(
-  store: Store,
+  store: AnyStore,
   baseUrl: string,
   opts: { model?: string; timeoutMs?: number; clock?: FakeClock; agentBaseUrl?: string } = {},
 ): EngineUnderTest {

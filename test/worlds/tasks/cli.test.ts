@@ -1,9 +1,9 @@
 /** `subconscious tasks list|add|enable|disable|remove` over the real RPC methods and store. */
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerTasksCommands } from '../../../src/cli/tasks.js';
 import { EventBus, FakeClock, RpcDispatcher, uuid } from '../../../src/core/index.js';
-import { TasksService, tasksRpcMethods, type Task } from '../../../src/worlds/tasks/index.js';
+import { createRpcClient, implement, tasksContract } from '../../../src/protocol/index.js';
+import { TasksService, registerTasksCommands, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
 import { openTestStore, type TestStore } from '../../support/stores.js';
 
 let store: TestStore;
@@ -13,14 +13,13 @@ let program: Command;
 beforeEach(async () => {
   store = await openTestStore('sqlite');
   const service = new TasksService({ db: store.db, clock: new FakeClock(), ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
-  const rpc = new RpcDispatcher(tasksRpcMethods(service));
+  const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(service)));
   lines = [];
   program = new Command('subconscious').exitOverride();
-  registerTasksCommands(
-    program,
-    (method, params) => rpc.call(method, params ?? {}),
-    (l) => lines.push(l),
-  );
+  registerTasksCommands(program.command('tasks'), {
+    call: createRpcClient((method, params) => rpc.call(method, params)),
+    print: (l) => lines.push(l),
+  });
 });
 afterEach(async () => {
   await store.dispose();
@@ -82,13 +81,12 @@ describe('tasks CLI: a task id may be given by its first characters', () => {
       workspace: store.workspace,
       timezone: 'UTC',
     });
-    const rpc = new RpcDispatcher(tasksRpcMethods(service));
+    const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(service)));
     program = new Command('subconscious').exitOverride();
-    registerTasksCommands(
-      program,
-      (method, params) => rpc.call(method, params ?? {}),
-      (l) => lines.push(l),
-    );
+    registerTasksCommands(program.command('tasks'), {
+      call: createRpcClient((method, params) => rpc.call(method, params)),
+      print: (l) => lines.push(l),
+    });
     await run('add', 'Check urgent emails');
     await run('add', 'Check the build status');
     await run('add', 'Read the release notes');

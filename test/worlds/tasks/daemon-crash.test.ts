@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, uuid } from '../../../src/core/index.js';
-import { openStore } from '../../../src/store/index.js';
+import { openProductStore as openStore } from '../../support/stores.js';
 import { INTERRUPTED, TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { startDaemon, type TestDaemon } from '../../support/daemon.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';

@@ -3,12 +3,13 @@
  * the tick, the scripted model server answers the evaluation, the local text execution and the
  * agent's steps, the real filesystem MCP server performs the writes.
  */
+import { implement, tasksContract } from '../../../src/protocol/index.js';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcDispatcher } from '../../../src/core/index.js';
 import { testDialects } from '../../support/stores.js';
-import { tasksRpcMethods, type Escalation, type LogEntry, type Task } from '../../../src/worlds/tasks/index.js';
+import { tasksRpcHandlers, type Escalation, type LogEntry, type Task } from '../../../src/worlds/tasks/index.js';
 import {
   createTasksHarness,
   fencedTaskTitle,
@@ -77,7 +78,7 @@ function script(harness: TasksHarness): void {
 describe.each(await testDialects())('tasks world on %s: decision × intent × approval', (dialect) => {
   it('routes every decision as the seed says, and approval runs once while dismissal runs nothing', async () => {
     h = await createTasksHarness({ dialect });
-    const rpc = new RpcDispatcher(tasksRpcMethods(h.world.service));
+    const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(h.world.service)));
     const add = (title: string, extra: Record<string, unknown> = {}) => rpc.call('subconscious.tasks_add', { title, ...extra }) as Promise<Task>;
     const noopTask = await add(T.noop, { recurrence: 'cron:0 9 * * *' });
     const readAct = await add(T.readAct, { recurrence: 'once' });

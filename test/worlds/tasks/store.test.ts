@@ -3,11 +3,12 @@
  * lines with headers, blank lines and duplicates; idempotent; vanished lines disable), user
  * task rules, recurrence validation, log rows, escalation compare-and-set, and the RPC surface.
  */
+import { implement, tasksContract } from '../../../src/protocol/index.js';
 import { rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid, type BusEvent } from '../../../src/core/index.js';
-import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcMethods, type Task } from '../../../src/worlds/tasks/index.js';
+import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
 import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
 
 describe.each(await testDialects())('tasks store on %s', (dialect) => {
@@ -24,7 +25,7 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     const bus = new EventBus(() => clock.now());
     bus.subscribe((e) => events.push(e));
     service = new TasksService({ db: store.db, clock, ids: uuid, events: bus, workspace: store.workspace, timezone: 'Europe/Paris' });
-    rpc = new RpcDispatcher(tasksRpcMethods(service));
+    rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(service)));
   });
   afterEach(async () => {
     await store.dispose();

@@ -3,6 +3,7 @@
  * We run our own reconnect (exponential backoff, capped) instead of the browser's fixed retry,
  * so the page can say when the daemon is down and for how long it will wait.
  */
+import { productContracts } from '../../../src/protocol/index.js';
 import { getToken } from './token.js';
 import type { LiveEvent } from './types.js';
 
@@ -127,14 +128,5 @@ export class LiveEvents {
   }
 }
 
-const NAMED_EVENTS = [
-  'hello',
-  'tick.started',
-  'tick.finished',
-  'status.changed',
-  'tasks.changed',
-  'tasks.log_changed',
-  'tasks.escalation_changed',
-  'approvals.changed',
-  'agent.run',
-];
+/** Every event the daemon may name (the server may send `event: <type>` instead of `message`). */
+const NAMED_EVENTS = productContracts.flatMap((c) => c.events);

@@ -3,6 +3,7 @@
  * errors the shell can tell apart: no/invalid token, daemon unreachable, or the method's own
  * error (with the server's code and hint).
  */
+import { createRpcClient, type MethodMap, type ProductMethods, type RpcCall } from '../../../src/protocol/index.js';
 import { getToken } from './token.js';
 
 export class UnauthorizedError extends Error {
@@ -53,7 +54,8 @@ function signal(s: ConnectionSignal): void {
 
 let nextId = 1;
 
-export async function rpc<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+/** The raw transport: one JSON-RPC call over `POST /rpc` with the page's token. */
+export async function sendRpc(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
   const token = getToken();
   if (!token) {
     signal('unauthorized');
@@ -85,8 +87,16 @@ export async function rpc<T>(method: string, params: Record<string, unknown> = {
   signal('ok');
   const msg = body as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
   if (msg.error) throw new RpcError(msg.error.code, msg.error.message, msg.error.data);
-  return msg.result as T;
+  return msg.result;
 }
+
+/** A typed client for any contract's methods (a module's tests use it with their own). */
+export function createPageClient<M extends MethodMap>(): RpcCall<M> {
+  return createRpcClient<M>(sendRpc);
+}
+
+/** The page's client: every method of the shipped daemon, typed by the protocol. */
+export const call: RpcCall<ProductMethods> = createPageClient<ProductMethods>();
 
 /** One line for a person: the message plus the server's hint, if any. */
 export function explain(err: unknown): string {

@@ -1,13 +1,24 @@
 /**
- * The shapes the page reads from the daemon, imported type-only from the modules that produce
- * them (erased at build), so the page and the daemon cannot drift.
+ * The shapes the page reads from the daemon: the protocol's wire types (the page imports nothing
+ * else from `src/`), under the names the page uses.
  */
-export type { UsageSummary, UsageDay, UsageGroup, UsageCalls, UsageCallRow } from '../../../src/llm/usage-rpc.js';
+import type { McpServerHealth } from '../../../src/protocol/index.js';
 
-export type { InstanceStatus as WorldStatus } from '../../../src/engine/types.js';
-export type { StatusResult } from '../../../src/engine/rpc.js';
-export type { Task, LogEntry, Escalation, LogDecision as Decision, EscalationPriority as Priority } from '../../../src/worlds/tasks/types.js';
-import type { McpServerHealth } from '../../../src/agent/mcp.js';
+export type {
+  UsageSummary,
+  UsageDay,
+  UsageGroup,
+  UsageCalls,
+  UsageCallRow,
+  InstanceStatus as WorldStatus,
+  StatusResult,
+  Task,
+  LogEntry,
+  Escalation,
+  LogDecision as Decision,
+  EscalationPriority as Priority,
+} from '../../../src/protocol/index.js';
+
 export type McpServer = McpServerHealth;
 
 export interface McpServersResult {

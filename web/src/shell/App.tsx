@@ -6,7 +6,6 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { LiveEvents, type LiveSnapshot } from '../api/live.js';
 import { onConnectionSignal } from '../api/rpc.js';
 import { captureToken, clearToken, setToken } from '../api/token.js';
-import type { StatusResult } from '../api/types.js';
 import { tabs } from '../tabs/index.js';
 import { Banners } from './Banners.js';
 import { ShellContext, type NoticeTone, type Shell } from './context.js';
@@ -84,7 +83,7 @@ function Connected() {
   }, []);
 
   // Status is polled while the stream is down, so the page notices by itself when the daemon is back.
-  const status = useRpcResource<StatusResult>('subconscious.status', {}, { live, liveState, events: STATUS_EVENTS, pollWhile: () => true });
+  const status = useRpcResource('subconscious.status', {}, { live, liveState, events: STATUS_EVENTS, pollWhile: () => true });
 
   // When the stream drops, ask the daemon at once: that tells "unreachable" from "stream only".
   const reloadStatus = status.reload;

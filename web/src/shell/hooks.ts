@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useShell } from './context.js';
-import { useRpcResource, type Resource } from './resource.js';
+import type { ParamsOf, ProductMethods, ResultOf } from '../../../src/protocol/index.js';
+import { useRpcResource, type EventName, type MethodName, type Resource } from './resource.js';
 
 /**
  * The current time. The timer only forces a re-render every `everyMs` so relative times stay
@@ -34,7 +35,12 @@ export function useWidth<E extends HTMLElement>(fallback: number): [(el: E | nul
 }
 
 /** `useRpcResource` wired to the shell's live stream. */
-export function useLiveRpc<T>(method: string, params: Record<string, unknown>, events: readonly string[], pollWhile?: (d: T) => boolean): Resource<T> {
+export function useLiveRpc<K extends MethodName>(
+  method: K,
+  params: ParamsOf<ProductMethods[K]>,
+  events: readonly EventName[],
+  pollWhile?: (d: ResultOf<ProductMethods[K]>) => boolean,
+): Resource<ResultOf<ProductMethods[K]>> {
   const { live, liveState } = useShell();
-  return useRpcResource<T>(method, params, { live, liveState, events, ...(pollWhile ? { pollWhile } : {}) });
+  return useRpcResource(method, params, { live, liveState, events, ...(pollWhile ? { pollWhile } : {}) });
 }

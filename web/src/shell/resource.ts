@@ -4,8 +4,12 @@
  * down (seed 1: lists with `in_progress` rows), and lets actions apply optimistic changes.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { rpc } from '../api/rpc.js';
+import { call } from '../api/rpc.js';
 import type { LiveEvents, LiveSnapshot } from '../api/live.js';
+import type { ParamsOf, ProductEvents, ProductMethods, ResultOf } from '../../../src/protocol/index.js';
+
+export type MethodName = keyof ProductMethods & string;
+export type EventName = keyof ProductEvents & string;
 
 export const POLL_MS = 2000;
 const COALESCE_MS = 120;
@@ -23,11 +27,15 @@ export interface ResourceOptions<T> {
   live: LiveEvents;
   liveState: LiveSnapshot;
   /** Event types that mean this data changed. */
-  events?: readonly string[];
+  events?: readonly EventName[];
   pollWhile?: (data: T) => boolean;
 }
 
-export function useRpcResource<T>(method: string, params: Record<string, unknown>, opts: ResourceOptions<T>): Resource<T> {
+export function useRpcResource<K extends MethodName, T extends ResultOf<ProductMethods[K]> = ResultOf<ProductMethods[K]>>(
+  method: K,
+  params: ParamsOf<ProductMethods[K]>,
+  opts: ResourceOptions<T>,
+): Resource<T> {
   const key = JSON.stringify(params);
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
   const seq = useRef(0);
@@ -35,7 +43,7 @@ export function useRpcResource<T>(method: string, params: Record<string, unknown
   const reload = useCallback(async () => {
     const mine = ++seq.current;
     try {
-      const data = await rpc<T>(method, JSON.parse(key) as Record<string, unknown>);
+      const data = (await call(method, JSON.parse(key) as ParamsOf<ProductMethods[K]>)) as T;
       if (mine === seq.current) setState({ data, error: undefined, loading: false });
     } catch (error) {
       if (mine === seq.current) setState((s) => ({ data: s.data, error, loading: false }));

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 
 /** A titled region of a tab (labelled for assistive tech by its heading). */
-export function Section(props: { id: string; title: string; count?: number; actions?: ReactNode; children: ReactNode }) {
+export function Section(props: { id: string; title: string; count?: number | undefined; actions?: ReactNode; children: ReactNode }) {
   const headingId = `${props.id}-heading`;
   return (
     <section className="section" aria-labelledby={headingId} data-testid={props.id}>

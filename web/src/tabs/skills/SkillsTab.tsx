@@ -1,7 +1,7 @@
 /** The skills (MCP servers) the agent can use and whether each one is healthy. "Fix in Skills" lands here. */
 import { useState } from 'react';
-import { METHOD_NOT_FOUND, RpcError, explain, rpc } from '../../api/rpc.js';
-import type { McpServer, McpServersResult } from '../../api/types.js';
+import { METHOD_NOT_FOUND, RpcError, explain, call } from '../../api/rpc.js';
+import type { McpServer } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import { useLiveRpc, useNow } from '../../shell/hooks.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
@@ -9,7 +9,7 @@ import { fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 
-const EVENTS = ['agent.run', 'mcp.changed'];
+const EVENTS = ['agent.run', 'mcp.changed'] as const;
 
 const HEALTH: Record<string, { color: DotColor; label: string }> = {
   connected: { color: 'green', label: 'connected' },
@@ -20,7 +20,7 @@ const HEALTH: Record<string, { color: DotColor; label: string }> = {
 
 export function SkillsTab() {
   const { notify } = useShell();
-  const servers = useLiveRpc<McpServersResult>('mcp.servers', {}, EVENTS);
+  const servers = useLiveRpc('mcp.servers', {}, EVENTS);
   const [checking, setChecking] = useState(false);
   const now = useNow(30_000);
   const missing = servers.error instanceof RpcError && servers.error.rpcCode === METHOD_NOT_FOUND;
@@ -29,7 +29,7 @@ export function SkillsTab() {
   const check = async () => {
     setChecking(true);
     try {
-      const fresh = await rpc<McpServersResult>('mcp.servers', { check: true });
+      const fresh = await call('mcp.servers', { check: true });
       servers.mutate(() => fresh);
     } catch (err) {
       notify(`Could not check the skills: ${explain(err)}`, 'error');

@@ -9,7 +9,7 @@
  * edit succeeds.
  */
 import { useId, useRef, useState, type FormEvent } from 'react';
-import { RpcError, rpc } from '../../api/rpc.js';
+import { RpcError, call } from '../../api/rpc.js';
 import type { Task } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import type { Resource } from '../../shell/resource.js';
@@ -70,7 +70,7 @@ async function setTaskEnabled(props: TaskProps, enabled: boolean, notify: Parame
   const ok = await optimistic(
     props.tasks,
     (d) => d.map((x) => (x.id === t.id ? { ...x, enabled } : x)),
-    () => rpc('subconscious.tasks_update', { id: t.id, enabled }),
+    () => call('subconscious.tasks_update', { id: t.id, enabled }),
     `Could not ${enabled ? 'enable' : 'pause'} “${t.title}”`,
     notify,
   );
@@ -112,7 +112,7 @@ function UserTask(props: TaskProps) {
     const ok = await optimistic(
       props.tasks,
       (d) => d.filter((x) => x.id !== t.id),
-      () => rpc('subconscious.tasks_remove', { id: t.id }),
+      () => call('subconscious.tasks_remove', { id: t.id }),
       `Could not delete “${t.title}”`,
       notify,
     );
@@ -196,7 +196,7 @@ function AddTask(props: { tasks: Resource<Task[]>; error: FormError | null; setE
       props.tasks,
       (d) => [...d, placeholder],
       () =>
-        rpc('subconscious.tasks_add', {
+        call('subconscious.tasks_add', {
           title: text,
           ...(recurrence ? { recurrence } : {}),
           ...(needsTools !== undefined ? { needs_tools: needsTools } : {}),

@@ -2,7 +2,7 @@
  * Seed 1's Approval Needed: amber cards for pending escalations. "Go ahead" approves and runs
  * it; skill-related ones get "Fix in Skills" instead (to the Skills view); "Skip" dismisses.
  */
-import { rpc } from '../../api/rpc.js';
+import { call } from '../../api/rpc.js';
 import type { Escalation, LogEntry } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import type { Resource } from '../../shell/resource.js';
@@ -31,7 +31,7 @@ function ApprovalCard(props: { escalation: Escalation; escalations: Resource<Esc
     const ok = await optimistic(
       props.escalations,
       (d) => d.filter((x) => x.id !== e.id),
-      () => rpc(`subconscious.escalations_${kind}`, { id: e.id }),
+      () => call(`subconscious.escalations_${kind}`, { id: e.id }),
       kind === 'approve' ? `Could not approve “${e.title}”` : `Could not skip “${e.title}”`,
       notify,
     );

@@ -4,7 +4,7 @@
  * says how many of them are on ("4 of 5 tasks on").
  */
 import { useState } from 'react';
-import { explain, rpc } from '../../api/rpc.js';
+import { explain, call } from '../../api/rpc.js';
 import type { Task, WorldStatus } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import { useNow } from '../../shell/hooks.js';
@@ -24,7 +24,7 @@ export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatu
   const runAll = async () => {
     setBusy(true);
     try {
-      await rpc('subconscious.trigger', { kind: 'all' });
+      await call('subconscious.trigger', { kind: 'all' });
       notify('A tick was started for every enabled world.', 'info');
     } catch (err) {
       notify(`Could not start the ticks: ${explain(err)}`, 'error');

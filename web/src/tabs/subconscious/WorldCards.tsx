@@ -1,5 +1,5 @@
 /** One card per world (seed 4 phase 7): state, last tick, totals, failures, halt reason, enable, Run now. */
-import { rpc } from '../../api/rpc.js';
+import { call } from '../../api/rpc.js';
 import type { StatusResult, WorldStatus } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import { useNow } from '../../shell/hooks.js';
@@ -53,7 +53,7 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
     optimistic(
       props.status,
       (d) => patchWorld(d, w.world, { enabled }),
-      () => rpc('subconscious.set_enabled', { world: w.world, enabled }),
+      () => call('subconscious.set_enabled', { world: w.world, enabled }),
       `Could not ${enabled ? 'enable' : 'disable'} ${name}`,
       notify,
     );
@@ -62,7 +62,7 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
     const ok = await optimistic(
       props.status,
       (d) => patchWorld(d, w.world, { running: true }),
-      () => rpc('subconscious.trigger', { kind: w.world }),
+      () => call('subconscious.trigger', { kind: w.world }),
       `Could not start a ${name} tick`,
       notify,
     );
@@ -73,7 +73,7 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
     const ok = await optimistic(
       props.status,
       (d) => patchWorld(d, w.world, { halted: false, halt_reason: null }),
-      () => rpc('subconscious.clear_halt', { world: w.world }),
+      () => call('subconscious.clear_halt', { world: w.world }),
       `Could not clear the halt of ${name}`,
       notify,
     );

@@ -1,6 +1,5 @@
 /** Every ledger row, newest first: latency and outcome per call, paged, optionally one world. */
 import { useState } from 'react';
-import type { UsageCalls } from '../../api/types.js';
 import { useLiveRpc, useNow } from '../../shell/hooks.js';
 import { clockTime, count, duration, fullTime } from '../../ui/format.js';
 import { Section } from '../../ui/Section.js';
@@ -11,7 +10,7 @@ const PAGE = 20;
 export function CallsTable(props: { worlds: string[] }) {
   const [page, setPage] = useState(0);
   const [world, setWorld] = useState('');
-  const calls = useLiveRpc<UsageCalls>('usage.calls', { limit: PAGE, offset: page * PAGE, ...(world ? { world } : {}) }, USAGE_EVENTS);
+  const calls = useLiveRpc('usage.calls', { limit: PAGE, offset: page * PAGE, ...(world ? { world } : {}) }, USAGE_EVENTS);
   const now = useNow(60_000);
   const total = calls.data?.total ?? 0;
   const pages = Math.max(1, Math.ceil(total / PAGE));

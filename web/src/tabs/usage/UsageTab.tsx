@@ -3,7 +3,7 @@
  * by world and by purpose (tables), and every call with its latency and outcome (paged).
  */
 import { Fragment, useState } from 'react';
-import type { UsageDay, UsageGroup, UsageSummary } from '../../api/types.js';
+import type { UsageDay, UsageGroup } from '../../api/types.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { count } from '../../ui/format.js';
 import { Section } from '../../ui/Section.js';
@@ -16,7 +16,7 @@ const DAYS = 14;
 const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 export function UsageTab() {
-  const summary = useLiveRpc<UsageSummary>('usage.summary', { days: DAYS, time_zone: TIME_ZONE }, USAGE_EVENTS);
+  const summary = useLiveRpc('usage.summary', { days: DAYS, time_zone: TIME_ZONE }, USAGE_EVENTS);
   const [metric, setMetric] = useState<Metric>('input_tokens');
   const [groupBy, setGroupBy] = useState<GroupBy>('by_world');
   const s = summary.data;

@@ -11,4 +11,4 @@ export function value(g: Pick<UsageGroup, Metric>, m: Metric): number {
 }
 
 /** Model calls happen during ticks and agent runs. */
-export const USAGE_EVENTS = ['tick.finished', 'agent.run', 'usage.changed'];
+export const USAGE_EVENTS = ['tick.finished', 'agent.run'] as const;

@@ -1,27 +1,26 @@
 /**
  * `subconscious tasks list|add|enable|disable|remove`: the task loop without the page. Every
- * command is one RPC call (the same methods the page uses); `--json` prints the raw result.
- *
- * `program` may be the `tasks` command itself (the subcommands are added to it) or the root
- * program (a `tasks` command is created).
+ * command is one RPC call (the same methods the page uses, typed by the contract); `--json`
+ * prints the raw result.
  */
 import type { Command } from 'commander';
-import { SubconsciousError } from '../core/errors.js';
-import type { Task } from '../worlds/tasks/types.js';
+import { SubconsciousError } from '../../core/errors.js';
+import type { CliContext } from '../../engine/index.js';
+import type { Task, TasksEvents, tasksContract } from '../../protocol/tasks.js';
 
-type Call = (method: string, params?: unknown) => Promise<unknown>;
+type Cli = CliContext<(typeof tasksContract)['methods'], TasksEvents>;
+type Call = Cli['call'];
 
 type TaskRow = Pick<Task, 'id' | 'title' | 'source' | 'recurrence' | 'enabled' | 'needs_tools' | 'last_run_at' | 'next_run_at' | 'completed'>;
 
-export function registerTasksCommands(program: Command, call: Call, print: (line: string) => void = (l) => console.log(l)): Command {
-  const tasks = program.name() === 'tasks' ? program : program.command('tasks').description('standing tasks of the task loop');
-
+/** Adds the subcommands to `tasks` (the group command the CLI made for this module). */
+export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli, 'call' | 'print'>): Command {
   tasks
     .command('list')
     .description('list tasks (system and user)')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const rows = (await call('subconscious.tasks_list', {})) as TaskRow[];
+      const rows: TaskRow[] = await call('subconscious.tasks_list');
       if (opts.json) return print(JSON.stringify(rows, null, 2));
       for (const line of formatTaskTable(rows)) print(line);
     });
@@ -38,10 +37,12 @@ export function registerTasksCommands(program: Command, call: Call, print: (line
       if (opts.write && opts.readOnly) {
         throw new SubconsciousError('invalid_params', '--write and --read-only contradict each other; give one of them (or neither to decide from the title).');
       }
-      const params: Record<string, unknown> = { title: words.join(' '), recurrence: opts.recurrence };
-      if (opts.write) params.needs_tools = true;
-      if (opts.readOnly) params.needs_tools = false;
-      const task = (await call('subconscious.tasks_add', params)) as TaskRow;
+      const needsTools = opts.write ? true : opts.readOnly ? false : undefined;
+      const task = await call('subconscious.tasks_add', {
+        title: words.join(' '),
+        recurrence: opts.recurrence,
+        ...(needsTools === undefined ? {} : { needs_tools: needsTools }),
+      });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`added ${task.id}: ${task.title} (${task.recurrence}, ${task.needs_tools ? 'write' : 'read-only'})`);
     });
@@ -56,7 +57,7 @@ export function registerTasksCommands(program: Command, call: Call, print: (line
       .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { json?: boolean }) => {
-        const task = (await call('subconscious.tasks_update', { id: await resolveTaskId(call, id), enabled })) as TaskRow;
+        const task = await call('subconscious.tasks_update', { id: await resolveTaskId(call, id), enabled });
         if (opts.json) return print(JSON.stringify(task, null, 2));
         print(`${enabled ? 'enabled' : 'disabled'} ${task.id}: ${task.title}`);
       });
@@ -68,7 +69,7 @@ export function registerTasksCommands(program: Command, call: Call, print: (line
     .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const task = (await call('subconscious.tasks_remove', { id: await resolveTaskId(call, id) })) as TaskRow;
+      const task = await call('subconscious.tasks_remove', { id: await resolveTaskId(call, id) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`removed ${task.id}: ${task.title}`);
     });
@@ -86,7 +87,7 @@ const MIN_ID_PREFIX = 4;
  */
 async function resolveTaskId(call: Call, typed: string): Promise<string> {
   if (typed.length < MIN_ID_PREFIX) return typed;
-  const rows = (await call('subconscious.tasks_list', {})) as TaskRow[];
+  const rows: TaskRow[] = await call('subconscious.tasks_list');
   if (rows.some((t) => t.id === typed)) return typed;
   const start = typed.toLowerCase();
   const matches = rows.filter((t) => t.id.toLowerCase().startsWith(start));

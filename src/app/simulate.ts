@@ -1,19 +1,20 @@
 /**
- * `subconscious simulate`: what would this config cost over a day? The product's real worlds run
- * on the real engine and scheduler, on a FakeClock moved through the period minute by minute,
- * against a scratch in-memory store seeded with the user's tasks (their database is only read).
- * The model is the in-process dry-run model: every evaluation decides `noop` for every task (the
- * steady-state cost of watching when nothing needs doing), and every call still goes through the
- * real model layer and ledger, whose grouped figures are the answer.
+ * `subconscious simulate`: what would this config cost over a day? The real modules run on the
+ * real engine and scheduler, on a FakeClock moved through the period minute by minute, against a
+ * scratch in-memory store seeded with what each module starts from (the person's database is only
+ * read). The model is the in-process dry-run model, whose answers each module gives for its own
+ * calls (the steady state: nothing needs doing); every call still goes through the real model
+ * layer and ledger, whose figures are the answer.
  */
 import path from 'node:path';
-import { createApp, type App } from '../app/app.js';
-import { loadConfig } from '../app/config.js';
-import { openScratchStore } from '../app/scratch-store.js';
-import { FakeClock, SubconsciousError, flush, silentLogger, uuid, type BusEvent } from '../core/index.js';
-import type { TickOutcomeKind } from '../engine/index.js';
-import { Ledger, dryRunModel, type DryRunRequest, type UsageTotals } from '../llm/index.js';
-import { noopDecisionsReply, readEvaluationPrompt, type SkillsHealth, type Task } from '../worlds/tasks/index.js';
+import { FakeClock, SubconsciousError, flush, silentLogger, uuid } from '../core/index.js';
+import type { ErasedSession, TickOutcomeKind, WorldModule } from '../engine/index.js';
+import { Ledger, dryRunModel, type DryRunRequest, type LedgerTables, type UsageTotals } from '../llm/index.js';
+import { tablesView } from '../store/index.js';
+import { createApp, type App } from './app.js';
+import { loadConfig } from './config.js';
+import { productModules } from './modules.js';
+import { openScratchStore } from './scratch-store.js';
 
 export const MAX_HOURS = 168;
 const HOUR_MS = 3_600_000;
@@ -22,16 +23,16 @@ const STEP_MS = 60_000;
 /** Real time a tick may take before simulated time moves on anyway (it is waiting on the clock). */
 const TICK_WATCHDOG_MS = 5_000;
 const MCP_NOT_CHECKED = 'not checked in a simulation';
-/** The answer to any call that is not an evaluation (none is expected: every task decides noop). */
+/** The dry-run model's answer to a call no module claims. */
 const NOTHING_TO_REPORT = 'Nothing to report.';
 
-export const ASSUMPTIONS =
-  'Assumes the steady state: every due task decides noop on every tick (nothing needs doing, so nothing is executed and no agent runs); ' +
-  'tokens are estimated at 4 characters per token; HEARTBEAT.md, workspace files and tasks stay as they are now; MCP servers are not checked in a simulation.';
+const SHARED_ASSUMPTIONS = 'Tokens are estimated at 4 characters per token; MCP servers are not checked in a simulation.';
 
 export interface SimulateOptions {
   workspace: string;
   hours: number;
+  /** Default: the product's modules. */
+  modules?: readonly WorldModule[] | undefined;
   env?: NodeJS.ProcessEnv | undefined;
   /** Start of the simulated period (epoch ms; default now). */
   start?: number | undefined;
@@ -78,11 +79,12 @@ export interface SimulationResult {
   tokens: { input: number; output: number; estimated: boolean };
   by_world: UsageRow[];
   by_purpose: UsageRow[];
-  /** The largest situation report an evaluation was sent, against the configured budget. */
-  largest_situation_report: { tokens: number; budget: number } | null;
-  /** Task decisions asked for over the period, and the most in one call. */
-  task_decisions: { total: number; max_per_call: number };
-  tasks: { copied_from: string | null; copied: number; enabled_at_end: number };
+  /** What was copied from the person's database (null: there is none yet), per module. */
+  copied: { from: string | null; rows: Array<{ module: string; what: string; count: number }> };
+  /** Each module's own figures (the tasks world: the largest situation report, task decisions). */
+  modules: Record<string, Record<string, unknown>>;
+  /** The same figures in the modules' own words, for people. */
+  module_lines: string[];
   models: { local: string; agent: string };
   mcp_servers: { name: string; health: string }[];
   /** One line per distinct failure message, if any tick failed. */
@@ -109,23 +111,41 @@ export async function simulate(opts: SimulateOptions): Promise<SimulationResult>
   checkHours(opts.hours, opts.hours);
   const workspace = path.resolve(opts.workspace);
   const env = opts.env ?? process.env;
-  const config = loadConfig({ workspace, env }); // a bad config stops here, before anything is opened
-  const scratch = await openScratchStore(workspace, config);
+  const modules = opts.modules ?? productModules;
+  const config = loadConfig({ workspace, modules, env }); // a bad config stops here, before anything is opened
+  const scratch = await openScratchStore(workspace, config, modules);
   const clock = new FakeClock(opts.start ?? Date.now());
-  const evaluations = { largestReport: -1, decisions: 0, maxPerCall: 0 };
+  let app: App | undefined;
+  // Sessions answer through the app's own RPC once it exists (their figures are read at the end).
+  const transport = (method: string, params: Record<string, unknown>) => app!.rpc.call(method, params);
+  const sessions: Array<{ kind: string; session: ErasedSession }> = [];
+  for (const m of modules) {
+    const session = m.simulate?.session?.(config.worlds[m.kind]?.settings ?? {}, transport);
+    if (session) sessions.push({ kind: m.kind, session });
+  }
   const reply = (request: DryRunRequest): string => {
-    const read = readEvaluationPrompt(request.prompt);
-    if (!read) return NOTHING_TO_REPORT;
-    evaluations.largestReport = Math.max(evaluations.largestReport, read.reportTokens);
-    evaluations.decisions += read.taskIds.length;
-    evaluations.maxPerCall = Math.max(evaluations.maxPerCall, read.taskIds.length);
-    return noopDecisionsReply(read.taskIds);
+    for (const { session } of sessions) {
+      const answer = session.reply(request);
+      if (answer !== undefined) return answer;
+    }
+    return NOTHING_TO_REPORT;
   };
-  const skills: SkillsHealth = { health: () => config.mcp.servers.map((s) => ({ name: s.name, status: 'not checked' })) };
-  let app: App;
+  const skills = {
+    health: () =>
+      config.mcp.servers.map((s) => ({
+        name: s.name,
+        status: 'disconnected' as const,
+        tools: [],
+        last_checked_at: null,
+        restarts: 0,
+        pid: null,
+        error: MCP_NOT_CHECKED,
+      })),
+  };
   try {
     app = await createApp({
       workspace,
+      modules,
       env,
       clock,
       log: silentLogger,
@@ -141,7 +161,7 @@ export async function simulate(opts: SimulateOptions): Promise<SimulationResult>
     const start = clock.now();
     const end = start + opts.hours * HOUR_MS;
     const ticks = countTicks(app);
-    app.registry.start();
+    await app.start();
     await settle(app);
     // Ticks that start in [start, end): the last step stops just short of `end`.
     while (clock.now() < end - 1) {
@@ -151,13 +171,19 @@ export async function simulate(opts: SimulateOptions): Promise<SimulationResult>
     }
     await app.registry.stop();
     ticks.stop();
-    const usage = await new Ledger(app.store.db, uuid).summary({ since: start, until: end });
+    const usage = await new Ledger(tablesView<LedgerTables>(app.store.db), uuid).summary({ since: start, until: end });
+    const running = app;
     const worlds = await Promise.all(
-      app.registry
+      running.registry
         .list()
         .map(async (instance) => ({ ...ticks.of(instance.name), enabled: await instance.isEnabled(), interval_minutes: instance.world.intervalMinutes() })),
     );
-    const enabledTasks = ((await app.rpc.call('subconscious.tasks_list')) as Task[]).filter((t) => t.enabled && !t.completed);
+    const figures: Record<string, Record<string, unknown>> = {};
+    const lines: string[] = [];
+    for (const { kind, session } of sessions) {
+      figures[kind] = await session.finish();
+      session.print(figures[kind], (line) => lines.push(line));
+    }
     return {
       period: { start: new Date(start).toISOString(), end: new Date(end).toISOString(), hours: opts.hours },
       worlds,
@@ -165,13 +191,13 @@ export async function simulate(opts: SimulateOptions): Promise<SimulationResult>
       tokens: { input: usage.totals.inputTokens, output: usage.totals.outputTokens, estimated: usage.totals.estimated > 0 },
       by_world: usage.byWorld.map((g) => usageRow(g, g.world)),
       by_purpose: usage.byPurpose.map((g) => usageRow(g, g.world, g.purpose)),
-      largest_situation_report: evaluations.largestReport < 0 ? null : { tokens: evaluations.largestReport, budget: config.heartbeat.context_budget_tokens },
-      task_decisions: { total: evaluations.decisions, max_per_call: evaluations.maxPerCall },
-      tasks: { copied_from: scratch.imported.from, copied: scratch.imported.tasks, enabled_at_end: enabledTasks.length },
+      copied: { from: scratch.imported.from, rows: scratch.imported.copied },
+      modules: figures,
+      module_lines: lines,
       models: { local: config.models.local.model, agent: config.models.agent.model },
       mcp_servers: config.mcp.servers.map((s) => ({ name: s.name, health: MCP_NOT_CHECKED })),
       failures: ticks.failures(),
-      assumptions: ASSUMPTIONS,
+      assumptions: [...sessions.map(({ session }) => session.assumptions), SHARED_ASSUMPTIONS].join(' '),
     };
   } finally {
     await app.close();
@@ -211,10 +237,10 @@ function countTicks(app: App) {
     failed: 'failed',
     superseded: 'superseded',
   };
-  const stop = app.events.subscribe((event: BusEvent) => {
+  const stop = app.events.subscribe((event) => {
     if (event.type !== 'tick.finished') return;
-    const world = String(event.data.world);
-    const kind = event.data.outcome as TickOutcomeKind;
+    const world = event.data.world;
+    const kind = event.data.outcome;
     const counts = perWorld.get(world) ?? blank(world);
     perWorld.set(world, counts);
     counts.ticks++;
@@ -244,10 +270,18 @@ async function settle(app: App): Promise<void> {
   await flush(); // the scheduler records the next due time and goes back to sleep
 }
 
-/** 0.3%, 12%: one decimal only where it says something. */
-function percent(share: number): string {
-  const p = share * 100;
-  return `${p > 0 && p < 10 ? p.toFixed(1) : Math.round(p)}%`;
+/** One self-rewriting stderr line, refreshed once per simulated hour. */
+export function progressLine(write: (text: string) => void): { update: (p: SimulationProgress) => void; clear: () => void } {
+  let shown = -1;
+  return {
+    update(p) {
+      const hour = Math.floor((p.now - p.start) / HOUR_MS);
+      if (hour === shown) return;
+      shown = hour;
+      write(`\rsimulating: ${hour} of ${Math.round((p.end - p.start) / HOUR_MS)} h, ${p.ticks} ticks\x1b[K`);
+    },
+    clear: () => (shown >= 0 ? write('\r\x1b[K') : undefined),
+  };
 }
 
 /** The result for people: a few lines, figures first, the assumptions last. */
@@ -268,32 +302,12 @@ export function printSimulation(result: SimulationResult, print: (line: string) 
   print(`  model calls: ${n(result.model_calls)} (local model ${result.models.local})`);
   print(`  tokens: ${n(result.tokens.input)} in, ${n(result.tokens.output)} out${est}`);
   for (const p of result.by_purpose) print(`    ${p.world}/${p.purpose}: ${n(p.calls)} calls, ${n(p.input_tokens)} in, ${n(p.output_tokens)} out`);
-  const report = result.largest_situation_report;
-  if (report)
-    print(`  largest situation report: ${n(report.tokens)} of ${n(report.budget)} tokens (${percent(report.tokens / report.budget)} of context_budget_tokens)`);
-  else print('  largest situation report: none was built (no tick evaluated)');
-  const enabled = result.tasks.enabled_at_end;
+  for (const line of result.module_lines) print(line);
+  const copied = result.copied.rows.map((r) => `${n(r.count)} ${r.what}`).join(', ');
   print(
-    `  task decisions: ${n(result.task_decisions.total)} (at most ${n(result.task_decisions.max_per_call)} per call); ${n(enabled)} enabled task${enabled === 1 ? '' : 's'}`,
-  );
-  print(
-    `  tasks copied: ${result.tasks.copied_from ? `${n(result.tasks.copied)} from ${result.tasks.copied_from}` : 'none (no database yet: system defaults and HEARTBEAT.md only)'}`,
+    `  copied: ${result.copied.from ? `${copied || 'nothing'} from ${result.copied.from}` : 'nothing (no database yet: system defaults and HEARTBEAT.md only)'}`,
   );
   for (const s of result.mcp_servers) print(`  MCP server ${s.name}: ${s.health}`);
   for (const f of result.failures) print(`  FAILED ${f}`);
   print(result.assumptions);
-}
-
-/** One self-rewriting stderr line, refreshed once per simulated hour. */
-export function progressLine(write: (text: string) => void): { update: (p: SimulationProgress) => void; clear: () => void } {
-  let shown = -1;
-  return {
-    update(p) {
-      const hour = Math.floor((p.now - p.start) / HOUR_MS);
-      if (hour === shown) return;
-      shown = hour;
-      write(`\rsimulating: ${hour} of ${Math.round((p.end - p.start) / HOUR_MS)} h, ${p.ticks} ticks\x1b[K`);
-    },
-    clear: () => (shown >= 0 ? write('\r\x1b[K') : undefined),
-  };
 }

@@ -3,7 +3,7 @@
  * its own cursors, baselines and counters. Values are JSON.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { EngineTables } from './tables.js';
 
 /** Keys that predate namespacing; they belonged to the memory world (seed 4, "Back-compat"). */
 export const LEGACY_KEYS = ['last_tick_at', 'baseline_checkpoint_id'] as const;
@@ -15,7 +15,7 @@ export function stateKey(world: string, key: string): string {
 
 export class InstanceState {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: Kysely<EngineTables>,
     private readonly now: () => number,
   ) {}
 
@@ -40,11 +40,11 @@ export class InstanceState {
   }
 
   /** Several keys in one transaction: they move together or not at all. */
-  async setMany(world: string, values: Record<string, unknown>, db: Kysely<Database> = this.db): Promise<void> {
+  async setMany(world: string, values: Record<string, unknown>, db: Kysely<EngineTables> = this.db): Promise<void> {
     const at = this.now();
     const rows = Object.entries(values).map(([key, value]) => ({ key: stateKey(world, key), value: JSON.stringify(value ?? null), updated_at: at }));
     if (rows.length === 0) return;
-    const write = async (trx: Kysely<Database>) => {
+    const write = async (trx: Kysely<EngineTables>) => {
       for (const row of rows) {
         await trx
           .insertInto('instance_state')
@@ -81,5 +81,29 @@ export class InstanceState {
       }
     });
     return moved;
+  }
+}
+
+/** One world's keys (`<world>:<key>`), typed by the keys it keeps. */
+export class WorldKeys<K extends object> {
+  constructor(
+    private readonly state: InstanceState,
+    readonly world: string,
+  ) {}
+
+  get<N extends keyof K & string>(key: N): Promise<K[N] | undefined> {
+    return this.state.get<K[N]>(this.world, key);
+  }
+
+  async all(): Promise<Partial<K>> {
+    return (await this.state.all(this.world)) as Partial<K>;
+  }
+
+  set<N extends keyof K & string>(key: N, value: K[N]): Promise<void> {
+    return this.state.set(this.world, key, value);
+  }
+
+  setMany(values: Partial<K>): Promise<void> {
+    return this.state.setMany(this.world, values as Record<string, unknown>);
   }
 }

@@ -1,0 +1,9 @@
+/**
+ * The modules this product ships, in start order (a module that provides a service comes before
+ * the ones that need it; the app checks). Adding a world: its folder under `src/worlds/`, its
+ * contract in `src/protocol/` (listed in `productContracts`), and one line here.
+ */
+import type { WorldModule } from '../engine/index.js';
+import { tasksModule } from '../worlds/tasks/index.js';
+
+export const productModules: readonly WorldModule[] = [tasksModule];

@@ -1,0 +1,257 @@
+/**
+ * `WorldModule`: a world's one front door (DESIGN.md "A world is a module"). A module declares
+ * its kind, description, config section (zod, defaults written once), tables and migrations, its
+ * RPC contract and events, the services it needs and provides, its CLI subcommands, its
+ * `simulate` hooks and its page tab; `create(ctx)` returns its world (absent for a host such as
+ * the bots runtime), its RPC handlers and what it provides to other modules.
+ *
+ * `defineModule` keeps every type inside the definition — config section, table view, contract,
+ * events — and hands the app an erased `WorldModule`, so the app builds everything from a plain
+ * list with no per-world code and no casts.
+ */
+import type { Command } from 'commander';
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { Clock, Emitter, IdGen, Logger, Provision, Publisher, ServiceKey, Services } from '../core/index.js';
+import type { DryRunRequest, Llm } from '../llm/index.js';
+import {
+  createRpcClient,
+  implement,
+  type BoundMethod,
+  type Contract,
+  type EventsOf,
+  type Handlers,
+  type MethodsOf,
+  type RpcCall,
+  type Transport,
+  type WireEvent,
+} from '../protocol/index.js';
+import { tablesView, type AnyTables, type MigrationSet } from '../store/index.js';
+import type { World } from './types.js';
+
+/** What every module is handed by the app. */
+export interface ModuleContext<Config, Tables extends object, Events extends object> {
+  /** The instance name (the module's kind). */
+  name: string;
+  workspace: string;
+  /** Its `[worlds.<kind>]` section, validated, defaults filled in. */
+  config: Config;
+  /** Its own tables, and only those. */
+  db: Kysely<Tables>;
+  llm: Llm;
+  clock: Clock;
+  ids: IdGen;
+  log: Logger;
+  /** Its own events, and only those. */
+  events: Emitter<Events & Record<string, Record<string, unknown>>>;
+  /** Services other modules or the app provide (by key). */
+  services: Services;
+  /** The IANA zone days and schedules are counted in when nothing more specific says. */
+  timezone: string;
+  /** How long a tick may run before the engine stops it (`[engine] tick_timeout_minutes`). */
+  tickTimeoutMs: number;
+  /** Run this module's world now in the background (its own "Run now" RPC). */
+  trigger(): void;
+}
+
+/** What `create` returns. */
+export interface ModuleParts<M extends Contract['methods']> {
+  /** The ticking world; absent for a host module (a runtime without a tick). */
+  world?: World;
+  handlers: Handlers<M>;
+  /** Services for other modules (their keys must be listed in `provides`). */
+  provides?: Provision[];
+  /** Called once every module exists, before the scheduler starts (host timers, repairs). */
+  start?(): void | Promise<void>;
+  /** Release resources at shutdown (after the scheduler stopped). */
+  close?(): Promise<void>;
+}
+
+/** What a module's CLI subcommands get: its methods, typed, through a daemon or in process. */
+export interface CliContext<M extends Contract['methods'], E extends object> {
+  call: RpcCall<M>;
+  /** Events as they happen (from the daemon's `/events`, or this process); resolves to "stop". */
+  subscribe(listener: (event: WireEvent<E & Record<string, Record<string, unknown>>>) => void): Promise<() => void>;
+  print(line: string): void;
+}
+
+/** A module's side of `subconscious simulate` (a dry-run day on a scratch copy of the store). */
+export interface SimulateHooks<Config, Tables extends object, M extends Contract['methods']> {
+  /** Copy what a simulation starts from out of the user's database (read-only) into the scratch store. */
+  copy?(from: Kysely<Tables>, to: Kysely<Tables>): Promise<{ copied: number; what: string }>;
+  /** One simulation: the dry-run model's answers to this module's calls, and its figures at the end. */
+  session?(config: Config): SimulationSession<M>;
+}
+
+export interface SimulationSession<M extends Contract['methods']> {
+  /** The dry-run model's reply to one of this module's calls; undefined when the call is not its own. */
+  reply(request: DryRunRequest): string | undefined;
+  /** This module's figures, merged into the simulation result. */
+  finish(call: RpcCall<M>): Promise<Record<string, unknown>>;
+  /** Lines for people (indented under the totals). */
+  print(figures: Record<string, unknown>, print: (line: string) => void): void;
+  /** What the figures assume. */
+  assumptions: string;
+}
+
+export interface ModuleDefinition<S extends z.ZodObject, T extends object, C extends Contract> {
+  kind: string;
+  description: string;
+  /** The `[worlds.<kind>]` section: every field has a default, so `{}` parses. */
+  config: S;
+  /** A top-level section read as this one, with a warning naming the new key (seed 1's `[heartbeat]`). */
+  legacySection?: string;
+  /** Its tables (names start with its kind, or were shipped before modules) and migrations (`<kind>/NNNN_name`). */
+  tables?: { names: readonly string[]; migrations: MigrationSet };
+  contract: C;
+  /** Services it cannot work without, and services it uses when they exist. */
+  needs?: readonly ServiceKey<unknown>[];
+  uses?: readonly ServiceKey<unknown>[];
+  provides?: readonly ServiceKey<unknown>[];
+  /** The page tab that shows its work (`web/src/tabs/<tab>/`). */
+  tab?: string;
+  /** Whether its world runs when nobody switched it (default true). */
+  enabledByDefault?: boolean;
+  cli?: { name: string; description: string; register(command: Command, cli: CliContext<MethodsOf<C>, EventsOf<C>>): void };
+  simulate?: SimulateHooks<z.output<S>, T, MethodsOf<C>>;
+  create(ctx: ModuleContext<z.output<S>, T, EventsOf<C>>): ModuleParts<MethodsOf<C>> | Promise<ModuleParts<MethodsOf<C>>>;
+}
+
+/** What the app hands every module, before its own parts (section, table view, emitter). */
+export interface SharedContext {
+  workspace: string;
+  db: Kysely<AnyTables>;
+  llm: Llm;
+  clock: Clock;
+  ids: IdGen;
+  log: Logger;
+  events: Publisher;
+  services: Services;
+  timezone: string;
+  tickTimeoutMs: number;
+  trigger(kind: string): void;
+}
+
+export interface ModuleInstance {
+  world?: World;
+  methods: BoundMethod[];
+  provides: Provision[];
+  start?(): void | Promise<void>;
+  close?(): Promise<void>;
+}
+
+export interface CliSetup {
+  transport: Transport;
+  subscribe(listener: (event: { type: string; at: number; data: Record<string, unknown> }) => void): Promise<() => void>;
+  print(line: string): void;
+}
+
+/** The erased front door: what the app, the CLI and `simulate` work with. */
+export interface WorldModule {
+  readonly kind: string;
+  readonly description: string;
+  readonly configSchema: z.ZodObject;
+  readonly legacySection: string | undefined;
+  readonly tables: { names: readonly string[]; migrations: MigrationSet } | undefined;
+  readonly contract: Contract;
+  readonly needs: readonly ServiceKey<unknown>[];
+  readonly uses: readonly ServiceKey<unknown>[];
+  readonly provides: readonly ServiceKey<unknown>[];
+  readonly tab: string | undefined;
+  readonly enabledByDefault: boolean;
+  readonly cli: { name: string; description: string; register(command: Command, setup: CliSetup): void } | undefined;
+  readonly simulate:
+    | {
+        copy?(from: Kysely<AnyTables>, to: Kysely<AnyTables>): Promise<{ copied: number; what: string }>;
+        session?(rawConfig: unknown, call: Transport): ErasedSession;
+      }
+    | undefined;
+  instantiate(shared: SharedContext, rawConfig: unknown): Promise<ModuleInstance>;
+}
+
+export interface ErasedSession {
+  reply(request: DryRunRequest): string | undefined;
+  finish(): Promise<Record<string, unknown>>;
+  print(figures: Record<string, unknown>, print: (line: string) => void): void;
+  assumptions: string;
+}
+
+const KIND = /^[a-z][a-z0-9_-]*$/;
+
+export function defineModule<S extends z.ZodObject, T extends object, C extends Contract>(def: ModuleDefinition<S, T, C>): WorldModule {
+  if (!KIND.test(def.kind)) throw new Error(`invalid module kind "${def.kind}"`);
+  const parse = (raw: unknown): z.output<S> => def.config.parse(raw ?? {});
+  const sim = def.simulate;
+  return {
+    kind: def.kind,
+    description: def.description,
+    configSchema: def.config,
+    legacySection: def.legacySection,
+    tables: def.tables,
+    contract: def.contract,
+    needs: def.needs ?? [],
+    uses: def.uses ?? [],
+    provides: def.provides ?? [],
+    tab: def.tab,
+    enabledByDefault: def.enabledByDefault ?? true,
+    cli: def.cli && {
+      name: def.cli.name,
+      description: def.cli.description,
+      register: (command, setup) =>
+        def.cli!.register(command, {
+          call: createRpcClient<MethodsOf<C>>(setup.transport),
+          subscribe: (listener) => setup.subscribe((event) => listener(event as WireEvent<EventsOf<C> & Record<string, Record<string, unknown>>>)),
+          print: setup.print,
+        }),
+    },
+    simulate: sim && {
+      ...(sim.copy ? { copy: (from: Kysely<AnyTables>, to: Kysely<AnyTables>) => sim.copy!(tablesView<T>(from), tablesView<T>(to)) } : {}),
+      ...(sim.session
+        ? {
+            session: (rawConfig: unknown, transport: Transport): ErasedSession => {
+              const session = sim.session!(parse(rawConfig));
+              return {
+                reply: (request) => session.reply(request),
+                finish: () => session.finish(createRpcClient<MethodsOf<C>>(transport)),
+                print: (figures, print) => session.print(figures, print),
+                assumptions: session.assumptions,
+              };
+            },
+          }
+        : {}),
+    },
+    async instantiate(shared, rawConfig) {
+      // A module sends only the events its contract lists (checked here, at run time, too).
+      const publish = (type: string, data: Record<string, unknown>) => {
+        if (!def.contract.events.includes(type)) throw new Error(`module ${def.kind} emitted "${type}", which its contract does not list`);
+        shared.events.publish(type, data);
+      };
+      const ctx: ModuleContext<z.output<S>, T, EventsOf<C>> = {
+        name: def.kind,
+        workspace: shared.workspace,
+        config: parse(rawConfig),
+        db: tablesView<T>(shared.db),
+        llm: shared.llm,
+        clock: shared.clock,
+        ids: shared.ids,
+        log: shared.log.child({ module: def.kind }),
+        events: { emit: (type: string, data: Record<string, unknown>) => publish(type, data) },
+        services: shared.services,
+        timezone: shared.timezone,
+        tickTimeoutMs: shared.tickTimeoutMs,
+        trigger: () => shared.trigger(def.kind),
+      };
+      const parts = await def.create(ctx);
+      for (const p of parts.provides ?? []) {
+        if (!(def.provides ?? []).some((k) => k.id === p.key.id)) throw new Error(`module ${def.kind} provides ${p.key.id} without declaring it`);
+      }
+      return {
+        ...(parts.world ? { world: parts.world } : {}),
+        methods: implement(def.contract, parts.handlers),
+        provides: parts.provides ?? [],
+        ...(parts.start ? { start: parts.start } : {}),
+        ...(parts.close ? { close: parts.close } : {}),
+      };
+    },
+  };
+}

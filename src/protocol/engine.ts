@@ -1,0 +1,84 @@
+/**
+ * The engine's face: every world instance's status (read from the store, never through a tick
+ * lock), Run now, switching a world on or off, lifting a rate-cap halt, and the method list.
+ */
+import { z } from 'zod';
+import { defineContract, method } from './contract.js';
+
+export type ModelRole = 'local' | 'agent';
+export type TickOutcomeKind = 'committed' | 'quiet' | 'skipped' | 'superseded' | 'failed';
+
+export type InstanceStatus = {
+  world: string;
+  /** What the world does, in a sentence (its module's description). */
+  description: string;
+  /** The page tab that shows this world's work, when it has one. */
+  tab: string | null;
+  enabled: boolean;
+  /** Why the world is off whatever its toggle says (a config setting), or null. */
+  disabled_by: string | null;
+  /** null until the endpoint was probed. */
+  provider_available: boolean | null;
+  provider_unavailable_reason: string | null;
+  /** Optional models that did not answer at the last gate. */
+  optional_models_unavailable: Array<{ role: ModelRole; reason: string }>;
+  interval_minutes: number;
+  last_tick_at: number | null;
+  total_ticks: number;
+  consecutive_failures: number;
+  halted: boolean;
+  halt_reason: string | null;
+  running: boolean;
+  last_outcome: TickOutcomeKind | null;
+  last_summary: string | null;
+  last_error: string | null;
+  next_tick_at: number | null;
+};
+
+export type StatusResult = {
+  instances: InstanceStatus[];
+  /** Seed 4 back-compat: the top-level fields mirror the first registered world. */
+  enabled: boolean;
+  total_ticks: number;
+  consecutive_failures: number;
+  last_tick_at: number | null;
+};
+
+export type EngineEvents = {
+  /** Sent by the server to a new `/events` client (and by the page on reconnect). */
+  hello: { reconnected?: boolean };
+  'tick.started': { world: string; generation: number; resumed: boolean };
+  'tick.finished': {
+    world: string;
+    outcome: TickOutcomeKind;
+    message: string;
+    generation: number;
+    resumed: boolean;
+    duration_ms: number;
+    /** The tick raised consecutive_failures (a failure, or a model-unreachable skip). */
+    counts_as_failure: boolean;
+  };
+  'status.changed': { world: string };
+};
+
+export const worldName = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a world name such as "tasks"');
+
+export const engineContract = defineContract<EngineEvents>()({
+  methods: {
+    'subconscious.status': method(z.strictObject({}), 'Status of every world instance, read from the store.').returns<StatusResult>(),
+    'subconscious.trigger': method(
+      z.strictObject({ kind: z.union([z.literal('all'), worldName]).optional() }),
+      'Run a tick now in the background (a running tick is superseded); returns at once.',
+    ).returns<{ triggered: string[] }>(),
+    'subconscious.set_enabled': method(
+      z.strictObject({ world: worldName, enabled: z.boolean() }),
+      'Enable or disable one world instance (kept across restarts).',
+    ).returns<{ world: string; enabled: boolean }>(),
+    'subconscious.clear_halt': method(
+      z.strictObject({ world: worldName }),
+      "Lift a world's rate-cap halt after changing what made its requests too large (e.g. a lower context_budget_tokens); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
+    ).returns<{ world: string; cleared: boolean }>(),
+    'rpc.methods': method(z.strictObject({}), 'The methods this daemon serves.').returns<Array<{ name: string; description: string }>>(),
+  },
+  events: ['hello', 'tick.started', 'tick.finished', 'status.changed'],
+});

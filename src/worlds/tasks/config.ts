@@ -1,0 +1,19 @@
+/**
+ * The `[worlds.tasks]` section (seed 1's `[heartbeat]`, still read as an alias): cadence, whether
+ * the local model evaluates at all, the situation report's budget, the zone `cron:` schedules run
+ * in, and how long the activity log is kept.
+ */
+import { z } from 'zod';
+import { isTimeZone } from '../../core/index.js';
+
+export const tasksConfig = z.strictObject({
+  interval_minutes: z.number().int('must be a whole number of minutes').min(5, 'must be at least 5').max(1440).default(5),
+  inference_enabled: z.boolean().default(true),
+  context_budget_tokens: z.number().int().min(1000, 'must be at least 1000').max(1_000_000).default(40_000),
+  /** IANA zone for `cron:` task schedules (default: the top-level `timezone`, else this machine's). */
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
+  /** Activity log rows older than this many days are deleted after a tick (0 keeps them all). */
+  log_retention_days: z.number().int().min(0).max(3650).default(30),
+});
+
+export type TasksConfig = z.output<typeof tasksConfig>;

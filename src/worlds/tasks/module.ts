@@ -1,0 +1,56 @@
+/**
+ * The tasks world (seed 1) as a module: its `[worlds.tasks]` section, its tables, its RPC
+ * contract, the `tasks` subcommands, its `simulate` hooks and the Subconscious tab.
+ */
+import { AgentRunnerKey, DEFAULT_RUN_CAP_MS, SkillsKey } from '../../agent/index.js';
+import { defineModule } from '../../engine/index.js';
+import { tasksContract } from '../../protocol/tasks.js';
+import { registerTasksCommands } from './cli.js';
+import { tasksConfig } from './config.js';
+import { TASKS_TABLES, tasksMigrations } from './migrations/index.js';
+import { tasksRpcHandlers } from './rpc.js';
+import { tasksSimulation } from './simulate.js';
+import type { TasksTables } from './tables.js';
+import { createTasksWorld } from './world.js';
+
+export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof tasksContract>({
+  kind: 'tasks',
+  description: 'Checks standing tasks against the workspace and acts, or asks before any write you did not ask for.',
+  config: tasksConfig,
+  legacySection: 'heartbeat',
+  tables: { names: TASKS_TABLES, migrations: tasksMigrations },
+  contract: tasksContract,
+  uses: [AgentRunnerKey, SkillsKey],
+  tab: 'subconscious',
+  cli: {
+    name: 'tasks',
+    description: 'standing tasks of the task loop',
+    register: (command, cli) => registerTasksCommands(command, cli),
+  },
+  simulate: tasksSimulation,
+  create(ctx) {
+    const { config } = ctx;
+    const agent = ctx.services.find(AgentRunnerKey);
+    const world = createTasksWorld({
+      db: ctx.db,
+      clock: ctx.clock,
+      ids: ctx.ids,
+      events: ctx.events,
+      log: ctx.log,
+      workspace: ctx.workspace,
+      agent,
+      skills: ctx.services.find(SkillsKey),
+      timezone: config.timezone ?? ctx.timezone,
+      // A run marked running counts as interrupted only once it outlived every cap that could still end it.
+      interruptedAfterMs: (agent?.defaultCapMs ?? DEFAULT_RUN_CAP_MS) + ctx.tickTimeoutMs,
+      logRetentionDays: config.log_retention_days,
+      world: ctx.name,
+      settings: {
+        intervalMinutes: config.interval_minutes,
+        inferenceEnabled: config.inference_enabled,
+        contextBudgetTokens: config.context_budget_tokens,
+      },
+    });
+    return { world, handlers: tasksRpcHandlers(world.service) };
+  },
+});
