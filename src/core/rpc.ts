@@ -1,6 +1,7 @@
 /**
  * JSON-RPC 2.0 dispatch (single calls and batches). Methods are registered with a zod schema
- * for their params; bad params get -32602 naming the field. Application errors
+ * for their params; bad params get -32602 naming the field (a string holding U+0000 anywhere in
+ * the params is bad params for every method: Postgres text cannot store it). Application errors
  * (`SubconsciousError`) get -32000 with `data: { code, hint }`. Anything else a handler throws is
  * a bug: the caller gets -32603 "internal error" with an `error_id`, the log line carries the same
  * id and the real message, and the server keeps serving. The internal message never goes out.
@@ -202,6 +203,11 @@ export class RpcDispatcher {
     return [...this.methods.values()].map((m) => ({ name: m.name, description: m.description })).sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** A method's params schema (the fuzz suite and docs read it); undefined for an unknown name. */
+  paramsOf(name: string): ZodType | undefined {
+    return this.methods.get(name)?.params;
+  }
+
   /** Handle a raw request body (text). Returns null when nothing is to be sent (notifications only). */
   async handleText(body: string, opts: HandleOptions = {}): Promise<RpcResponse | RpcResponse[] | null> {
     let parsed: unknown;
@@ -281,6 +287,11 @@ export class RpcDispatcher {
     if (!method) {
       return { response: answer(failure(id ?? null, RPC_METHOD_NOT_FOUND, `Method not found: ${name}. Call rpc.methods for the list this daemon serves.`)) };
     }
+    const nul = params === undefined ? null : findNul(params);
+    if (nul !== null) {
+      const issue = { field: nul || '(params)', message: 'must not contain the NUL character (U+0000); remove it and send again' };
+      return { response: answer(failure(id ?? null, RPC_INVALID_PARAMS, `Invalid params for ${name}: ${issue.field}: ${issue.message}`, { issues: [issue] })) };
+    }
     try {
       const checked = method.params.safeParse(params === undefined ? {} : params);
       if (!checked.success) {
@@ -325,6 +336,30 @@ export class RpcDispatcher {
       { code: 'over_budget', hint: 'Split long batches into several requests.' },
     );
   }
+}
+
+/**
+ * The path of the first string (value or key) holding U+0000, '' for the params themselves, or
+ * null. No method has a use for it and Postgres text cannot store it (the query fails): refused
+ * here, for every method, as bad params. Iterative: params may be nested thousands deep.
+ */
+function findNul(params: unknown): string | null {
+  const stack: [unknown, string][] = [[params, '']];
+  while (stack.length) {
+    const [value, at] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return at;
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push([v, at ? `${at}.${i}` : String(i)]));
+    } else if (isObject(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        const path = at ? `${at}.${k}` : k;
+        if (k.includes('\u0000')) return path;
+        stack.push([v, path]);
+      }
+    }
+  }
+  return null;
 }
 
 function failure(id: Id, code: number, message: string, data?: unknown): RpcResponse {

@@ -158,6 +158,31 @@ describe('request budget', () => {
   });
 });
 
+describe('the NUL character', () => {
+  it('anywhere in the params (value or key, however deep) is refused as bad params, naming where', async () => {
+    let ran = 0;
+    const rpc = new RpcDispatcher([
+      defineMethod('store', z.object({}).passthrough(), 'store', () => {
+        ran++;
+        return 'stored';
+      }),
+    ]);
+    const cases: [unknown, string][] = [
+      [{ id: 'ab\u0000c' }, 'id'],
+      [{ a: { b: ['ok', 'x\u0000'] } }, 'a.b.1'],
+      [{ 'k\u0000': 1 }, 'k\u0000'],
+    ];
+    for (const [params, field] of cases) {
+      const res = (await rpc.handle(call(1, 'store', params))) as { error: { code: number; message: string; data: { issues: { field: string }[] } } };
+      expect(res.error.code).toBe(-32602);
+      expect(res.error.data.issues[0]!.field).toBe(field);
+      expect(res.error.message).toMatch(/must not contain the NUL character \(U\+0000\); remove it/);
+    }
+    expect(ran).toBe(0);
+    expect(await rpc.handle(call(2, 'store', { id: 'fine \u0001 too' }))).toMatchObject({ result: 'stored' });
+  });
+});
+
 describe('internal errors', () => {
   const secret = 'connection string postgres://admin:hunter2@db/prod';
   const methods = [
