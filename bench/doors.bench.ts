@@ -6,8 +6,8 @@
  *     real app on SQLite, its ledger seeded with `BENCH_LEDGER_ROWS` model calls (default 20,000
  *     over 90 days: a busy workspace). Baseline in the same process: status with nothing else
  *     running. Load: one batch of 100 `usage.summary {days: 90}`; five such batches one after
- *     another; five at once (different clients); and, for contrast, 100 *single* concurrent calls,
- *     which no batch rule governs (each is its own request).
+ *     another; five at once (different clients); and 100 heavy *single* calls at once
+ *     (separate requests: they take turns in the lane once their method has proved heavy).
  *  2. A chunked body 100× the 1 MB limit: the answer, what the client got to send, and this
  *     process's peak RSS around it.
  */
@@ -51,7 +51,7 @@ async function benchStatus(): Promise<void> {
       () => Promise.all(Array.from({ length: 5 }, (_, b) => rig.postBatch(heavyBatch(100, `c${b}-`)))),
       idleL.p99,
     );
-    await statusLatency(rig, '100 single calls at once (no batch: no lane)', () => Promise.all(heavyBatch(100, 'x').map((c) => rig.post(c))), idleL.p99);
+    await statusLatency(rig, '100 single heavy calls at once', () => Promise.all(heavyBatch(100, 'x').map((c) => rig.post(c))), idleL.p99);
     const refused = await rig.post(heavyBatch(3_000));
     console.log(
       `  the reported 3,000-call batch: ${JSON.stringify((refused.body as { error: { message: string } }).error.message)} (${refused.ms.toFixed(1)} ms)`,
