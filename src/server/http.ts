@@ -9,12 +9,14 @@
  *    `?token=` because EventSource cannot send headers). Bound to a non-loopback address,
  *    `/metrics` needs it too and `/healthz` says only `ok` without it.
  * 4. `/rpc` bodies are counted as they stream in: past `maxBodyBytes` the answer is 413 and the
- *    connection is closed, whether or not a Content-Length was sent. Batch length, order and the
+ *    connection is closed (after a short lingering read, so the client sees the 413), whether or
+ *    not a Content-Length was sent. Batch length, order and the
  *    per-request budget are the dispatcher's (core/rpc.ts).
  * 5. A handler that throws answers 500 "internal error" with an id; the log line has the same id
  *    and the real message, which never goes out.
  */
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -111,8 +113,8 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
   app.post('/rpc', async (c) => {
     if (!authorized(c, false)) return unauthorized(c);
     const tooLarge = () => {
-      // Close the connection: the rest of the body is never read.
-      c.header('connection', 'close');
+      if (c.env?.incoming) discardThenClose(c.env.incoming);
+      else c.header('connection', 'close');
       return c.json(
         {
           jsonrpc: '2.0',
@@ -186,6 +188,33 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
   });
 
   return app;
+}
+
+/** How much of an over-limit body is read and dropped, and for how long, before the connection is cut. */
+export const LINGER_BYTES = 8 * 1024 * 1024;
+export const LINGER_MS = 2_000;
+
+/**
+ * The rest of a refused body: read and dropped (never held) for a moment so the client, still
+ * sending, gets to read the 413 — closing at once makes its next write fail and the answer is
+ * lost (a "lingering close", as web servers do). After `LINGER_BYTES` or `LINGER_MS` the socket
+ * is destroyed, so a 700 MB body costs at most that much reading, and no memory.
+ */
+function discardThenClose(incoming: IncomingMessage): void {
+  let dropped = 0;
+  const cut = () => {
+    clearTimeout(timer);
+    incoming.socket?.destroy();
+  };
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref?.();
+  incoming.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) cut();
+  });
+  incoming.once('end', () => clearTimeout(timer)); // the client stopped in time: the connection stays usable
+  incoming.once('close', () => clearTimeout(timer));
+  incoming.resume();
 }
 
 /**

@@ -184,7 +184,7 @@ describe('security headers', () => {
 });
 
 describe('body limit', () => {
-  /** Send `total` bytes as a chunked body (no Content-Length) and report what came back. */
+  /** Send `total` bytes as a chunked body (no Content-Length); report the answer, what was sent, and whether the daemon then closed the connection. */
   function chunked(total: number): Promise<{ status: number; sent: number; closed: boolean }> {
     return new Promise((resolve, reject) => {
       let sent = 0;
@@ -208,9 +208,17 @@ describe('body limit', () => {
       req.on('response', (res) => {
         status = res.statusCode ?? 0;
         res.resume();
-        res.on('end', () => setTimeout(() => resolve({ status, sent, closed: req.destroyed || res.socket.destroyed }), 50));
+        // Keep sending as a careless client would: the daemon reads a little more, then cuts the connection.
+        const keepSending = setInterval(() => req.write(chunk, () => undefined), 5);
+        const timeout = setTimeout(() => finish(false), 10_000);
+        const finish = (closed: boolean) => {
+          clearInterval(keepSending);
+          clearTimeout(timeout);
+          resolve({ status, sent, closed });
+        };
+        res.socket.once('close', () => finish(true));
       });
-      req.on('error', (err) => (status ? resolve({ status, sent, closed: true }) : reject(err)));
+      req.on('error', (err) => (status ? undefined : reject(err)));
       pump();
     });
   }
