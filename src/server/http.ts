@@ -191,7 +191,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
 }
 
 /** How much of an over-limit body is read and dropped, and for how long, before the connection is cut. */
-export const LINGER_BYTES = 8 * 1024 * 1024;
+export const LINGER_BYTES = 64 * 1024 * 1024;
 export const LINGER_MS = 2_000;
 
 /**

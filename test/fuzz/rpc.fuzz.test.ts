@@ -128,6 +128,8 @@ async function storedWords(db: Kysely<unknown>, tables: string[]): Promise<strin
 
 interface Rig {
   app: App;
+  /** How many background-work events (ticks, agent runs) the app has emitted so far. */
+  activity(): number;
   http: Listening;
   store: TestStore | null;
   workspace: string;
@@ -149,6 +151,10 @@ async function openRig(dialect: DialectName, models: ModelServer): Promise<Rig> 
     // The app closes the store it is given; the test store is disposed (schema dropped) after.
     ...(store ? { store: { ...store, close: async () => undefined } } : {}),
   });
+  let activity = 0;
+  const unsubscribe = app.events.subscribe((e) => {
+    if (BACKGROUND_EVENTS.has(e.type)) activity++;
+  });
   const metrics = createMetrics(app.store.db, app.events);
   const server = await listen(
     createHttpApp({ rpc: app.rpc, events: app.events, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
@@ -159,7 +165,9 @@ async function openRig(dialect: DialectName, models: ModelServer): Promise<Rig> 
     http: server,
     store,
     workspace,
+    activity: () => activity,
     close: async () => {
+      unsubscribe();
       await server.close();
       metrics.dispose();
       await app.close();
@@ -191,13 +199,27 @@ async function seedData(rig: Rig, models: ModelServer): Promise<void> {
   await call('subconscious.set_enabled', { world: 'tasks', enabled: false });
 }
 
-/** Until no tick and no agent run is going (a trigger or an approval the fuzzer made starts one). */
-async function quiet(rig: Rig): Promise<void> {
-  for (let i = 0; i < 2_000; i++) {
-    if (rig.app.registry.list().every((inst) => !inst.running) && rig.app.services.agent.activeRuns().length === 0) return;
-    await new Promise((r) => setTimeout(r, 5));
+/** Events that mean work goes on after the answer (a tick the call triggered, an agent run). */
+const BACKGROUND_EVENTS = new Set(['tick.started', 'tick.finished', 'agent.run']);
+const SETTLE_MS = 20;
+
+/**
+ * Until background work a call started is over: no tick and no agent run going, and no such
+ * event for `SETTLE_MS` (a tick's last writes, such as its next due time, follow its events).
+ * `since`: the activity count when the call was sent; nothing since, nothing to wait for.
+ */
+async function quiet(rig: Rig, since = -1): Promise<void> {
+  const busy = () => rig.app.registry.list().some((inst) => inst.running) || rig.app.services.agent.activeRuns().length > 0;
+  await new Promise((r) => setImmediate(r));
+  if (!busy() && rig.activity() === since) return;
+  const deadline = Date.now() + 10_000;
+  let seen = rig.activity();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    if (!busy() && rig.activity() === seen) return;
+    seen = rig.activity();
+    if (Date.now() > deadline) throw new Error('background work did not settle within 10 s');
   }
-  throw new Error('background work did not settle within 10 s');
 }
 
 describe('RPC fuzz', async () => {
@@ -283,13 +305,13 @@ describe('RPC fuzz', async () => {
           return false;
         };
         /** After a request: nothing changed if nothing was accepted; else wait for its background work and take the new counts. */
-        const afterCall = async (accepted: boolean, what: string) => {
+        const afterCall = async (accepted: boolean, what: string, since: number) => {
           if (!accepted) {
             expect(await rowCounts(db, tables), what).toEqual(before);
             tally.rejectedChecked++;
             return;
           }
-          await quiet(rig);
+          await quiet(rig, since);
           before = await rowCounts(db, tables);
         };
 
@@ -301,13 +323,14 @@ describe('RPC fuzz', async () => {
             }
             const id = nextId++;
             const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+            const since = rig.activity();
             const res = await post(rig.http, body);
             tally.requests++;
             tally.byKind[kind]++;
             if (Buffer.byteLength(body) > 1_000_000) return expectTooLarge(res);
             expect(res.status, res.text).toBe(200);
             const accepted = checkAnswer(JSON.parse(res.text), id, method, body);
-            await afterCall(accepted, `${method} ${body.slice(0, 300)}`);
+            await afterCall(accepted, `${method} ${body.slice(0, 300)}`, since);
           }),
           { numRuns: RUNS * 3 * methods.length, seed: fuzzSeed, endOnFailure: true },
         );
@@ -318,6 +341,7 @@ describe('RPC fuzz', async () => {
             if (!members.length) return;
             const ids = members.map(() => nextId++);
             const body = JSON.stringify(members.map(({ method, params }, i) => ({ jsonrpc: '2.0', id: ids[i], method, params })));
+            const since = rig.activity();
             const res = await post(rig.http, body);
             tally.batches++;
             tally.batchCalls += members.length;
@@ -327,7 +351,7 @@ describe('RPC fuzz', async () => {
             expect(answers.map((a) => a.id)).toEqual(ids);
             let accepted = false;
             answers.forEach((a, i) => (accepted = checkAnswer(a, ids[i]!, members[i]!.method, body) || accepted));
-            await afterCall(accepted, `batch ${body.slice(0, 300)}`);
+            await afterCall(accepted, `batch ${body.slice(0, 300)}`, since);
           }),
           { numRuns: Math.ceil(RUNS / 10) * methods.length, seed: fuzzSeed, endOnFailure: true },
         );
