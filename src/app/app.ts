@@ -170,7 +170,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       }
     }
 
-    const rpc = new RpcDispatcher();
+    const rpc = new RpcDispatcher([], { log });
     const timezone = config.timezone ?? systemTimeZone();
     for (const m of [
       ...implement(

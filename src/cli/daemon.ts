@@ -1,11 +1,18 @@
 /**
  * `subconscious start`: the daemon — scheduler, HTTP (RPC, SSE, metrics, page) and a clean stop
  * on SIGTERM/SIGINT (every tick stopped at a checkpoint, nothing half-written).
+ *
+ * Before anything opens the store, `.subconscious/` and its files are made private (0700/0600,
+ * a log line for each one tightened). Bound beyond loopback (`-H 0.0.0.0`), it says so loudly.
  */
+import path from 'node:path';
 import { createApp, WEB_ROOT, type App } from '../app/app.js';
 import { describeError } from '../core/errors.js';
+import { createLogger, type Logger } from '../core/logger.js';
 import { createHttpApp, listen, type Listening } from '../server/http.js';
+import { isLoopback, isWildcard } from '../server/host.js';
 import { createMetrics } from '../server/metrics.js';
+import { securePrivateFolder } from '../server/private-files.js';
 import { ensureToken } from '../server/token.js';
 import { announceDaemon } from './remote.js';
 
@@ -13,6 +20,8 @@ export interface DaemonOptions {
   workspace: string;
   port?: number;
   host?: string;
+  /** Default: JSON lines on stderr (`SUBCONSCIOUS_LOG_LEVEL`). */
+  log?: Logger;
 }
 
 export interface Daemon {
@@ -25,7 +34,9 @@ export interface Daemon {
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const overrides = { ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host !== undefined ? { host: opts.host } : {}) };
-  const app = await createApp({ workspace: opts.workspace, overrides });
+  const log = opts.log ?? createLogger();
+  securePrivateFolder(path.resolve(opts.workspace), log);
+  const app = await createApp({ workspace: opts.workspace, overrides, log });
   let http: Listening;
   const metrics = createMetrics(app.llm.ledger, app.events);
   const token = ensureToken(app.workspace);
@@ -38,6 +49,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       webRoot: WEB_ROOT,
       log: app.log,
       health: async () => ({ worlds: app.registry.names(), store: app.store.dialect }),
+      bindHost: app.config.server.host,
     });
     http = await listen(server, { host: app.config.server.host, port: app.config.server.port });
   } catch (err) {
@@ -54,14 +66,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
   // Connect the tool servers now, so the first situation report sees their real health.
   void app.services.mcp.check().catch((err) => app.log.warn({ err }, 'MCP servers could not be checked'));
+  if (!isLoopback(app.config.server.host)) app.log.warn({ host: app.config.server.host }, exposedWarning(app.config.server.host));
   await app.start();
-  const unannounce = announceDaemon(app.workspace, http.url);
+  // Bound to every interface, the daemon is reached here through loopback (a browser is refused `Host: 0.0.0.0`).
+  const url = isWildcard(http.host) ? `http://${http.host.includes(':') ? '[::1]' : '127.0.0.1'}:${http.port}` : http.url;
+  const unannounce = announceDaemon(app.workspace, url);
   let stopping: Promise<void> | null = null;
   return {
     app,
     http,
     token,
-    pageUrl: `${http.url}/?token=${token}`,
+    pageUrl: `${url}/?token=${token}`,
     stop: () =>
       (stopping ??= (async () => {
         unannounce();
@@ -75,6 +90,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 /** Print what a person needs: the page URL, where data lives, and whether the models answer. */
 export async function announce(daemon: Daemon, print: (line: string) => void): Promise<void> {
   const { app } = daemon;
+  if (!isLoopback(app.config.server.host)) print(`WARNING: ${exposedWarning(app.config.server.host)}`);
   print(`subconscious is running — open ${daemon.pageUrl}`);
   print(`  workspace: ${app.workspace}`);
   print(`  store:     ${app.store.location}`);
@@ -87,4 +103,12 @@ export async function announce(daemon: Daemon, print: (line: string) => void): P
       `  ${role} model: ${ep.model} at ${ep.baseUrl} — ${probe.available ? 'reachable' : `UNAVAILABLE (${probe.reason}); ticks that need it are skipped until it answers`}`,
     );
   }
+}
+
+function exposedWarning(host: string): string {
+  return (
+    `bound to ${host}, beyond this machine: anyone who can reach this address can try the daemon. ` +
+    'The token guards /rpc, /events and now /metrics too, but it travels unencrypted over plain HTTP. ' +
+    'Keep the default -H 127.0.0.1 and reach it through an SSH tunnel or a TLS proxy unless this network is yours alone.'
+  );
 }

@@ -25,6 +25,7 @@ export {
   DEFAULT_FENCE_MAX_CHARS,
   type FenceOptions,
 } from './fence.js';
+export { MAX_REPLY_CHARS, capReply } from './reply-cap.js';
 export { RATE_LIMIT_DELAYS_MS, MAX_RETRY_AFTER_MS } from './retry.js';
 export { PROBE_TIMEOUT_MS, PROBE_CACHE_MS } from './probe.js';
 export { usageRpcHandlers, usageSummary, usageCalls } from './usage-rpc.js';

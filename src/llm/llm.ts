@@ -15,6 +15,7 @@ import { classifyModelError } from './errors.js';
 import { Ledger } from './ledger.js';
 import { meteredModel, type MeterHooks, type ProviderModel } from './meter.js';
 import { Prober } from './probe.js';
+import { capReply } from './reply-cap.js';
 import { parseStructured, schemaInstruction } from './structured.js';
 import type { CallContext, Llm, ModelEndpointConfig, ModelRole, ModelsConfig, ObjectRequest, TextRequest, Usage } from './types.js';
 
@@ -101,7 +102,10 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
 
   return {
     ledger,
-    text: (ctx, req) => complete(ctx, req),
+    async text(ctx, req) {
+      const { text, usage } = await complete(ctx, req);
+      return { text: capReply(text), usage };
+    },
     async object<T>(ctx: CallContext, req: ObjectRequest<T>) {
       let value: T | undefined;
       const system = [req.system, schemaInstruction(req.schema)].filter(Boolean).join('\n\n');

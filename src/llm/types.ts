@@ -64,7 +64,7 @@ export interface ProbeResult {
 }
 
 export interface Llm {
-  /** One plain completion. Retries transient 429s; throws `ModelError` otherwise. */
+  /** One plain completion. Retries transient 429s; throws `ModelError` otherwise. A reply over `MAX_REPLY_CHARS` (32,000) is cut with a note. */
   text(ctx: CallContext, req: TextRequest): Promise<{ text: string; usage: Usage }>;
   /** One completion parsed (fail-closed) against `schema`; invalid output throws kind `malformed`. */
   object<T>(ctx: CallContext, req: ObjectRequest<T>): Promise<{ value: T; text: string; usage: Usage }>;

@@ -1,18 +1,34 @@
 /**
  * The daemon's HTTP face: `POST /rpc` (JSON-RPC 2.0, batches), `GET /events` (SSE),
- * `GET /healthz`, `GET /metrics` (Prometheus text) and the page at `/`.
- * `/rpc` and `/events` need the bearer token (`Authorization: Bearer …`; `/events` also takes
- * `?token=` because EventSource cannot send headers).
+ * `GET /healthz`, `GET /metrics` (Prometheus text), `GET /auth/proof` and the page at `/`.
+ *
+ * Doors, in the order a request meets them:
+ * 1. `Host` must name this daemon (host.ts): every route, so DNS rebinding reads nothing.
+ * 2. Every response carries CSP, frame, nosniff and referrer headers (headers.ts).
+ * 3. `/rpc` and `/events` need the bearer token (`Authorization: Bearer …`; `/events` also takes
+ *    `?token=` because EventSource cannot send headers). Bound to a non-loopback address,
+ *    `/metrics` needs it too and `/healthz` says only `ok` without it.
+ * 4. `/rpc` bodies are counted as they stream in: past `maxBodyBytes` the answer is 413 and the
+ *    connection is closed (after a short lingering read, so the client sees the 413), whether or
+ *    not a Content-Length was sent. Batch length, order and the
+ *    per-request budget are the dispatcher's (core/rpc.ts).
+ * 5. A handler that throws answers 500 "internal error" with an id; the log line has the same id
+ *    and the real message, which never goes out.
  */
-import { serve, type ServerType } from '@hono/node-server';
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import type { Subscribable } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
-import { RPC_INVALID_REQUEST, type RpcDispatcher } from './rpc.js';
+import { readNodeBody, readWebBody } from './body.js';
+import { setSecurityHeaders } from './headers.js';
+import { hostChecker, isLoopback } from './host.js';
+import { RPC_INVALID_REQUEST, type RpcDispatcher, type RpcResponse } from './rpc.js';
 import { serveStatic } from './static.js';
-import { tokenMatches } from './token.js';
+import { NONCE_PATTERN, PROOF_PATH, daemonProof, tokenMatches } from './token.js';
 
 export const MAX_RPC_BODY_BYTES = 1_000_000;
 const SSE_KEEPALIVE_MS = 15_000;
@@ -27,17 +43,27 @@ export interface HttpDeps {
   webRoot: string | null;
   log: Logger;
   health: () => Promise<Record<string, unknown>>;
+  /** The address the server is bound to (`-H`); default 127.0.0.1. Decides the allowed `Host` names. */
+  bindHost?: string;
+  /** Default {@link MAX_RPC_BODY_BYTES}. */
+  maxBodyBytes?: number;
 }
 
-export function createHttpApp(deps: HttpDeps): Hono {
-  const app = new Hono();
+type Env = { Bindings: Partial<HttpBindings> };
 
-  const authorized = (c: Context, allowQuery: boolean): boolean => {
+export function createHttpApp(deps: HttpDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  const bindHost = deps.bindHost ?? '127.0.0.1';
+  const hostAllowed = hostChecker(bindHost);
+  const exposed = !isLoopback(bindHost);
+  const maxBody = deps.maxBodyBytes ?? MAX_RPC_BODY_BYTES;
+
+  const authorized = (c: Context<Env>, allowQuery: boolean): boolean => {
     const header = c.req.header('authorization');
     const bearer = header?.startsWith('Bearer ') ? header.slice(7).trim() : null;
     return tokenMatches(deps.token, bearer) || (allowQuery && tokenMatches(deps.token, c.req.query('token')));
   };
-  const unauthorized = (c: Context) =>
+  const unauthorized = (c: Context<Env>) =>
     c.json(
       {
         error: 'unauthorized',
@@ -46,23 +72,73 @@ export function createHttpApp(deps: HttpDeps): Hono {
       401,
     );
 
-  app.get('/healthz', async (c) => c.json({ ok: true, ...(await deps.health()) }));
+  app.use('*', async (c, next) => {
+    if (!hostAllowed(c.req.header('host'))) {
+      deps.log.warn({ host: c.req.header('host') ?? null, path: c.req.path }, 'refused a request for a foreign Host');
+      c.res = c.json(
+        {
+          error: 'forbidden_host',
+          message: `This daemon answers only to its own address (127.0.0.1, localhost or ${bindHost}), not to Host ${JSON.stringify(c.req.header('host') ?? '')}. Open it as http://127.0.0.1:<port>/ (the URL \`subconscious start\` prints).`,
+        },
+        403,
+      );
+    } else {
+      await next();
+    }
+    setSecurityHeaders(c.res.headers);
+  });
+
+  app.get('/healthz', async (c) => {
+    // Bound beyond loopback, strangers learn only that something answers.
+    if (exposed && !authorized(c, false)) return c.json({ ok: true });
+    return c.json({ ok: true, ...(await deps.health()) });
+  });
 
   app.get('/metrics', async (c) => {
+    if (exposed && !authorized(c, false)) return unauthorized(c);
     const body = await deps.metrics.metrics();
     return c.body(body, 200, { 'content-type': deps.metrics.contentType });
   });
 
+  // Unauthenticated on purpose: a client proves the daemon before it sends the token (token.ts).
+  app.get(PROOF_PATH, (c) => {
+    const nonce = c.req.query('nonce') ?? '';
+    if (!NONCE_PATTERN.test(nonce)) return c.json({ error: 'invalid_params', message: 'nonce: give 16 to 128 URL-safe characters (A-Z a-z 0-9 _ -).' }, 400);
+    const socket = c.env?.incoming?.socket;
+    if (!socket?.localAddress || !socket.localPort) return c.json({ error: 'unavailable', message: 'The proof needs a TCP connection.' }, 400);
+    c.header('cache-control', 'no-store');
+    return c.json({ proof: daemonProof(deps.token, { address: socket.localAddress, port: socket.localPort }, nonce) });
+  });
+
   app.post('/rpc', async (c) => {
     if (!authorized(c, false)) return unauthorized(c);
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > MAX_RPC_BODY_BYTES) {
-      return c.json({ jsonrpc: '2.0', id: null, error: { code: RPC_INVALID_REQUEST, message: `Request body over ${MAX_RPC_BODY_BYTES} bytes.` } }, 413);
+    const tooLarge = () => {
+      if (c.env?.incoming) discardThenClose(c.env.incoming);
+      else c.header('connection', 'close');
+      return c.json(
+        {
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: RPC_INVALID_REQUEST,
+            message: `Request body over ${maxBody.toLocaleString('en-US')} bytes. Send smaller requests (split a batch into several).`,
+          },
+        },
+        413,
+      );
+    };
+    const declared = Number(c.req.header('content-length') ?? 0);
+    if (declared > maxBody) return tooLarge();
+    const incoming = c.env?.incoming;
+    const body = incoming ? await readNodeBody(incoming, maxBody) : await readWebBody(c.req.raw.body, maxBody);
+    if (!body.ok) {
+      if (body.reason === 'too_large') return tooLarge();
+      return c.body(null, 400); // the client went away mid-body: nobody reads this
     }
-    const text = await c.req.text();
-    const response = await deps.rpc.handleText(text);
+    const response = await deps.rpc.handleText(body.bytes.toString('utf8'), { log: deps.log });
     if (response === null) return c.body(null, 204);
-    return c.json(response);
+    const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+    return Array.isArray(response) ? c.body(batchBody(response), 200, headers) : c.body(JSON.stringify(response), 200, headers);
   });
 
   app.get('/events', (c) => {
@@ -99,11 +175,69 @@ export function createHttpApp(deps: HttpDeps): Hono {
   app.get('*', (c) => serveStatic(deps.webRoot, new URL(c.req.url).pathname));
 
   app.onError((err, c) => {
-    deps.log.error({ err }, 'http handler failed');
-    return c.json({ error: 'internal', message: err.message }, 500);
+    const errorId = randomBytes(6).toString('hex');
+    deps.log.error({ err, error_id: errorId, path: c.req.path }, 'http handler failed');
+    return c.json(
+      {
+        error: 'internal',
+        error_id: errorId,
+        message: `Internal error (error id ${errorId}). The daemon's log has the details under error_id=${errorId}; please report it with that id.`,
+      },
+      500,
+    );
   });
 
   return app;
+}
+
+/** How much of an over-limit body is read and dropped, and for how long, before the connection is cut. */
+export const LINGER_BYTES = 64 * 1024 * 1024;
+export const LINGER_MS = 2_000;
+
+/**
+ * The rest of a refused body: read and dropped (never held) for a moment so the client, still
+ * sending, gets to read the 413 — closing at once makes its next write fail and the answer is
+ * lost (a "lingering close", as web servers do). After `LINGER_BYTES` or `LINGER_MS` the socket
+ * is destroyed, so a 700 MB body costs at most that much reading, and no memory.
+ */
+function discardThenClose(incoming: IncomingMessage): void {
+  let dropped = 0;
+  const cut = () => {
+    clearTimeout(timer);
+    incoming.socket?.destroy();
+  };
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref?.();
+  incoming.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) cut();
+  });
+  incoming.once('end', () => clearTimeout(timer)); // the client stopped in time: the connection stays usable
+  incoming.once('close', () => clearTimeout(timer));
+  incoming.resume();
+}
+
+/**
+ * A batch's answer is streamed member by member, each serialised when the socket wants more, so a
+ * large answer (100 usage summaries, ~10 MB) never blocks the event loop in one piece and is
+ * never held twice in memory.
+ */
+function batchBody(members: RpcResponse[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (next === members.length) {
+        controller.enqueue(encoder.encode(']'));
+        controller.close();
+        return;
+      }
+      const member = members[next];
+      members[next] = undefined as unknown as RpcResponse; // let it go once written
+      controller.enqueue(encoder.encode(`${next === 0 ? '[' : ','}${JSON.stringify(member)}`));
+      next++;
+    },
+  });
 }
 
 export interface Listening {
@@ -113,7 +247,7 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export function listen(app: Hono, opts: { host: string; port: number }): Promise<Listening> {
+export function listen(app: Hono<Env>, opts: { host: string; port: number }): Promise<Listening> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     const server: ServerType = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info) => {

@@ -14,9 +14,9 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
+// Plain markup: the Content-Security-Policy (headers.ts) allows no inline style.
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>subconscious</title>
-<body style="font-family:system-ui;max-width:40rem;margin:3rem auto">
-<h1>The page is not built</h1><p>The daemon is running, but <code>web/dist</code> is missing.
+<body><h1>The page is not built</h1><p>The daemon is running, but <code>web/dist</code> is missing.
 Run <code>npm run build</code> (or <code>npm start</code>, which builds first) and reload.</p></body>`;
 
 export function serveStatic(root: string | null, urlPath: string): Response {

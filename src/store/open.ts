@@ -3,7 +3,7 @@
  * schema on both, migrations applied at open. Postgres may be given a `schema` so that test
  * runs (or tenants) never collide.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -65,7 +65,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
 
 function openSqlite(opts: OpenStoreOptions): Store {
   const file = opts.sqliteFile ?? defaultSqlitePath(opts.workspace ?? process.cwd());
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') makePrivate(file, opts.sqliteFile === undefined);
   let database: SQLite.Database;
   try {
     database = new SQLite(file);
@@ -81,6 +81,36 @@ function openSqlite(opts: OpenStoreOptions): Store {
   }
   const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database }) });
   return { db, dialect: 'sqlite', location: `sqlite:${file}`, close: () => db.destroy() };
+}
+
+/**
+ * The database holds tasks, the activity log and the model ledger: only its owner may read it.
+ * The file is created 0600 before SQLite opens it (SQLite gives its -wal and -shm files the
+ * database file's mode), and existing ones are tightened. `.subconscious/` (the default place)
+ * is 0700; the folder of a file given explicitly is the caller's and is left alone. The daemon
+ * logs each tightening at start (server/private-files.ts); here it happens silently, for every
+ * command that opens the store.
+ */
+function makePrivate(file: string, inPrivateFolder: boolean): void {
+  const dir = path.dirname(file);
+  mkdirSync(dir, { recursive: true, ...(inPrivateFolder ? { mode: 0o700 } : {}) });
+  if (inPrivateFolder) restrict(dir, 0o700);
+  try {
+    closeSync(openSync(file, 'wx', 0o600)); // an empty file is an empty SQLite database
+  } catch {
+    // it exists already
+  }
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) restrict(f, 0o600);
+}
+
+/** Drop the bits `mode` does not allow; a missing file or one this user may not change is left alone. */
+function restrict(target: string, mode: number): void {
+  try {
+    const current = statSync(target).mode & 0o777;
+    if (current & ~mode) chmodSync(target, current & mode);
+  } catch {
+    // missing, or not ours: SQLite reports a file it cannot use when it opens it
+  }
 }
 
 /** A database URL this store can open: `postgres://` or `postgresql://`; config_invalid otherwise. */

@@ -3,7 +3,6 @@
  * We run our own reconnect (exponential backoff, capped) instead of the browser's fixed retry,
  * so the page can say when the daemon is down and for how long it will wait.
  */
-import { productContracts } from '../../../src/protocol/index.js';
 import { getToken } from './token.js';
 import type { LiveEvent } from './types.js';
 
@@ -75,9 +74,8 @@ export class LiveEvents {
       // Anything may have changed while we were away: let every view reload.
       this.emit({ type: 'hello', at: Date.now(), data: { reconnected: true } });
     };
-    es.onmessage = (m: MessageEvent<string>) => this.dispatch(m.data, 'message');
-    // The server may also name its events (`event: tick.finished`); then the name is the fallback type.
-    for (const name of NAMED_EVENTS) es.addEventListener(name, (m) => this.dispatch((m as MessageEvent<string>).data, name));
+    // The server sends every event as a `message` whose JSON names its type.
+    es.onmessage = (m: MessageEvent<string>) => this.dispatch(m.data);
     es.onerror = () => {
       if (this.source !== es) return;
       es.close();
@@ -86,7 +84,7 @@ export class LiveEvents {
     };
   }
 
-  private dispatch(raw: string, eventName: string): void {
+  private dispatch(raw: string): void {
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
@@ -95,8 +93,8 @@ export class LiveEvents {
     }
     if (typeof parsed !== 'object' || parsed === null) return;
     const e = parsed as Partial<LiveEvent>;
-    const type = typeof e.type === 'string' ? e.type : eventName;
-    if (type === 'message') return;
+    if (typeof e.type !== 'string') return;
+    const type = e.type;
     const data = typeof e.data === 'object' && e.data !== null ? e.data : {};
     this.emit({ type, at: typeof e.at === 'number' ? e.at : Date.now(), data });
   }
@@ -127,6 +125,3 @@ export class LiveEvents {
     for (const fn of this.watchers) fn(s);
   }
 }
-
-/** Every event the daemon may name (the server may send `event: <type>` instead of `message`). */
-const NAMED_EVENTS = productContracts.flatMap((c) => c.events);

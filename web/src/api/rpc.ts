@@ -3,7 +3,10 @@
  * errors the shell can tell apart: no/invalid token, daemon unreachable, or the method's own
  * error (with the server's code and hint).
  */
-import { createRpcClient, type MethodMap, type ProductMethods, type RpcCall } from '../../../src/protocol/index.js';
+// The client alone (no contract schemas): the page bundle carries no zod, whose compiled
+// validators would need `eval`, which the page's Content-Security-Policy refuses.
+import { createRpcClient, type RpcCall } from '../../../src/protocol/client.js';
+import type { MethodMap, ProductMethods } from '../../../src/protocol/index.js';
 import { getToken } from './token.js';
 
 export class UnauthorizedError extends Error {

@@ -1,0 +1,110 @@
+/**
+ * `npx tsx bench/doors.bench.ts` — what the daemon's doors cost and hold (issue 9 §2). Figures are
+ * printed, never asserted (the test suite holds the bounds).
+ *
+ *  1. `subconscious.status` latency over HTTP (p50/p99/max) while heavy work runs against the
+ *     real app on SQLite, its ledger seeded with `BENCH_LEDGER_ROWS` model calls (default 20,000
+ *     over 90 days: a busy workspace). Baseline in the same process: status with nothing else
+ *     running. Load: one batch of 100 `usage.summary {days: 90}`; five such batches one after
+ *     another; five at once (different clients); and 100 heavy *single* calls at once
+ *     (separate requests: they take turns in the lane once their method has proved heavy).
+ *  2. A chunked body 100× the 1 MB limit: the answer, what the client got to send, and this
+ *     process's peak RSS around it.
+ */
+import http from 'node:http';
+import { heavyBatch, sampleStatusDuring, startLoadRig, summarize, type Latencies, type LoadRig } from '../devtools/status-under-load.js';
+
+const ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 20_000);
+const MIB = 1024 * 1024;
+
+const fmt = (l: Latencies) => `p50 ${l.p50.toFixed(1)} ms  p99 ${l.p99.toFixed(1)} ms  max ${l.max.toFixed(1)} ms  (${l.samples} calls)`;
+
+async function statusLatency(rig: LoadRig, label: string, work: () => Promise<unknown>, idleP99: number): Promise<void> {
+  const { latencies, workMs } = await sampleStatusDuring(rig, work());
+  console.log(`  ${label.padEnd(44)} ${fmt(latencies)}  — ${(latencies.p99 / idleP99).toFixed(1)}× idle p99, load ran ${(workMs / 1000).toFixed(1)} s`);
+}
+
+async function benchStatus(): Promise<void> {
+  const rig = await startLoadRig({ ledgerRows: ROWS });
+  try {
+    const single: number[] = [];
+    for (let i = 0; i < 20; i++) single.push((await rig.post(heavyBatch(1)[0])).ms);
+    const idle: number[] = [];
+    for (let i = 0; i < 200; i++) idle.push((await rig.post({ jsonrpc: '2.0', id: 1, method: 'subconscious.status' })).ms);
+    const idleL = summarize(idle);
+    console.log(
+      `status latency with ${ROWS.toLocaleString('en-US')} ledger rows (one usage.summary {days: 90} alone: p50 ${summarize(single).p50.toFixed(1)} ms)`,
+    );
+    console.log(`  ${'idle (baseline)'.padEnd(44)} ${fmt(idleL)}`);
+    await statusLatency(rig, 'one batch of 100 usage.summary', () => rig.postBatch(heavyBatch(100)), idleL.p99);
+    await statusLatency(
+      rig,
+      'five batches of 100, one after another',
+      async () => {
+        for (let b = 0; b < 5; b++) await rig.postBatch(heavyBatch(100, `s${b}-`));
+      },
+      idleL.p99,
+    );
+    await statusLatency(
+      rig,
+      'five batches of 100 at once',
+      () => Promise.all(Array.from({ length: 5 }, (_, b) => rig.postBatch(heavyBatch(100, `c${b}-`)))),
+      idleL.p99,
+    );
+    await statusLatency(rig, '100 single heavy calls at once', () => Promise.all(heavyBatch(100, 'x').map((c) => rig.post(c))), idleL.p99);
+    const refused = await rig.post(heavyBatch(3_000));
+    console.log(
+      `  the reported 3,000-call batch: ${JSON.stringify((refused.body as { error: { message: string } }).error.message)} (${refused.ms.toFixed(1)} ms)`,
+    );
+  } finally {
+    await rig.close();
+  }
+}
+
+async function benchBody(): Promise<void> {
+  const rig = await startLoadRig({ ledgerRows: 0 });
+  try {
+    const total = 100 * MIB;
+    let peak = process.memoryUsage().rss;
+    const before = peak;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const started = performance.now();
+    const res = await new Promise<{ status: number; sent: number }>((resolve, reject) => {
+      let sent = 0;
+      let status = 0;
+      const req = http.request({
+        host: '127.0.0.1',
+        port: rig.http.port,
+        path: '/rpc',
+        method: 'POST',
+        agent: false,
+        headers: { authorization: `Bearer ${rig.token}`, 'transfer-encoding': 'chunked' },
+      });
+      const chunk = Buffer.alloc(256 * 1024, 0x20);
+      const pump = () => {
+        while (sent < total && status === 0) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        if (status === 0) req.end('{}');
+      };
+      req.on('response', (r) => {
+        status = r.statusCode ?? 0;
+        r.resume();
+        r.on('end', () => resolve({ status, sent }));
+      });
+      req.on('error', (err) => (status ? resolve({ status, sent }) : reject(err)));
+      pump();
+    });
+    clearInterval(sampler);
+    console.log(
+      `chunked body of ${total / MIB} MB (limit 1 MB): HTTP ${res.status} after ${(res.sent / MIB).toFixed(1)} MB sent, ${(performance.now() - started).toFixed(0)} ms; ` +
+        `peak RSS of this process (server and client) ${(before / MIB).toFixed(0)} → ${(peak / MIB).toFixed(0)} MB`,
+    );
+  } finally {
+    await rig.close();
+  }
+}
+
+await benchStatus();
+await benchBody();

@@ -1,0 +1,243 @@
+/**
+ * The dispatcher's bounds (issue 9 §2): batches capped at 100, members run in order and one at a
+ * time across requests, a per-request budget of running time, and internal errors answered with
+ * an id the log carries — never with the internal message.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { SubconsciousError } from '../../src/core/errors.js';
+import { MAX_BATCH_LENGTH, RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RpcDispatcher, defineMethod, type RpcResponse } from '../../src/core/rpc.js';
+
+const call = (id: number | string, method: string, params: unknown = {}) => ({ jsonrpc: '2.0', id, method, params });
+
+function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { log, lines };
+}
+
+describe('batch length', () => {
+  const rpc = new RpcDispatcher([defineMethod('echo', z.object({ n: z.number() }).strict(), 'echo', ({ n }) => n)]);
+
+  it(`runs a batch of ${MAX_BATCH_LENGTH} and refuses ${MAX_BATCH_LENGTH + 1} whole, saying how to split it`, async () => {
+    const full = (await rpc.handle(Array.from({ length: MAX_BATCH_LENGTH }, (_, i) => call(i, 'echo', { n: i })))) as RpcResponse[];
+    expect(full).toHaveLength(MAX_BATCH_LENGTH);
+    expect(full.map((r) => ('result' in r ? r.result : null))).toEqual(Array.from({ length: MAX_BATCH_LENGTH }, (_, i) => i));
+
+    const over = (await rpc.handle(Array.from({ length: 3_000 }, (_, i) => call(i, 'echo', { n: i })))) as RpcResponse;
+    expect(Array.isArray(over)).toBe(false);
+    expect(over).toMatchObject({ id: null, error: { code: RPC_INVALID_REQUEST, data: { max_batch: 100, got: 3_000 } } });
+    expect('error' in over && over.error.message).toMatch(/at most 100 calls \(got 3000\)\. Send them in several batches/);
+  });
+});
+
+describe('batch order and turns', () => {
+  it('runs members in order, each after the previous finished (a slow first member still ends first)', async () => {
+    const events: string[] = [];
+    const rpc = new RpcDispatcher([
+      defineMethod('step', z.object({ name: z.string(), ms: z.number() }).strict(), 'step', async ({ name, ms }) => {
+        events.push(`start ${name}`);
+        await new Promise((r) => setTimeout(r, ms));
+        events.push(`end ${name}`);
+        return name;
+      }),
+    ]);
+    const res = (await rpc.handle([
+      call(1, 'step', { name: 'a', ms: 30 }),
+      call(2, 'step', { name: 'b', ms: 0 }),
+      call(3, 'step', { name: 'c', ms: 10 }),
+    ])) as RpcResponse[];
+    expect(events).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+    expect(res.map((r) => r.id)).toEqual([1, 2, 3]);
+  });
+
+  it('lets one member of all concurrent batches run at a time, taking turns', async () => {
+    let running = 0;
+    let most = 0;
+    const order: string[] = [];
+    const rpc = new RpcDispatcher([
+      defineMethod('work', z.object({ tag: z.string() }).strict(), 'work', async ({ tag }) => {
+        running++;
+        most = Math.max(most, running);
+        order.push(tag);
+        await new Promise((r) => setTimeout(r, 2));
+        running--;
+        return tag;
+      }),
+    ]);
+    const batch = (who: string) => Array.from({ length: 5 }, (_, i) => call(i, 'work', { tag: `${who}${i}` }));
+    await Promise.all([rpc.handle(batch('a')), rpc.handle(batch('b')), rpc.handle(batch('c'))]);
+    expect(most).toBe(1);
+    // Turns, not one batch after another: the second member of `a` waits for `b` and `c` to have had one.
+    expect(order.indexOf('b0')).toBeLessThan(order.indexOf('a1'));
+    expect(order.indexOf('c0')).toBeLessThan(order.indexOf('a1'));
+  });
+
+  it('lets the next member go when one waits longer than the hold time (an approval, a model)', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const rpc = new RpcDispatcher(
+      [
+        defineMethod('wait', z.object({}).strict(), 'wait', async () => gate.then(() => 'waited')),
+        defineMethod('quick', z.object({}).strict(), 'quick', () => 'quick'),
+      ],
+      { laneHoldMs: 20 },
+    );
+    const waiting = rpc.handle([call(1, 'wait')]);
+    const quick = await rpc.handle([call(2, 'quick')]);
+    expect(quick).toEqual([{ jsonrpc: '2.0', id: 2, result: 'quick' }]);
+    release();
+    expect(await waiting).toEqual([{ jsonrpc: '2.0', id: 1, result: 'waited' }]);
+  });
+});
+
+describe('single calls', () => {
+  it('of a method that has proved heavy take turns in the lane; light ones run at once', async () => {
+    let t = 0;
+    const running = { heavy: 0, light: 0 };
+    const most = { heavy: 0, light: 0 };
+    const body = (kind: 'heavy' | 'light', cost: number) => async () => {
+      running[kind]++;
+      most[kind] = Math.max(most[kind], running[kind]);
+      t += cost; // the injected clock: what the call "took"
+      await new Promise((r) => setTimeout(r, 2));
+      running[kind]--;
+      return kind;
+    };
+    const rpc = new RpcDispatcher(
+      [defineMethod('heavy', z.object({}).strict(), 'heavy', body('heavy', 40)), defineMethod('light', z.object({}).strict(), 'light', body('light', 1))],
+      { now: () => t },
+    );
+    await rpc.handle(call(0, 'heavy'));
+    await rpc.handle(call(0, 'light'));
+    await Promise.all(Array.from({ length: 5 }, (_, i) => [rpc.handle(call(i, 'heavy')), rpc.handle(call(i, 'light'))]).flat());
+    expect(most.heavy).toBe(1);
+    expect(most.light).toBeGreaterThan(1);
+  });
+});
+
+describe('request budget', () => {
+  it('answers the members after the budget is spent with over_budget, without running them', async () => {
+    let t = 0;
+    const ran: number[] = [];
+    const rpc = new RpcDispatcher(
+      [
+        defineMethod('costly', z.object({ n: z.number() }).strict(), 'costly', ({ n }) => {
+          ran.push(n);
+          t += 400; // each call "takes" 400 ms on the injected clock
+          return n;
+        }),
+      ],
+      { requestBudgetMs: 1_000, now: () => t },
+    );
+    const res = (await rpc.handle([1, 2, 3, 4, 5].map((n) => call(n, 'costly', { n })))) as RpcResponse[];
+    expect(ran).toEqual([1, 2, 3]); // 1,200 ms spent after the third: the rest never start
+    expect(res.slice(0, 3).map((r) => ('result' in r ? r.result : null))).toEqual([1, 2, 3]);
+    for (const r of res.slice(3)) {
+      expect(r).toMatchObject({ error: { code: -32000, data: { code: 'over_budget' } } });
+      expect('error' in r && r.error.message).toMatch(/Send the calls that were not run in a new request/);
+    }
+    expect(res.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('does not count time spent waiting for other requests’ members', async () => {
+    let t = 0;
+    const rpc = new RpcDispatcher(
+      [
+        defineMethod('slow', z.object({}).strict(), 'slow', () => {
+          t += 600;
+          return 'slow';
+        }),
+        defineMethod('fast', z.object({}).strict(), 'fast', () => 'fast'),
+      ],
+      { requestBudgetMs: 1_000, now: () => t },
+    );
+    const [, fast] = await Promise.all([rpc.handle([1, 2, 3].map((i) => call(i, 'slow'))), rpc.handle([1, 2, 3].map((i) => call(i, 'fast')))]);
+    expect((fast as RpcResponse[]).every((r) => 'result' in r)).toBe(true);
+  });
+});
+
+describe('the NUL character', () => {
+  it('anywhere in the params (value or key, however deep) is refused as bad params, naming where', async () => {
+    let ran = 0;
+    const rpc = new RpcDispatcher([
+      defineMethod('store', z.object({}).passthrough(), 'store', () => {
+        ran++;
+        return 'stored';
+      }),
+    ]);
+    const cases: [unknown, string][] = [
+      [{ id: 'ab\u0000c' }, 'id'],
+      [{ a: { b: ['ok', 'x\u0000'] } }, 'a.b.1'],
+      [{ 'k\u0000': 1 }, 'k\u0000'],
+    ];
+    for (const [params, field] of cases) {
+      const res = (await rpc.handle(call(1, 'store', params))) as { error: { code: number; message: string; data: { issues: { field: string }[] } } };
+      expect(res.error.code).toBe(-32602);
+      expect(res.error.data.issues[0]!.field).toBe(field);
+      expect(res.error.message).toMatch(/must not contain the NUL character \(U\+0000\); remove it/);
+    }
+    expect(ran).toBe(0);
+    expect(await rpc.handle(call(2, 'store', { id: 'fine \u0001 too' }))).toMatchObject({ result: 'stored' });
+  });
+});
+
+describe('internal errors', () => {
+  const secret = 'connection string postgres://admin:hunter2@db/prod';
+  const methods = [
+    defineMethod('broken', z.object({}).strict(), 'throws a bug', () => {
+      throw new TypeError(secret);
+    }),
+    defineMethod('refused', z.object({}).strict(), 'throws a SubconsciousError', () => {
+      throw new SubconsciousError('conflict', 'Already approved.', { hint: 'Reload the list.' });
+    }),
+  ];
+
+  it('answers -32603 "internal error" with an id, which the log line carries with the real message', async () => {
+    const { log, lines } = capturingLogger();
+    const rpc = new RpcDispatcher(methods);
+    const res = (await rpc.handle(call(7, 'broken'), { log })) as { error: { code: number; message: string; data: { error_id: string } } };
+    expect(res.error.code).toBe(RPC_INTERNAL_ERROR);
+    expect(res.error.message).toMatch(/^Internal error in broken \(error id [0-9a-f]{12}\)/);
+    expect(JSON.stringify(res)).not.toContain('hunter2');
+    const id = res.error.data.error_id;
+    expect(res.error.message).toContain(id);
+    const line = lines.find((l) => l.error_id === id);
+    expect(line).toMatchObject({ method: 'broken', msg: 'internal error in an RPC method' });
+    expect(JSON.stringify(line)).toContain('hunter2');
+  });
+
+  it('uses the dispatcher’s own logger when the request names none, and keeps application errors as they are', async () => {
+    const { log, lines } = capturingLogger();
+    const rpc = new RpcDispatcher(methods, { log, errorId: () => 'fixed-id' });
+    const res = (await rpc.handle([call(1, 'broken'), call(2, 'refused')])) as RpcResponse[];
+    expect(res[0]).toMatchObject({ error: { code: RPC_INTERNAL_ERROR, data: { error_id: 'fixed-id' } } });
+    expect(res[1]).toMatchObject({ error: { code: -32000, message: 'Already approved.', data: { code: 'conflict', hint: 'Reload the list.' } } });
+    expect(lines.filter((l) => l.error_id === 'fixed-id')).toHaveLength(1);
+  });
+
+  it('in-process call() throws the id with the original error as its cause', async () => {
+    const rpc = new RpcDispatcher(methods);
+    const err = (await rpc.call('broken').catch((e: unknown) => e)) as SubconsciousError;
+    expect(err).toBeInstanceOf(SubconsciousError);
+    expect(err.message).not.toContain('hunter2');
+    expect((err.cause as Error).message).toBe(secret);
+  });
+
+  it('a params schema that throws is an internal error, not a crash', async () => {
+    const rpc = new RpcDispatcher([
+      defineMethod(
+        'fragile',
+        z.object({ a: z.string() }).refine(() => {
+          throw new Error('refine blew up');
+        }),
+        'fragile',
+        () => 'never',
+      ),
+    ]);
+    const res = (await rpc.handle(call(1, 'fragile', { a: 'x' }))) as RpcResponse;
+    expect(res).toMatchObject({ error: { code: RPC_INTERNAL_ERROR } });
+    expect(JSON.stringify(res)).not.toContain('blew up');
+  });
+});
