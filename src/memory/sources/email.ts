@@ -102,7 +102,7 @@ function walk(headers: HeaderList, body: string, depth: number, found: Found): v
     return;
   }
   if (disposition.value === 'attachment' || (filename && !kind.startsWith('text/'))) {
-    found.attachments.push(decodeHeaderValue(filename ?? kind));
+    found.attachments.push(filename ?? kind);
     return;
   }
   if (kind === 'message/rfc822') {
@@ -121,7 +121,7 @@ function walk(headers: HeaderList, body: string, depth: number, found: Found): v
     (kind === 'text/plain' ? found.plain : found.html).push(text);
     return;
   }
-  found.attachments.push(decodeHeaderValue(filename ?? kind));
+  found.attachments.push(filename ?? kind);
 }
 
 interface Part {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { sha256Hex } from '../hash.js';
 import { parseEmail, type ParsedEmail } from './email.js';
 import { splitMbox } from './mbox.js';
-import { ParseError } from './mime.js';
+import { ParseError, decodeWindows1252 } from './mime.js';
 
 export const SUPPORTED_EXTENSIONS = ['.md', '.txt', '.eml', '.mbox'] as const;
 export type SupportedExtension = (typeof SUPPORTED_EXTENSIONS)[number];
@@ -109,7 +109,7 @@ function readText(bytes: Buffer): string {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    text = new TextDecoder('windows-1252').decode(bytes);
+    text = decodeWindows1252(bytes);
   }
   return text.replace(/^\ufeff/, '').replace(/\r\n/g, '\n');
 }

@@ -75,7 +75,7 @@ const BETWEEN_WORDS = /(=\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)\s+(?==\?[^?\s]+\?[bBqQ]\
  * A malformed encoded word is left as written rather than failing the message.
  */
 export function decodeHeaderValue(value: string): string {
-  const text = /[\x80-\xff]/.test(value) ? decodeBytes(Buffer.from(value, 'latin1'), 'utf-8') : value;
+  const text = /[\x80-\xff]/.test(value) ? rawHeaderText(value) : value;
   return text.replace(BETWEEN_WORDS, '$1').replace(ENCODED_WORD, (word, charset: string, encoding: string, data: string) => {
     try {
       const bytes = encoding.toUpperCase() === 'B' ? decodeBase64(data) : decodeQEncoding(data);
@@ -84,6 +84,16 @@ export function decodeHeaderValue(value: string): string {
       return word;
     }
   });
+}
+
+/** Raw 8-bit header bytes: UTF-8 when they are valid UTF-8, else Windows-1252 (old mailers). */
+function rawHeaderText(value: string): string {
+  const bytes = Buffer.from(value, 'latin1');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return decodeWindows1252(bytes);
+  }
 }
 
 function decodeQEncoding(data: string): Buffer {
@@ -136,7 +146,8 @@ export function parseParams(header: string | undefined): ParamValue {
     if (!m) continue;
     const [, name, index, star] = m;
     if (index === undefined && !star) {
-      simple[name!] = val;
+      // Mailers often put RFC 2047 words or raw UTF-8 in a plain parameter (a filename).
+      simple[name!] = decodeHeaderValue(val);
       continue;
     }
     const list = extended.get(name!) ?? [];
@@ -226,17 +237,29 @@ export function decodeBase64(text: string): Buffer {
   return Buffer.from(clean, 'base64');
 }
 
+/** Labels the WHATWG Encoding standard reads as Windows-1252 (mail says "iso-8859-1" and means it). */
+const WINDOWS_1252_LABELS = new Set(['windows-1252', 'cp1252', 'x-cp1252', 'iso-8859-1', 'iso8859-1', 'latin1', 'l1', 'us-ascii', 'ascii', 'cp819', 'ibm819']);
+// Node's decoder reads Windows-1252 as ISO-8859-1: 0x80–0x9F are these characters (0 = unassigned, kept as is).
+const CP1252_HIGH = [
+  0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017d, 0, 0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022,
+  0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
+];
+
+export function decodeWindows1252(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += String.fromCharCode(b >= 0x80 && b <= 0x9f && CP1252_HIGH[b - 0x80] ? CP1252_HIGH[b - 0x80]! : b);
+  return out;
+}
+
 /** Bytes as text in a charset; an unknown charset is read as UTF-8 (invalid bytes become U+FFFD). */
 export function decodeBytes(bytes: Uint8Array, charset: string | undefined): string {
   const label = (charset ?? 'utf-8').trim().toLowerCase().replace(/^"|"$/g, '') || 'utf-8';
-  for (const candidate of [label === 'us-ascii' || label === 'ascii' ? 'windows-1252' : label, 'utf-8']) {
-    try {
-      return new TextDecoder(candidate).decode(bytes);
-    } catch {
-      // an unknown label: try the next
-    }
+  if (WINDOWS_1252_LABELS.has(label)) return decodeWindows1252(bytes);
+  try {
+    return new TextDecoder(label).decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
   }
-  return Buffer.from(bytes).toString('latin1');
 }
 
 /** A transfer-encoded part body (binary string) as bytes. */
