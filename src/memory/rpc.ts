@@ -5,10 +5,10 @@
  */
 import { SubconsciousError } from '../core/errors.js';
 import type { Handlers } from '../protocol/contract.js';
-import type { MemoryMethods, MemoryStoreMethodName } from '../protocol/memory.js';
+import type { MemoryStoreMethods } from '../protocol/memory.js';
 import type { MemoryStore } from './store.js';
 
-export type MemoryStoreHandlers = Handlers<Pick<MemoryMethods, MemoryStoreMethodName>>;
+export type MemoryStoreHandlers = Handlers<MemoryStoreMethods>;
 
 export function memoryStoreHandlers(store: MemoryStore): MemoryStoreHandlers {
   return {

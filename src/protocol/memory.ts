@@ -186,47 +186,48 @@ const listLimit = z.number().int().min(1).max(1000, 'at most 1000').optional();
 
 // ---- the contract -------------------------------------------------------------------------
 
+/** The memory store's methods: any host may push and read documents. */
+export const memoryStoreMethods = {
+  'memory.store_document': method(
+    storeDocumentParams,
+    'Store a document: {namespace, external_id, title, body, metadata?, source_kind?}. The same external id updates it; unchanged content writes nothing.',
+  ).returns<StoreDocumentResult>(),
+  'memory.delete_document': method(
+    z.strictObject({ namespace, external_id: externalId }),
+    'Delete a document by {namespace, external_id} (kept as a tombstone for diffs). deleted: false when there was none.',
+  ).returns<{ deleted: boolean }>(),
+  'memory.get_document': method(z.strictObject({ namespace, external_id: externalId }), 'One document with its body, or not_found.').returns<MemoryDocument>(),
+  'memory.list_documents': method(
+    z.strictObject({ namespace: namespace.optional(), limit: listLimit, offset: z.number().int().min(0).optional() }),
+    'List live documents, most recently updated first: {namespace?, limit? (default 100), offset?}.',
+  ).returns<{ documents: MemoryDocumentSummary[]; total: number }>(),
+  'memory.recall': method(recallParams, 'Full-text recall, ranked: {query, namespace?, limit? (default 10)}. Any text is a valid query.').returns<{
+    hits: RecallHit[];
+  }>(),
+  'memory.namespaces': method(z.strictObject({}), 'Namespaces with document counts and last sync.').returns<MemoryNamespace[]>(),
+} as const;
+
+/** The memory world's methods: its outputs and the diff since its baseline. */
+export const memoryWorldMethods = {
+  'memory.diff': method(z.strictObject({}), "What changed in memory since the memory world's baseline, rendered.").returns<MemoryDiffResult>(),
+  'memory.notifications_list': method(
+    z.strictObject({ limit: listLimit }),
+    'The memory world’s notifications on the thread subconscious:user, newest first: {limit? (default 50)}.',
+  ).returns<MemoryNotification[]>(),
+  'memory.todos_list': method(z.strictObject({ status: z.enum(TODO_STATUSES).optional() }), 'The memory world’s to-dos: {status?}, open first.').returns<
+    MemoryTodo[]
+  >(),
+  'memory.goals_list': method(z.strictObject({ status: z.enum(GOAL_STATUSES).optional() }), 'The memory world’s goals: {status?}, active first.').returns<
+    MemoryGoal[]
+  >(),
+} as const;
+
 export const memoryContract = defineContract<MemoryEvents>()({
-  methods: {
-    'memory.store_document': method(
-      storeDocumentParams,
-      'Store a document: {namespace, external_id, title, body, metadata?, source_kind?}. The same external id updates it; unchanged content writes nothing.',
-    ).returns<StoreDocumentResult>(),
-    'memory.delete_document': method(
-      z.strictObject({ namespace, external_id: externalId }),
-      'Delete a document by {namespace, external_id} (kept as a tombstone for diffs). deleted: false when there was none.',
-    ).returns<{ deleted: boolean }>(),
-    'memory.get_document': method(
-      z.strictObject({ namespace, external_id: externalId }),
-      'One document with its body, or not_found.',
-    ).returns<MemoryDocument>(),
-    'memory.list_documents': method(
-      z.strictObject({ namespace: namespace.optional(), limit: listLimit, offset: z.number().int().min(0).optional() }),
-      'List live documents, most recently updated first: {namespace?, limit? (default 100), offset?}.',
-    ).returns<{ documents: MemoryDocumentSummary[]; total: number }>(),
-    'memory.recall': method(recallParams, 'Full-text recall, ranked: {query, namespace?, limit? (default 10)}. Any text is a valid query.').returns<{
-      hits: RecallHit[];
-    }>(),
-    'memory.namespaces': method(z.strictObject({}), 'Namespaces with document counts and last sync.').returns<MemoryNamespace[]>(),
-    'memory.diff': method(z.strictObject({}), "What changed in memory since the memory world's baseline, rendered.").returns<MemoryDiffResult>(),
-    'memory.notifications_list': method(
-      z.strictObject({ limit: listLimit }),
-      'The memory world’s notifications on the thread subconscious:user, newest first: {limit? (default 50)}.',
-    ).returns<MemoryNotification[]>(),
-    'memory.todos_list': method(z.strictObject({ status: z.enum(TODO_STATUSES).optional() }), 'The memory world’s to-dos: {status?}, open first.').returns<
-      MemoryTodo[]
-    >(),
-    'memory.goals_list': method(z.strictObject({ status: z.enum(GOAL_STATUSES).optional() }), 'The memory world’s goals: {status?}, active first.').returns<
-      MemoryGoal[]
-    >(),
-  },
+  methods: { ...memoryStoreMethods, ...memoryWorldMethods },
   events: ['memory.changed', 'memory.synced', 'memory.notification', 'memory.todos_changed', 'memory.goals_changed'],
 });
 
 export type MemoryContract = typeof memoryContract;
 export type MemoryMethods = MemoryContract['methods'];
-/** The methods the memory store itself serves (any host may push documents). */
-export type MemoryStoreMethodName =
-  'memory.store_document' | 'memory.delete_document' | 'memory.get_document' | 'memory.list_documents' | 'memory.recall' | 'memory.namespaces';
-/** The methods the memory world serves (its outputs and its diff). */
-export type MemoryWorldMethodName = Exclude<keyof MemoryMethods & string, MemoryStoreMethodName>;
+export type MemoryStoreMethods = typeof memoryStoreMethods;
+export type MemoryWorldMethods = typeof memoryWorldMethods;

@@ -4,6 +4,8 @@ import { MemoryStore, memoryMigrations, type MemoryTables } from '../../src/memo
 import type { MemoryEvents } from '../../src/protocol/memory.js';
 import { applyMigrations, tablesView, type DialectName } from '../../src/store/index.js';
 import type { Kysely } from 'kysely';
+import { RpcDispatcher, type RpcMethod } from '../../src/core/rpc.js';
+import type { BoundMethod } from '../../src/protocol/contract.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 
 export interface MemoryFixture {
@@ -63,4 +65,12 @@ export const CORPUS = [
 
 export async function loadCorpus(memory: MemoryStore): Promise<void> {
   for (const d of CORPUS) await memory.storeDocument({ namespace: d.ns, external_id: d.id, title: d.title, body: d.body });
+}
+
+/** A dispatcher serving bound contract methods (bad params are answered as JSON-RPC errors). */
+export function dispatcherFor(methods: readonly BoundMethod[]): RpcDispatcher {
+  const rpc = new RpcDispatcher();
+  // A bound handler takes its contract's parsed params; the dispatcher validates them before calling.
+  for (const m of methods) rpc.add(m as unknown as RpcMethod);
+  return rpc;
 }
