@@ -439,6 +439,19 @@ export class MemoryStore {
     return row ? { id: row.id, label: row.label, seq: Number(row.seq), created_at: Number(row.created_at) } : undefined;
   }
 
+  /** The newest checkpoint of a label (a world's baseline), or undefined. */
+  async latestCheckpoint(label: string): Promise<MemoryBaseline | undefined> {
+    const row = await this.db
+      .selectFrom('memory_checkpoints')
+      .select(['id', 'label', 'seq', 'created_at'])
+      .where('label', '=', label)
+      .orderBy('seq', 'desc')
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? { id: row.id, label: row.label, seq: Number(row.seq), created_at: Number(row.created_at) } : undefined;
+  }
+
   /** Added, modified and removed documents per namespace since a checkpoint: O(changes). */
   async diffSinceCheckpoint(id: string, opts: DiffOptions = {}): Promise<MemoryDiff> {
     const cp = await this.getCheckpoint(id);
