@@ -12,8 +12,10 @@
  * Writes: storing the same external id again updates in place; an unchanged content hash writes
  * nothing at all (no row, no sequence, no event). Every write of a batch happens in one
  * transaction, which also keeps the full-text index, the namespace counters and the change
- * sequence in step. On Postgres the sequence row is locked for the transaction, so sequences are
- * handed out in commit order and a checkpoint never misses a write that was still in flight.
+ * sequence in step. On Postgres every write transaction first locks the sequence row (a lock,
+ * not a data change), so writers are serialised: sequences are handed out in commit order, a
+ * checkpoint never misses a write still in flight, and two writers of one new external id
+ * never both insert it.
  */
 import type { Kysely, Transaction } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
@@ -154,6 +156,8 @@ export class MemoryStore {
     const summary: WriteSummary = { added: 0, modified: 0, removed: 0, moved: 0, unchanged: 0, results: [] };
     await this.db.transaction().execute(async (trx) => {
       const seq = new SeqAllocator(trx, this.dialect);
+      // Postgres: lock first, so two writers of the same new external id never both insert it.
+      if (this.dialect === 'postgres') await seq.lock();
       let delta = 0;
       let changed = false;
       const touch = async () => {
@@ -507,19 +511,26 @@ class SeqAllocator {
     private readonly dialect: DialectName,
   ) {}
 
+  /**
+   * Read the high-water mark; on Postgres with a row lock held until commit, which serialises
+   * writers, so sequences follow commit order (a checkpoint never misses a write in flight).
+   * SQLite's one connection serialises transactions already.
+   */
+  async lock(): Promise<void> {
+    if (this.current !== null) return;
+    const row = await this.trx
+      .selectFrom('memory_state')
+      .select('seq')
+      .where('id', '=', 1)
+      .$if(this.dialect === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirstOrThrow();
+    this.current = Number(row.seq);
+  }
+
   async next(): Promise<number> {
-    if (this.current === null) {
-      // Postgres: the row lock serialises writers until commit, so sequences follow commit order.
-      const row = await this.trx
-        .selectFrom('memory_state')
-        .select('seq')
-        .where('id', '=', 1)
-        .$if(this.dialect === 'postgres', (q) => q.forUpdate())
-        .executeTakeFirstOrThrow();
-      this.current = Number(row.seq);
-    }
+    await this.lock();
     this.dirty = true;
-    return ++this.current;
+    return ++this.current!;
   }
 
   async save(): Promise<void> {

@@ -66,6 +66,19 @@ describe.each(dialects)('memory store (%s)', (dialect) => {
       expect((await memory.recall({ query: 'zebra' })).map((h) => h.external_id)).toEqual(['gone']);
     });
 
+    it('concurrent writers (a connection pool on Postgres) get distinct sequences and never collide on a new id', async () => {
+      const head = await f.memory.head();
+      const results = await Promise.all([
+        ...Array.from({ length: 8 }, (_, i) => f.memory.storeDocument({ namespace: 'race', external_id: 'same', title: 'Same', body: `version ${i}` })),
+        ...Array.from({ length: 8 }, (_, i) => f.memory.storeDocument({ namespace: 'race', external_id: `own-${i}`, title: 'Own', body: 'x' })),
+      ]);
+      expect(results.filter((r) => r.created)).toHaveLength(9);
+      expect(await f.memory.head()).toBe(head + 16);
+      const seqs = await f.db.selectFrom('memory_documents').select('change_seq').where('namespace', '=', 'race').execute();
+      expect(new Set(seqs.map((r) => Number(r.change_seq))).size).toBe(9);
+      expect((await f.memory.namespaces()).find((n) => n.namespace === 'race')!.documents).toBe(9);
+    });
+
     it('refuses a bad namespace or external id with invalid_params', async () => {
       await expect(f.memory.storeDocument({ namespace: 'bad space', external_id: 'x', title: 't', body: '' })).rejects.toMatchObject({
         code: 'invalid_params',

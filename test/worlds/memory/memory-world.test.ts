@@ -6,7 +6,11 @@
  * reflect keeping the baseline, memory arriving fenced, and the RPC surface.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../../src/core/index.js';
 import { RPC_INVALID_PARAMS } from '../../../src/core/rpc.js';
+import type { TickContext } from '../../../src/engine/index.js';
+import type { MemoryTables } from '../../../src/memory/index.js';
+import { tablesView } from '../../../src/store/index.js';
 import { implement } from '../../../src/protocol/contract.js';
 import { USER_THREAD, memoryContract } from '../../../src/protocol/memory.js';
 import { MEMORY_TOOL_NAMES, memoryRpcHandlers, memoryWorldConfigSchema } from '../../../src/worlds/memory/index.js';
@@ -182,6 +186,35 @@ describe.each(dialects)('memory world (%s)', (dialect) => {
     expect(results.join('\n')).toMatch(/Invalid input for notify_user: message/);
     expect(results.join('\n')).toMatch(/At most 3 notifications per review/);
     expect((await h.world.service.notifications()).map((n) => n.message).sort()).toEqual(['note 0', 'note 1', 'note 2']);
+  });
+
+  it('a commit re-run for the same tick (resumed after a crash) applies nothing twice', async () => {
+    const before = await withChanges();
+    const baseline = (await h.memory.getCheckpoint(before))!;
+    const head = await h.memory.head();
+    const observation = {
+      quiet: false,
+      tainted: true,
+      data: { head, baseline, totals: { added: 2, modified: 0, removed: 0 }, rendered: 'x', advance: true },
+    };
+    const reflection = {
+      staged: [
+        { op: 'notify' as const, id: 'n-1', message: 'Once only', priority: 'normal' as const },
+        { op: 'todo_add' as const, id: 't-1', title: 'Pay', note: null },
+      ],
+      text: 'done',
+      steps: 2,
+      tools: ['notify_user', 'update_task'],
+    };
+    const ctx = { tickId: 'tick-1', world: 'memory', clock: h.clock, log: silentLogger } as unknown as TickContext;
+    await h.world.commit(ctx, { observation, reflection });
+    await h.world.commit(ctx, { observation, reflection });
+    expect(await h.world.service.notifications()).toHaveLength(1);
+    expect(h.events.filter((e) => e.type === 'memory.notification')).toHaveLength(1);
+    expect(await h.world.service.todos()).toHaveLength(1);
+    const checkpoints = await tablesView<MemoryTables>(h.store.db).selectFrom('memory_checkpoints').select('id').execute();
+    expect(checkpoints.filter((c) => c.id === 'memory:tick-1')).toHaveLength(1);
+    expect((await h.world.service.baseline())!.seq).toBe(head);
   });
 
   it('RPC: the whole memory contract (store methods and the world’s), with bad params refused', async () => {
