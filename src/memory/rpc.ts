@@ -1,0 +1,34 @@
+/**
+ * The memory store's RPC handlers (`memory.store_document`, `memory.recall`, …), for any host
+ * that pushes its own sources. The memory world adds its own methods beside these
+ * (`memoryRpcHandlers` in `src/worlds/memory/`).
+ */
+import { SubconsciousError } from '../core/errors.js';
+import type { Handlers } from '../protocol/contract.js';
+import type { MemoryStoreMethods } from '../protocol/memory.js';
+import type { MemoryStore } from './store.js';
+
+export type MemoryStoreHandlers = Handlers<MemoryStoreMethods>;
+
+export function memoryStoreHandlers(store: MemoryStore): MemoryStoreHandlers {
+  return {
+    'memory.store_document': (p) =>
+      store.storeDocument(
+        { namespace: p.namespace, external_id: p.external_id, title: p.title, body: p.body, metadata: p.metadata, source_kind: p.source_kind },
+        { label: p.namespace_label, kind: p.namespace_kind },
+      ),
+    'memory.delete_document': async (p) => ({ deleted: await store.deleteDocument(p.namespace, p.external_id) }),
+    'memory.get_document': async (p) => {
+      const doc = await store.getDocument(p.namespace, p.external_id);
+      if (!doc || doc.deleted_at !== null) {
+        throw new SubconsciousError('not_found', `No document "${p.external_id}" in namespace "${p.namespace}".`, {
+          hint: 'memory.list_documents shows what a namespace holds.',
+        });
+      }
+      return doc;
+    },
+    'memory.list_documents': (p) => store.listDocuments({ namespace: p.namespace, limit: p.limit ?? 100, offset: p.offset ?? 0 }),
+    'memory.recall': async (p) => ({ hits: await store.recall({ query: p.query, namespace: p.namespace, limit: p.limit ?? 10 }) }),
+    'memory.namespaces': () => store.namespaces(),
+  };
+}

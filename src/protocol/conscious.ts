@@ -1,0 +1,75 @@
+/**
+ * The conscious world's contract (seed 3): actionable items digested from memory, their states,
+ * and the run events. Browser-safe: zod and other protocol files only.
+ */
+import { z } from 'zod';
+import { defineContract, method } from './contract.js';
+
+// ---- wire types ---------------------------------------------------------------------------
+
+/** The seed's source values. */
+export const ACTIONABLE_SOURCES = ['email', 'calendar', 'telegram', 'ai_insight', 'system', 'trading', 'security'] as const;
+export type ActionableSource = (typeof ACTIONABLE_SOURCES)[number];
+/** The seed's priorities, most urgent first. */
+export const ACTIONABLE_PRIORITIES = ['critical', 'important', 'normal'] as const;
+export type ActionablePriority = (typeof ACTIONABLE_PRIORITIES)[number];
+export const ACTIONABLE_STATES = ['new', 'done', 'dismissed'] as const;
+export type ActionableState = (typeof ACTIONABLE_STATES)[number];
+/** At most this many actionables per run (the seed's rule); a longer reply is cut. */
+export const MAX_ACTIONABLES_PER_RUN = 20;
+
+export interface Actionable {
+  /** sha256(`title:source`), hex: the same item extracted again updates this row. */
+  id: string;
+  title: string;
+  description: string;
+  source: ActionableSource;
+  priority: ActionablePriority;
+  actionable: boolean;
+  requires_confirmation: boolean;
+  has_complex_action: boolean;
+  /** A person's name for the source (Gmail, Telegram, Notion…). */
+  source_label: string;
+  /** `new` until the person marks it done or dismisses it; extraction never changes it back. */
+  state: ActionableState;
+  created_at: number;
+  updated_at: number;
+  /** When a run last extracted it. */
+  last_seen_at: number;
+  /** The run (tick id) that last extracted it. */
+  run_id: string;
+}
+
+// ---- events -------------------------------------------------------------------------------
+
+export type ConsciousEvents = {
+  'conscious.started': { run_id: string; namespaces: string[] };
+  'conscious.completed': { run_id: string; count: number; new: number; duration_ms: number };
+  /** `kind`: the model error kind (`malformed`, `timeout`, `unreachable`, …) or `error`. */
+  'conscious.error': { run_id: string; message: string; kind: string };
+  /** Actionables were added, updated, done or dismissed (the page refreshes its list). */
+  'conscious.actionables_changed': { ids: string[]; reason: 'extracted' | 'done' | 'dismissed' };
+};
+
+// ---- the contract -------------------------------------------------------------------------
+
+const id = z.string().regex(/^[0-9a-f]{64}$/, 'must be an actionable id (64 hex characters)');
+
+export const consciousContract = defineContract<ConsciousEvents>()({
+  methods: {
+    'conscious.run': method(
+      z.strictObject({ force: z.boolean().optional() }),
+      'Start a conscious loop run now and return at once; {force: true} re-reads memory even when it did not change.',
+    ).returns<{ started: boolean; message: string }>(),
+    'conscious.list': method(
+      z.strictObject({ state: z.enum(ACTIONABLE_STATES).optional(), limit: z.number().int().min(1).max(500).optional() }),
+      'Actionables, most urgent first: {state? (default all), limit? (default 200)}.',
+    ).returns<Actionable[]>(),
+    'conscious.dismiss': method(z.strictObject({ id }), 'Dismiss an actionable: it stays dismissed when extracted again.').returns<Actionable>(),
+    'conscious.complete': method(z.strictObject({ id }), 'Mark an actionable done.').returns<Actionable>(),
+  },
+  events: ['conscious.started', 'conscious.completed', 'conscious.error', 'conscious.actionables_changed'],
+});
+
+export type ConsciousContract = typeof consciousContract;
+export type ConsciousMethods = ConsciousContract['methods'];

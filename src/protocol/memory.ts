@@ -1,0 +1,233 @@
+/**
+ * The memory module's contract: the memory store (documents, namespaces, recall) that any host
+ * can push its sources into, and the memory world's outputs (notifications on the thread
+ * `subconscious:user`, to-dos, goals, the diff since its baseline).
+ *
+ * Browser-safe: zod and other protocol files only. The wire types below are the rows as the
+ * page and the CLI see them; the daemon's code imports them from here.
+ */
+import { z } from 'zod';
+import { defineContract, method } from './contract.js';
+
+// ---- wire types ---------------------------------------------------------------------------
+
+/** A JSON object of document metadata (an email's sender and date, a file's path…). */
+export type MemoryMetadata = Record<string, unknown>;
+
+export interface MemoryDocument {
+  id: number;
+  /** One per connected source (a folder, a mailbox, a bot's notes). */
+  namespace: string;
+  /** What produced it: `email`, `file`, `note`, or whatever a pushing host says. */
+  source_kind: string;
+  /** The source's own id: storing the same one again updates the document in place. */
+  external_id: string;
+  title: string;
+  body: string;
+  metadata: MemoryMetadata;
+  /** sha256 of title, body, metadata and source kind: an unchanged hash is not a change. */
+  content_hash: string;
+  created_at: number;
+  updated_at: number;
+  /** Set on a deleted document (kept as a tombstone so diffs can say "removed"). */
+  deleted_at: number | null;
+}
+
+/** A document in a listing: its body cut to a short preview. */
+export type MemoryDocumentSummary = Omit<MemoryDocument, 'body'> & { preview: string; body_chars: number };
+
+export interface MemoryNamespace {
+  namespace: string;
+  /** A person's name for it (a source's `label`, else the namespace). */
+  label: string;
+  /** The kind of source that fills it: `folder`, `rpc`, `bots`, … */
+  kind: string;
+  /** Live documents (tombstones not counted). */
+  documents: number;
+  /** When its source last finished a sync (null: never synced, e.g. pushed over RPC). */
+  last_sync_at: number | null;
+  /** When a document in it last really changed. */
+  last_change_at: number | null;
+  /** The last sync's error, or null. */
+  last_error: string | null;
+}
+
+export interface RecallHit {
+  id: number;
+  namespace: string;
+  source_kind: string;
+  external_id: string;
+  title: string;
+  /** The best passage of the body, matches marked `**like this**`. */
+  snippet: string;
+  /** Higher is more relevant (comparable within one answer only). */
+  score: number;
+  updated_at: number;
+  metadata: MemoryMetadata;
+}
+
+export interface StoreDocumentResult {
+  id: number;
+  /** A new document (or one brought back from a tombstone). */
+  created: boolean;
+  /** False when the content hash was unchanged: nothing was written. */
+  changed: boolean;
+}
+
+export type DiffChange = 'added' | 'modified' | 'removed';
+
+export interface DiffTotals {
+  added: number;
+  modified: number;
+  removed: number;
+}
+
+export interface MemoryBaseline {
+  id: string;
+  label: string;
+  /** The change sequence it holds: everything up to here is "before". */
+  seq: number;
+  created_at: number;
+}
+
+export interface MemoryDiffResult {
+  /** null: the memory world has no baseline yet (its first tick makes one). */
+  baseline: MemoryBaseline | null;
+  totals: DiffTotals;
+  /** The rendered diff: a totals line, then one `### label (kind)` section per source. */
+  text: string;
+}
+
+export const NOTIFICATION_PRIORITIES = ['normal', 'important', 'critical'] as const;
+export type NotificationPriority = (typeof NOTIFICATION_PRIORITIES)[number];
+export const TODO_STATUSES = ['open', 'done', 'dropped'] as const;
+export type TodoStatus = (typeof TODO_STATUSES)[number];
+export const GOAL_STATUSES = ['active', 'achieved', 'dropped'] as const;
+export type GoalStatus = (typeof GOAL_STATUSES)[number];
+
+/** The thread the memory world's `notify_user` writes to. */
+export const USER_THREAD = 'subconscious:user';
+
+export interface MemoryNotification {
+  id: string;
+  thread: string;
+  message: string;
+  priority: NotificationPriority;
+  /** The tick that raised it. */
+  tick_id: string;
+  created_at: number;
+}
+
+export interface MemoryTodo {
+  id: string;
+  title: string;
+  note: string | null;
+  status: TodoStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MemoryGoal {
+  id: string;
+  title: string;
+  description: string | null;
+  status: GoalStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+// ---- events -------------------------------------------------------------------------------
+
+export type MemoryEvents = {
+  /** Documents of a namespace really changed (a sync, an RPC write or delete). */
+  'memory.changed': { namespace: string; added: number; modified: number; removed: number };
+  /** A source finished a sync (also when nothing changed, so the page can show "last sync"). */
+  'memory.synced': { namespace: string; added: number; modified: number; removed: number; renamed: number; skipped: number; error: string | null };
+  /** The memory world's `notify_user`, written to the thread `subconscious:user`. */
+  'memory.notification': { id: string; thread: string; message: string; priority: NotificationPriority };
+  'memory.todos_changed': { ids: string[] };
+  'memory.goals_changed': { ids: string[] };
+};
+
+// ---- params -------------------------------------------------------------------------------
+
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$/;
+export const MAX_TITLE_CHARS = 500;
+export const MAX_BODY_CHARS = 1_000_000;
+export const MAX_METADATA_CHARS = 16_000;
+export const MAX_RECALL_LIMIT = 100;
+
+const namespace = z.string().regex(NAMESPACE_PATTERN, 'must be 1–64 letters, digits or _ . : @ - (starting with a letter or digit)');
+const externalId = z.string().min(1, 'must not be empty').max(512, 'at most 512 characters');
+const metadata = z
+  .record(z.string(), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= MAX_METADATA_CHARS, `must serialise to at most ${MAX_METADATA_CHARS} characters`);
+const kind = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be 1–32 lower-case letters, digits, _ or -');
+
+export const storeDocumentParams = z.strictObject({
+  namespace,
+  external_id: externalId,
+  title: z.string().trim().min(1, 'must not be empty').max(MAX_TITLE_CHARS, `at most ${MAX_TITLE_CHARS} characters`),
+  body: z.string().max(MAX_BODY_CHARS, `at most ${MAX_BODY_CHARS} characters`),
+  metadata: metadata.optional(),
+  source_kind: kind.optional(),
+  /** The namespace's label and kind, recorded when it is first seen. */
+  namespace_label: z.string().trim().min(1).max(100).optional(),
+  namespace_kind: kind.optional(),
+});
+
+export const recallParams = z.strictObject({
+  query: z.string().max(1000, 'at most 1000 characters'),
+  namespace: namespace.optional(),
+  limit: z.number().int().min(1).max(MAX_RECALL_LIMIT, `at most ${MAX_RECALL_LIMIT}`).optional(),
+});
+
+const listLimit = z.number().int().min(1).max(1000, 'at most 1000').optional();
+
+// ---- the contract -------------------------------------------------------------------------
+
+/** The memory store's methods: any host may push and read documents. */
+export const memoryStoreMethods = {
+  'memory.store_document': method(
+    storeDocumentParams,
+    'Store a document: {namespace, external_id, title, body, metadata?, source_kind?}. The same external id updates it; unchanged content writes nothing.',
+  ).returns<StoreDocumentResult>(),
+  'memory.delete_document': method(
+    z.strictObject({ namespace, external_id: externalId }),
+    'Delete a document by {namespace, external_id} (kept as a tombstone for diffs). deleted: false when there was none.',
+  ).returns<{ deleted: boolean }>(),
+  'memory.get_document': method(z.strictObject({ namespace, external_id: externalId }), 'One document with its body, or not_found.').returns<MemoryDocument>(),
+  'memory.list_documents': method(
+    z.strictObject({ namespace: namespace.optional(), limit: listLimit, offset: z.number().int().min(0).optional() }),
+    'List live documents, most recently updated first: {namespace?, limit? (default 100), offset?}.',
+  ).returns<{ documents: MemoryDocumentSummary[]; total: number }>(),
+  'memory.recall': method(recallParams, 'Full-text recall, ranked: {query, namespace?, limit? (default 10)}. Any text is a valid query.').returns<{
+    hits: RecallHit[];
+  }>(),
+  'memory.namespaces': method(z.strictObject({}), 'Namespaces with document counts and last sync.').returns<MemoryNamespace[]>(),
+} as const;
+
+/** The memory world's methods: its outputs and the diff since its baseline. */
+export const memoryWorldMethods = {
+  'memory.diff': method(z.strictObject({}), "What changed in memory since the memory world's baseline, rendered.").returns<MemoryDiffResult>(),
+  'memory.notifications_list': method(
+    z.strictObject({ limit: listLimit }),
+    'The memory world’s notifications on the thread subconscious:user, newest first: {limit? (default 50)}.',
+  ).returns<MemoryNotification[]>(),
+  'memory.todos_list': method(z.strictObject({ status: z.enum(TODO_STATUSES).optional() }), 'The memory world’s to-dos: {status?}, open first.').returns<
+    MemoryTodo[]
+  >(),
+  'memory.goals_list': method(z.strictObject({ status: z.enum(GOAL_STATUSES).optional() }), 'The memory world’s goals: {status?}, active first.').returns<
+    MemoryGoal[]
+  >(),
+} as const;
+
+export const memoryContract = defineContract<MemoryEvents>()({
+  methods: { ...memoryStoreMethods, ...memoryWorldMethods },
+  events: ['memory.changed', 'memory.synced', 'memory.notification', 'memory.todos_changed', 'memory.goals_changed'],
+});
+
+export type MemoryContract = typeof memoryContract;
+export type MemoryMethods = MemoryContract['methods'];
+export type MemoryStoreMethods = typeof memoryStoreMethods;
+export type MemoryWorldMethods = typeof memoryWorldMethods;

@@ -1,0 +1,110 @@
+/**
+ * Actionables in the world's own table. An extracted item is upserted by its deterministic id:
+ * its content and `last_seen_at` are refreshed, its state never (a dismissed item stays
+ * dismissed, a done one done). People change the state; nothing else does.
+ */
+import type { Kysely } from 'kysely';
+import { SubconsciousError } from '../../core/errors.js';
+import { ACTIONABLE_PRIORITIES, type Actionable, type ActionablePriority, type ActionableSource, type ActionableState } from '../../protocol/conscious.js';
+import type { ExtractedActionable } from './schema.js';
+import type { ConsciousActionablesTable, ConsciousTables } from './tables.js';
+
+const rank = (p: ActionablePriority) => ACTIONABLE_PRIORITIES.indexOf(p);
+
+export class ActionableStore {
+  constructor(private readonly db: Kysely<ConsciousTables>) {}
+
+  /** Upsert one run's items in one transaction; returns the ids that were new. */
+  async upsert(items: readonly ExtractedActionable[], runId: string, now: number): Promise<string[]> {
+    if (items.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      const existing = new Set(
+        (
+          await trx
+            .selectFrom('conscious_actionables')
+            .select('id')
+            .where(
+              'id',
+              'in',
+              items.map((i) => i.id),
+            )
+            .execute()
+        ).map((r) => r.id),
+      );
+      for (const item of items) {
+        const content = {
+          title: item.title,
+          description: item.description,
+          source: item.source,
+          priority: item.priority,
+          priority_rank: rank(item.priority),
+          actionable: item.actionable ? 1 : 0,
+          requires_confirmation: item.requires_confirmation ? 1 : 0,
+          has_complex_action: item.has_complex_action ? 1 : 0,
+          source_label: item.source_label,
+          updated_at: now,
+          last_seen_at: now,
+          run_id: runId,
+        };
+        await trx
+          .insertInto('conscious_actionables')
+          .values({ id: item.id, ...content, state: 'new', state_changed_at: null, created_at: now })
+          .onConflict((oc) => oc.column('id').doUpdateSet(content))
+          .execute();
+      }
+      return items.filter((i) => !existing.has(i.id)).map((i) => i.id);
+    });
+  }
+
+  /** Most urgent first, then most recently seen. */
+  async list(opts: { state?: ActionableState | undefined; limit?: number | undefined } = {}): Promise<Actionable[]> {
+    const rows = await this.db
+      .selectFrom('conscious_actionables')
+      .selectAll()
+      .$if(opts.state !== undefined, (q) => q.where('state', '=', opts.state!))
+      .orderBy('priority_rank')
+      .orderBy('last_seen_at', 'desc')
+      .orderBy('id')
+      .limit(opts.limit ?? 200)
+      .execute();
+    return rows.map(toActionable);
+  }
+
+  async get(id: string): Promise<Actionable | undefined> {
+    const row = await this.db.selectFrom('conscious_actionables').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toActionable(row) : undefined;
+  }
+
+  async setState(id: string, state: Exclude<ActionableState, 'new'>, now: number): Promise<Actionable> {
+    const res = await this.db.updateTable('conscious_actionables').set({ state, state_changed_at: now }).where('id', '=', id).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) {
+      throw new SubconsciousError('not_found', `No actionable "${id}".`, { hint: 'conscious.list shows the actionables and their ids.' });
+    }
+    return (await this.get(id))!;
+  }
+
+  /** Delete done or dismissed items no run extracted since `before`. */
+  async prune(before: number): Promise<number> {
+    const res = await this.db.deleteFrom('conscious_actionables').where('state', '!=', 'new').where('last_seen_at', '<', before).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}
+
+function toActionable(r: ConsciousActionablesTable): Actionable {
+  return {
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    source: r.source as ActionableSource,
+    priority: r.priority as ActionablePriority,
+    actionable: r.actionable === 1,
+    requires_confirmation: r.requires_confirmation === 1,
+    has_complex_action: r.has_complex_action === 1,
+    source_label: r.source_label,
+    state: r.state as ActionableState,
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+    last_seen_at: Number(r.last_seen_at),
+    run_id: r.run_id,
+  };
+}

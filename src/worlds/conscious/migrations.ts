@@ -1,0 +1,31 @@
+import type { Kysely } from 'kysely';
+import type { Migration } from '../../store/index.js';
+
+export const consciousMigrations: Record<string, Migration> = {
+  'conscious/0001_init': {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('conscious_actionables')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('title', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('priority', 'text', (c) => c.notNull())
+        .addColumn('priority_rank', 'integer', (c) => c.notNull())
+        .addColumn('actionable', 'integer', (c) => c.notNull())
+        .addColumn('requires_confirmation', 'integer', (c) => c.notNull())
+        .addColumn('has_complex_action', 'integer', (c) => c.notNull())
+        .addColumn('source_label', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('state_changed_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('conscious_actionables_list').on('conscious_actionables').columns(['state', 'priority_rank', 'last_seen_at']).execute();
+      await db.schema.createIndex('conscious_actionables_seen').on('conscious_actionables').column('last_seen_at').execute();
+    },
+  },
+};

@@ -1,0 +1,98 @@
+/**
+ * The conscious loop's prompt: the seed's CONSCIOUS_LOOP.md (a `CONSCIOUS_LOOP.md` in the
+ * workspace replaces it), and the recalled memory as the user message, every document fenced
+ * as untrusted data.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UNTRUSTED_PREAMBLE, cleanLine, fence } from '../../llm/fence.js';
+import type { MemoryDocument, MemoryNamespace } from '../../protocol/memory.js';
+
+/** The seed's prompt (seed 3, "CONSCIOUS_LOOP.md Prompt"), for this product rather than OpenHuman. */
+export const BUILT_IN_PROMPT = `# Conscious Loop — Actionable Extraction
+You are the conscious awareness layer of the user's assistant. You periodically review all
+memory contexts from the user's connected integrations and extract actionable
+items that deserve attention.
+## Your Task
+Analyze the recalled memory contexts provided below. For each context, identify
+items that are:
+1. **Time-sensitive** — deadlines, expiring offers, meetings, scheduled events
+2. **Requires response** — unanswered emails, pending messages, open requests
+3. **Opportunity** — insights, patterns, or suggestions the user may benefit from
+4. **Risk/Alert** — security issues, anomalies, overdue tasks, budget warnings
+## Output Format
+Return a JSON array of actionable items. Each item must have this exact structure:
+{
+"title": "Short descriptive title (under 80 chars)",
+"description": "1-2 sentence explanation with context",
+"source": "email|calendar|telegram|ai_insight|system|trading|security",
+"priority": "critical|important|normal",
+"actionable": true,
+"requires_confirmation": false,
+"has_complex_action": false,
+"source_label": "Human-readable source name (e.g. Gmail, Telegram, Notion)"
+}
+## Rules
+- Return ONLY the JSON array, no markdown fences, no commentary
+- Deduplicate: if the same item appears in multiple sources, merge into one
+- Limit to 20 items maximum per run — prioritize the most important
+- Use "ai_insight" as source when the item is a synthesized observation
+- Use "system" for maintenance, sync status, or technical alerts
+- Map integration sources: gmail -> "email", telegram -> "telegram", notion -> "system", google_calendar -> "calendar"
+- Set priority "critical" only for truly urgent items (expiring today, security breach)
+- Set priority "important" for items needing attention within 24-48 hours
+- Set "has_complex_action" to true when the item requires multi-step user action
+- Set "requires_confirmation" to true when the item involves financial transactions or irreversible actions
+- If no actionable items are found, return an empty array: []`;
+
+const MAX_PROMPT_FILE_BYTES = 64 * 1024;
+
+export interface LoadedPrompt {
+  text: string;
+  source: 'workspace' | 'built-in';
+}
+
+/** The workspace's prompt file when it exists and is not empty (capped), else the built-in one. */
+export async function loadPrompt(workspace: string, file: string): Promise<LoadedPrompt> {
+  try {
+    const text = (await readFile(path.join(workspace, file), 'utf8')).slice(0, MAX_PROMPT_FILE_BYTES).trim();
+    if (text) return { text, source: 'workspace' };
+  } catch {
+    // absent or unreadable: the built-in prompt
+  }
+  return { text: BUILT_IN_PROMPT, source: 'built-in' };
+}
+
+export function systemPrompt(prompt: LoadedPrompt): string {
+  return `${prompt.text}\n\n${UNTRUSTED_PREAMBLE}`;
+}
+
+export interface RecalledNamespace {
+  namespace: MemoryNamespace;
+  documents: MemoryDocument[];
+}
+
+/** The user message: per connected source, its recalled documents, each one fenced. */
+export function memoryPrompt(recalled: RecalledNamespace[], now: number, maxChars: number): string {
+  const sections = recalled.map(({ namespace: ns, documents }) => {
+    const head = `## Source "${cleanLine(ns.label, 100)}" (integration: ${cleanLine(ns.namespace, 64)}, kind: ${cleanLine(ns.kind, 32)}, ${documents.length} recalled)`;
+    const docs = documents.map((d, i) => {
+      const meta = d.metadata;
+      const lines = [
+        `Title: ${d.title}`,
+        typeof meta.from === 'string' ? `From: ${meta.from}` : null,
+        typeof meta.date === 'string' ? `Date: ${meta.date}` : null,
+        `Updated: ${new Date(d.updated_at).toISOString()}`,
+        `Kind: ${d.source_kind}`,
+        '',
+        d.body,
+      ].filter((l) => l !== null);
+      return `### Document ${i + 1}\n${fence(lines.join('\n'), { label: `memory ${ns.namespace}`, maxChars })}`;
+    });
+    return [head, ...docs].join('\n\n');
+  });
+  return [
+    `Now: ${new Date(now).toISOString()}. Recalled memory from ${recalled.length} connected source${recalled.length === 1 ? '' : 's'}:`,
+    ...sections,
+  ].join('\n\n');
+}

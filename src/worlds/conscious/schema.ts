@@ -1,0 +1,110 @@
+/**
+ * The seed's ActionableItem, as the model must return it: a JSON array of items. Integration
+ * names are mapped as the seed's rules say (gmail → email, telegram → telegram, notion → system,
+ * google_calendar → calendar); any other source or priority fails the reply closed, like any
+ * malformed output. Text fields come from memory (untrusted): made one line, control prefixes
+ * and fence tags removed, capped. A reply with more than 20 items is cut to the first 20.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { cleanLine } from '../../llm/fence.js';
+import {
+  ACTIONABLE_PRIORITIES,
+  ACTIONABLE_SOURCES,
+  MAX_ACTIONABLES_PER_RUN,
+  type ActionablePriority,
+  type ActionableSource,
+} from '../../protocol/conscious.js';
+
+/** The seed's integration mapping, plus each source value as itself. */
+export const SOURCE_ALIASES: Readonly<Record<string, ActionableSource>> = {
+  ...Object.fromEntries(ACTIONABLE_SOURCES.map((s) => [s, s])),
+  gmail: 'email',
+  telegram: 'telegram',
+  notion: 'system',
+  google_calendar: 'calendar',
+};
+
+/** What a source is called when the model gives no label. */
+export const DEFAULT_SOURCE_LABELS: Readonly<Record<ActionableSource, string>> = {
+  email: 'Email',
+  calendar: 'Calendar',
+  telegram: 'Telegram',
+  ai_insight: 'AI insight',
+  system: 'System',
+  trading: 'Trading',
+  security: 'Security',
+};
+
+export const TITLE_MAX = 120;
+const DESCRIPTION_MAX = 500;
+const LABEL_MAX = 60;
+
+const key = (v: unknown) =>
+  typeof v === 'string'
+    ? v
+        .trim()
+        .toLowerCase()
+        .replace(/[\s-]+/g, '_')
+    : v;
+
+const itemSchema = z.object({
+  // `overwrite` (not `transform`) keeps these strings in the JSON Schema the model is shown.
+  title: z
+    .string()
+    .overwrite((t) => cleanLine(t, TITLE_MAX))
+    .min(1, 'must not be empty')
+    .describe('Short descriptive title (under 80 chars)'),
+  description: z
+    .string()
+    .overwrite((t) => cleanLine(t, DESCRIPTION_MAX))
+    .describe('1-2 sentence explanation with context'),
+  source: z.preprocess((v) => {
+    const k = key(v);
+    return typeof k === 'string' ? (SOURCE_ALIASES[k] ?? k) : k;
+  }, z.enum(ACTIONABLE_SOURCES)),
+  priority: z.preprocess(key, z.enum(ACTIONABLE_PRIORITIES)),
+  actionable: z.boolean(),
+  requires_confirmation: z.boolean(),
+  has_complex_action: z.boolean(),
+  source_label: z
+    .string()
+    .overwrite((t) => cleanLine(t, LABEL_MAX))
+    .describe('Human-readable source name (e.g. Gmail, Telegram, Notion)'),
+});
+
+export const actionablesReplySchema = z.array(itemSchema);
+
+export interface ExtractedActionable {
+  id: string;
+  title: string;
+  description: string;
+  source: ActionableSource;
+  priority: ActionablePriority;
+  actionable: boolean;
+  requires_confirmation: boolean;
+  has_complex_action: boolean;
+  source_label: string;
+}
+
+/** sha256 of `title:source`, hex: the same item extracted again is the same row. */
+export function actionableId(title: string, source: string): string {
+  return createHash('sha256').update(`${title}:${source}`).digest('hex');
+}
+
+/**
+ * The parsed reply as rows: cut to 20 (the seed's limit), ids computed, duplicates within the
+ * reply merged (the first wins; the seed asks the model to merge them itself).
+ */
+export function toActionables(reply: z.output<typeof actionablesReplySchema>): { items: ExtractedActionable[]; cut: number } {
+  const kept = reply.slice(0, MAX_ACTIONABLES_PER_RUN);
+  const seen = new Set<string>();
+  const items: ExtractedActionable[] = [];
+  for (const r of kept) {
+    const id = actionableId(r.title, r.source);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    items.push({ ...r, id, source_label: r.source_label || DEFAULT_SOURCE_LABELS[r.source] });
+  }
+  return { items, cut: reply.length - kept.length };
+}

@@ -1,0 +1,26 @@
+/** The conscious world's table: actionables keyed by sha256(`title:source`). */
+export interface ConsciousActionablesTable {
+  id: string;
+  title: string;
+  description: string;
+  source: string;
+  priority: string;
+  /** 0 critical, 1 important, 2 normal: lists sort on it. */
+  priority_rank: number;
+  actionable: number;
+  requires_confirmation: number;
+  has_complex_action: number;
+  source_label: string;
+  /** new | done | dismissed. */
+  state: string;
+  /** When a person last changed the state (null: never). */
+  state_changed_at: number | null;
+  created_at: number;
+  updated_at: number;
+  last_seen_at: number;
+  run_id: string;
+}
+
+export interface ConsciousTables {
+  conscious_actionables: ConsciousActionablesTable;
+}

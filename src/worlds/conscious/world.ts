@@ -1,0 +1,193 @@
+/**
+ * The `conscious` world (seed 3) on the engine's `World` contract:
+ *
+ *   observe         quiet (0 tokens, no write) unless memory changed since the last committed
+ *                   run: the memory store's change sequence against a cursor in instance state;
+ *                   or a person asked for a forced run.
+ *   prepareContext  `conscious.started`; recall each namespace (its latest documents); the seed's
+ *                   prompt (CONSCIOUS_LOOP.md in the workspace overrides it); memory fenced.
+ *   reflect         one `llm.object` call against the seed's schema (fails closed on malformed
+ *                   output); at most 20 items.
+ *   commit          upsert by sha256(title:source), states untouched; the cursor moves to what
+ *                   was observed; `conscious.completed`.
+ *   abandon         `conscious.error` (message, kind); the cursor stays, so the next run covers
+ *                   the same window.
+ *
+ * Everything it touches is injected (`createConsciousWorld(deps)`): its own tables, the memory
+ * store, settings, clock, events. The tick context gives only llm, ids, log, signal and state.
+ */
+import type { Kysely } from 'kysely';
+import { describeError } from '../../core/errors.js';
+import type { Clock } from '../../core/clock.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import type { AbandonReason, CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
+import type { ModelRole } from '../../llm/types.js';
+import type { MemoryDocument, MemoryNamespace } from '../../protocol/memory.js';
+import type { ConsciousSettings } from './config.js';
+import type { ConsciousEmit } from './events.js';
+import { loadPrompt, memoryPrompt, systemPrompt, type RecalledNamespace } from './prompt.js';
+import { actionablesReplySchema, toActionables, type ExtractedActionable } from './schema.js';
+import { ConsciousService } from './service.js';
+import type { ConsciousTables } from './tables.js';
+
+/** What the world needs of the memory store (`MemoryStore` has it). */
+export interface ConsciousMemory {
+  head(): Promise<number>;
+  namespaces(): Promise<MemoryNamespace[]>;
+  recent(opts: { namespace: string; limit: number }): Promise<MemoryDocument[]>;
+}
+
+export interface ConsciousWorldDeps {
+  db: Kysely<ConsciousTables>;
+  memory: ConsciousMemory;
+  settings: ConsciousSettings | (() => ConsciousSettings);
+  /** Where `CONSCIOUS_LOOP.md` is looked for. */
+  workspace: string;
+  clock: Clock;
+  emit: ConsciousEmit;
+  log?: Logger | undefined;
+}
+
+export interface ConsciousObservation {
+  /** The memory change sequence observed: the cursor moves here on commit. */
+  head: number;
+  /** The cursor when observed (0: never ran). */
+  cursor: number;
+  /** Namespaces holding documents (empty: nothing to read, the run completes with 0 items). */
+  namespaces: string[];
+  forced: boolean;
+}
+
+export interface ConsciousContext {
+  system: string;
+  prompt: string;
+  promptSource: 'workspace' | 'built-in';
+  namespaces: string[];
+  documents: number;
+}
+
+export interface ConsciousReflection {
+  items: ExtractedActionable[];
+  /** Items beyond the seed's 20 that were dropped. */
+  cut: number;
+}
+
+export type ConsciousWorld = World<ConsciousObservation, ConsciousContext, ConsciousReflection> & {
+  readonly service: ConsciousService;
+  /** The wait before the first run after start (the engine honours it). */
+  initialDelaySeconds(): number;
+};
+
+/** Instance-state key of the memory change sequence the last committed run covered. */
+export const CURSOR_KEY = 'cursor';
+
+export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
+  const settings = (): ConsciousSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
+  const service = new ConsciousService({ db: deps.db, clock: deps.clock, emit: deps.emit });
+  const log = deps.log ?? silentLogger;
+
+  async function observe(ctx: TickContext): Promise<Observation<ConsciousObservation>> {
+    const forced = service.forced;
+    const [stored, head] = await Promise.all([ctx.state.get<number>(CURSOR_KEY), deps.memory.head()]);
+    const cursor = stored ?? 0;
+    // The quiet path: two reads, no write, no model call.
+    if (!forced && head <= cursor) return { quiet: true, tainted: false, data: { head, cursor, namespaces: [], forced } };
+    const namespaces = (await deps.memory.namespaces()).filter((n) => n.documents > 0).map((n) => n.namespace);
+    // Memory is external content: a run reacting to it is tainted (it has no tools either way).
+    return { quiet: namespaces.length === 0, tainted: true, data: { head, cursor, namespaces, forced } };
+  }
+
+  async function prepareContext(ctx: TickContext, observation: Observation<ConsciousObservation>): Promise<ConsciousContext> {
+    const s = settings();
+    const { namespaces } = observation.data;
+    deps.emit('conscious.started', { run_id: ctx.tickId, namespaces });
+    const all = new Map((await deps.memory.namespaces()).map((n) => [n.namespace, n]));
+    const recalled: RecalledNamespace[] = [];
+    for (const name of namespaces) {
+      const ns = all.get(name);
+      if (!ns) continue;
+      try {
+        const documents = await deps.memory.recent({ namespace: name, limit: s.documents_per_namespace });
+        if (documents.length) recalled.push({ namespace: ns, documents });
+      } catch (err) {
+        // The seed: one source's recall failing is a warning; the others still count.
+        ctx.log.warn({ namespace: name, err: describeError(err) }, 'conscious: recall failed for a namespace; skipped');
+      }
+    }
+    const prompt = await loadPrompt(deps.workspace, s.prompt_file);
+    return {
+      system: systemPrompt(prompt),
+      prompt: memoryPrompt(recalled, ctx.clock.now(), s.document_max_chars),
+      promptSource: prompt.source,
+      namespaces: recalled.map((r) => r.namespace.namespace),
+      documents: recalled.reduce((n, r) => n + r.documents.length, 0),
+    };
+  }
+
+  async function reflect(ctx: TickContext, context: ConsciousContext): Promise<ConsciousReflection> {
+    if (context.documents === 0) return { items: [], cut: 0 };
+    const s = settings();
+    const { value, text } = await ctx.llm.object(
+      { world: ctx.world, purpose: 'conscious_extract', role: s.role, model: s.model, signal: ctx.signal },
+      { system: context.system, prompt: context.prompt, schema: actionablesReplySchema, temperature: 0.2 },
+    );
+    ctx.log.info({ response: text.slice(0, 4000), promptSource: context.promptSource }, 'conscious: model response');
+    const result = toActionables(value);
+    if (result.cut > 0) ctx.log.warn({ returned: value.length, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
+    return result;
+  }
+
+  async function commit(ctx: TickContext, input: CommitInput<ConsciousObservation, ConsciousReflection>): Promise<CommitSummary> {
+    const { observation, reflection } = input;
+    const { head, cursor, forced } = observation.data;
+    const ran = !observation.quiet || observation.data.namespaces.length === 0;
+    if (observation.quiet && !forced && head <= cursor) return { summary: 'memory unchanged: nothing to read', counts: { actionables: 0 } };
+    const now = ctx.clock.now();
+    const items = reflection?.items ?? [];
+    const fresh = await service.actionables.upsert(items, ctx.tickId, now);
+    const retention = settings().retention_days;
+    if (retention > 0) await service.actionables.prune(now - retention * 86_400_000);
+    if (head > cursor) await ctx.state.set(CURSOR_KEY, head);
+    if (forced) service.clearForce();
+    if (ran) deps.emit('conscious.completed', { run_id: ctx.tickId, count: items.length, new: fresh.length, duration_ms: Math.max(0, now - ctx.startedAt) });
+    if (items.length) deps.emit('conscious.actionables_changed', { ids: items.map((i) => i.id), reason: 'extracted' });
+    const cut = reflection?.cut ? ` (${reflection.cut} beyond 20 dropped)` : '';
+    return {
+      summary: observation.quiet
+        ? 'memory changed but holds no documents: nothing to read'
+        : `${items.length} actionable${items.length === 1 ? '' : 's'} (${fresh.length} new)${cut}`,
+      counts: { actionables: items.length, new: fresh.length },
+    };
+  }
+
+  async function abandon(ctx: TickContext, reason: AbandonReason, _observation: Observation<ConsciousObservation> | undefined, error: unknown): Promise<void> {
+    if (reason === 'superseded' || reason === 'shutdown') return;
+    const message = describeError(error) || `run ${reason}`;
+    log.warn({ run: ctx.tickId, err: message }, 'conscious loop run failed; the next run covers the same memory');
+    deps.emit('conscious.error', { run_id: ctx.tickId, message, kind: reason === 'timeout' ? 'timeout' : errorKind(error) });
+  }
+
+  const world: ConsciousWorld = {
+    kind: 'conscious',
+    get roles(): readonly ModelRole[] {
+      return [settings().role];
+    },
+    service,
+    intervalMinutes: () => settings().interval_minutes,
+    initialDelaySeconds: () => settings().initial_delay_seconds,
+    observe,
+    prepareContext,
+    reflect,
+    commit,
+    abandon,
+  };
+  return world;
+}
+
+/** The model error kind (`malformed`, `timeout`, …), an error code without `model_`, or `error`. */
+function errorKind(err: unknown): string {
+  const e = err as { kind?: unknown; code?: unknown } | null;
+  if (typeof e?.kind === 'string') return e.kind;
+  if (typeof e?.code === 'string') return e.code.replace(/^model_/, '');
+  return 'error';
+}

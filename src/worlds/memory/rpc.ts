@@ -1,0 +1,23 @@
+/**
+ * The memory module's RPC handlers: the memory store's methods (any host pushes documents)
+ * and the memory world's (`memory.diff`, notifications, to-dos, goals) — one contract.
+ */
+import { memoryStoreHandlers } from '../../memory/rpc.js';
+import type { MemoryStore } from '../../memory/store.js';
+import type { Handlers } from '../../protocol/contract.js';
+import type { MemoryMethods, MemoryWorldMethods } from '../../protocol/memory.js';
+import type { MemoryWorldService } from './service.js';
+
+export function memoryWorldHandlers(service: MemoryWorldService): Handlers<MemoryWorldMethods> {
+  return {
+    'memory.diff': () => service.diff(),
+    'memory.notifications_list': (p) => service.notifications(p.limit ?? 50),
+    'memory.todos_list': (p) => service.todos(p.status),
+    'memory.goals_list': (p) => service.goals(p.status),
+  };
+}
+
+/** Every method of `memoryContract`. */
+export function memoryRpcHandlers(store: MemoryStore, service: MemoryWorldService): Handlers<MemoryMethods> {
+  return { ...memoryStoreHandlers(store), ...memoryWorldHandlers(service) };
+}

@@ -1,0 +1,48 @@
+/** What the memory world serves outside its ticks: its outputs and the diff since its baseline. */
+import { renderDiff, type MemoryDiff } from '../../memory/diff.js';
+import type { GoalStatus, MemoryBaseline, MemoryDiffResult, MemoryGoal, MemoryNotification, MemoryTodo, TodoStatus } from '../../protocol/memory.js';
+import type { OutputStore } from './outputs.js';
+
+export interface MemoryWorldServiceDeps {
+  memory: {
+    latestCheckpoint(label: string): Promise<MemoryBaseline | undefined>;
+    diffSince(since: MemoryBaseline, opts: { entriesPerNamespace: number }): Promise<MemoryDiff>;
+  };
+  outputs: OutputStore;
+  label: string;
+}
+
+export class MemoryWorldService {
+  readonly outputs: OutputStore;
+
+  constructor(private readonly deps: MemoryWorldServiceDeps) {
+    this.outputs = deps.outputs;
+  }
+
+  /** The memory world's baseline (null before its first tick). */
+  async baseline(): Promise<MemoryBaseline | null> {
+    return (await this.deps.memory.latestCheckpoint(this.deps.label)) ?? null;
+  }
+
+  /** What changed since the baseline, rendered as the world sees it. */
+  async diff(): Promise<MemoryDiffResult> {
+    const baseline = await this.baseline();
+    if (!baseline) {
+      return { baseline: null, totals: { added: 0, modified: 0, removed: 0 }, text: 'No baseline yet: the memory world makes one on its first tick.' };
+    }
+    const diff = await this.deps.memory.diffSince(baseline, { entriesPerNamespace: 10 });
+    return { baseline, totals: diff.totals, text: renderDiff(diff) };
+  }
+
+  notifications(limit = 50): Promise<MemoryNotification[]> {
+    return this.outputs.notifications(limit);
+  }
+
+  todos(status?: TodoStatus): Promise<MemoryTodo[]> {
+    return this.outputs.todos(status);
+  }
+
+  goals(status?: GoalStatus): Promise<MemoryGoal[]> {
+    return this.outputs.goals(status);
+  }
+}
