@@ -58,7 +58,7 @@ export function steeringPrompt(input: {
 
 export type SteeringAnswer = { kind: 'directive'; text: string; expires_after_cycles: number } | { kind: 'none' } | { kind: 'missing' };
 
-const DIRECTIVE = /^[\s>*_`#-]*STEERING_DIRECTIVE[*_`]*\s*:\s*(.*)$/i;
+const DIRECTIVE = /^[\s>*_`#-]*STEERING_DIRECTIVE[*_`]*\s*:[*_`]*\s*(.*)$/i;
 const EXPIRES = /expires_after_cycles[*_`]*\s*[:=]\s*(-?\d+)/i;
 const KEY_LINE = /^[\s>*_`#-]*[A-Za-z_]+[*_`]*\s*:/;
 
