@@ -115,9 +115,10 @@ export function parseReasoningAnswer(text: string): ReasoningResult {
   for (const line of text.split(/\r?\n/)) {
     let m: RegExpExecArray | null;
     if ((m = ENTITY.exec(line))) {
-      const [name, ...rest] = m[1]!.split(/\s+[—–-]\s+|:\s+/);
-      const entity = cleanLine(name ?? '', 60);
-      const trace = cleanLine(rest.join(' — '), 300);
+      // `<entity> — <trace>` (or `<entity>: <trace>`): split at the first separator only.
+      const sep = /\s+[—–-]\s+|:\s+/.exec(m[1]!);
+      const entity = cleanLine(sep ? m[1]!.slice(0, sep.index) : m[1]!, 60);
+      const trace = cleanLine(sep ? m[1]!.slice(sep.index + sep[0].length) : '', 300);
       if (entity && entities.length < 5) entities.push({ entity, trace: trace || entity });
     } else if ((m = DIFF.exec(line))) {
       const parts = m[1]!.split('|').map((p) => p.trim());

@@ -4,7 +4,7 @@
  * state as it was; a cycle stopped mid-way resumes from its last finished node in a new process;
  * the RPC handlers through the dispatcher.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock, RpcDispatcher, isSubconsciousError, sequentialIds, silentLogger, type RpcResponse } from '../../src/core/index.js';
 import { StoreCheckpointer } from '../../src/graph/index.js';
 import { implement } from '../../src/protocol/contract.js';
@@ -255,7 +255,12 @@ describe.each(dialects)('harness service on %s', (dialect) => {
   });
 });
 
+/** Poll (not a timing assertion) until the condition holds. */
 async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setImmediate(r));
-  if (!check()) throw new Error('condition never became true');
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not met yet');
+    },
+    { timeout: 15_000, interval: 5 },
+  );
 }
