@@ -81,6 +81,7 @@ export class HarnessService {
   private readonly controller = new AbortController();
   private readonly finished = new Map<string, Promise<void>>();
   private tail: Promise<void> = Promise.resolve();
+  private queueing: Promise<void> = Promise.resolve();
   private runningId: string | null = null;
   private waiting = 0;
   private closed = false;
@@ -105,9 +106,17 @@ export class HarnessService {
     const body = checked('text', messageTextParam, text);
     const id = this.deps.ids();
     const cronDue = opts.cronDue === true;
-    const seq = await this.store.queue({ id, channel: ch, text: body, mode: this.runtime.mode, owner: this.owner, cronDue, at: this.deps.clock.now() });
-    this.emitCycle({ id, seq, status: 'queued', channel: ch });
-    const done = this.enqueue(id, seq, ch, body, cronDue);
+    // Numbered and queued under one lock, so cycles run in the order of their numbers.
+    const queued = this.queueing.then(async () => {
+      const seq = await this.store.queue({ id, channel: ch, text: body, mode: this.runtime.mode, owner: this.owner, cronDue, at: this.deps.clock.now() });
+      this.emitCycle({ id, seq, status: 'queued', channel: ch });
+      return { seq, done: this.enqueue(id, seq, ch, body, cronDue) };
+    });
+    this.queueing = queued.then(
+      () => undefined,
+      () => undefined,
+    );
+    const { seq, done } = await queued;
     if (!opts.wait) return { cycle_id: id, seq, status: 'queued', cycle: null };
     await done;
     const cycle = (await this.store.cycle(id)) ?? null;

@@ -145,6 +145,27 @@ describe.each(dialects)('harness service on %s', (dialect) => {
     expect(await h.store.currentCycle()).toBe(3);
   });
 
+  it('numbers concurrent sends uniquely and runs them in the order of their numbers', async () => {
+    const order: string[] = [];
+    const offline = offlineRuntime();
+    const h = harness({
+      runtime: {
+        ...offline,
+        instruct: async (i, c) => {
+          order.push(i.text);
+          return offline.instruct(i, c);
+        },
+      },
+    });
+    const sent = await Promise.all(Array.from({ length: 5 }, (_, i) => h.send('slack', `message ${i}`)));
+    expect(new Set(sent.map((s) => s.seq)).size).toBe(5);
+    await Promise.all(sent.map((s) => h.settled(s.cycle_id)));
+    const cycles = (await h.cycles(10)).reverse();
+    expect(cycles.map((c) => c.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(order).toEqual(cycles.map((c) => c.text));
+    expect(cycles.every((c) => c.status === 'done')).toBe(true);
+  });
+
   it('a failing cycle is marked failed and leaves the harness state as it was', async () => {
     const offline = offlineRuntime();
     const runtime: HarnessRuntime = {
