@@ -366,19 +366,23 @@ export class BotRuntime {
     };
   }
 
-  /** §7.4: a person's message aborts a pulse, drops waiting `low` jobs and preempts a running one. */
+  /**
+   * §7.4: a person's message aborts a pulse, drops waiting heartbeat jobs (claim released,
+   * attempt refunded) and preempts a running heartbeat resume. Other `low` jobs stay queued:
+   * the person's job simply overtakes them.
+   */
   private async yieldToUser(botId: string): Promise<void> {
     this.pulses.get(botId)?.abort(new SubconsciousError('cancelled', 'A message from the user came first.'));
-    const dropped = this.queues.remove(botId, (j) => j.priority === 'low');
+    const dropped = this.queues.remove(botId, (j) => j.source === 'heartbeat');
     const s = this.starting.get(botId);
-    if (s && s.job.priority === 'low') {
+    if (s && s.job.source === 'heartbeat') {
       this.starting.delete(botId);
       s.abort.abort();
       dropped.push(s.job);
       this.next(botId);
     }
     const active = this.runs.get(botId);
-    if (active && active.job.priority === 'low') this.requestCancel(active, 'preempted');
+    if (active && active.job.source === 'heartbeat') this.requestCancel(active, 'preempted');
     for (const job of dropped) await this.dropJob(job);
   }
 
