@@ -27,7 +27,8 @@ export function parseModelSpec(spec: string): { model_role: 'agent' | 'local'; m
   for (const role of ['agent', 'local'] as const) {
     if (s.startsWith(`${role}:`)) {
       const model = s.slice(role.length + 1).trim();
-      if (!model) throw new SubconsciousError('invalid_params', `model: "${s}" names no model after "${role}:"`, { hint: `Give "${role}" alone, or "${role}:<model>".` });
+      if (!model)
+        throw new SubconsciousError('invalid_params', `model: "${s}" names no model after "${role}:"`, { hint: `Give "${role}" alone, or "${role}:<model>".` });
       return { model_role: role, model };
     }
   }
@@ -68,7 +69,11 @@ export class BotStore {
 
   async byIds(ids: readonly string[]): Promise<Bot[]> {
     if (ids.length === 0) return [];
-    const rows = await this.o.db.selectFrom('bots_bots').selectAll().where('id', 'in', [...ids]).execute();
+    const rows = await this.o.db
+      .selectFrom('bots_bots')
+      .selectAll()
+      .where('id', 'in', [...ids])
+      .execute();
     return rows.map(toBot);
   }
 
@@ -139,10 +144,14 @@ export class BotStore {
     if (known) {
       const unknown = unique.filter((t) => !known.includes(t));
       if (unknown.length > 0) {
-        throw new SubconsciousError('invalid_params', `tools: ${unknown.map((t) => `"${t}"`).join(', ')} ${unknown.length === 1 ? 'is not a' : 'are not'} configured MCP server${unknown.length === 1 ? '' : 's'}`, {
-          hint: known.length ? `Configured servers: ${known.join(', ')}.` : 'No MCP servers are configured: add them under [mcp] in subconscious.toml.',
-          details: { field: 'tools' },
-        });
+        throw new SubconsciousError(
+          'invalid_params',
+          `tools: ${unknown.map((t) => `"${t}"`).join(', ')} ${unknown.length === 1 ? 'is not a' : 'are not'} configured MCP server${unknown.length === 1 ? '' : 's'}`,
+          {
+            hint: known.length ? `Configured servers: ${known.join(', ')}.` : 'No MCP servers are configured: add them under [mcp] in subconscious.toml.',
+            details: { field: 'tools' },
+          },
+        );
       }
     }
     return unique;

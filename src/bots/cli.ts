@@ -66,7 +66,14 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
         ...(opts.description !== undefined ? { description: opts.description } : {}),
         ...(opts.persona !== undefined ? { persona: opts.persona } : {}),
         ...(opts.model !== undefined ? { model: opts.model } : {}),
-        ...(opts.tools !== undefined ? { tools: opts.tools.split(',').map((t) => t.trim()).filter(Boolean) } : {}),
+        ...(opts.tools !== undefined
+          ? {
+              tools: opts.tools
+                .split(',')
+                .map((t) => t.trim())
+                .filter(Boolean),
+            }
+          : {}),
       });
       if (opts.json) return print(JSON.stringify(bot, null, 2));
       print(`created @${bot.name} (${bot.id})${bot.tools.length ? ` with tools ${bot.tools.join(', ')}` : ''}`);
@@ -191,7 +198,11 @@ export function watchReply(subscribe: EventSubscribe, out: { write: (chunk: stri
   };
   const unsubscribe = subscribe(handle, (reason) => {
     ended = reason;
-    fail?.(new SubconsciousError('cancelled', `The event stream ended before the reply finished: ${reason}`, { hint: 'Is the daemon still running? The reply continues there; see the page.' }));
+    fail?.(
+      new SubconsciousError('cancelled', `The event stream ended before the reply finished: ${reason}`, {
+        hint: 'Is the daemon still running? The reply continues there; see the page.',
+      }),
+    );
   });
 
   return {

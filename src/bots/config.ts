@@ -11,7 +11,12 @@ export const botsConfigSchema = z
     /** How often due routines are checked (seed 2: 30 s). */
     routine_tick_seconds: z.number().int('must be a whole number of seconds').min(5, 'must be at least 5').max(3600, 'must be at most 3600').default(30),
     /** Unattended runs (routines, handoffs, heartbeat, other modules): their approvals expire after this long. */
-    unattended_approval_minutes: z.number().int('must be a whole number of minutes').min(1, 'must be at least 1').max(24 * 60).default(10),
+    unattended_approval_minutes: z
+      .number()
+      .int('must be a whole number of minutes')
+      .min(1, 'must be at least 1')
+      .max(24 * 60)
+      .default(10),
     /** The time cap of one run. */
     run_cap_minutes: z
       .number()
@@ -54,7 +59,9 @@ export function parseBotsConfig(raw: unknown = {}): BotsConfig {
   const issue = result.error.issues[0]!;
   const key = ['worlds', 'bots', ...issue.path.map(String)].join('.');
   const reason = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-  throw new SubconsciousError('config_invalid', `${key}: ${reason}`, { hint: 'Fix [worlds.bots] in subconscious.toml (or remove the key to use its default).' });
+  throw new SubconsciousError('config_invalid', `${key}: ${reason}`, {
+    hint: 'Fix [worlds.bots] in subconscious.toml (or remove the key to use its default).',
+  });
 }
 
 export const defaultBotsConfig: BotsConfig = parseBotsConfig({});

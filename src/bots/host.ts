@@ -18,7 +18,15 @@ import { RoutineStore } from './routine-store.js';
 import { RoutineScheduler, type RoutineFiring } from './routines.js';
 import { toTask } from './rows.js';
 import { botsRpcHandlers } from './rpc.js';
-import { BotRuntime, type ControlLinesInfo, type DispatchOptions, type Dispatched, type DroppedJobInfo, type RuntimeStatus, type SettledInfo } from './runtime.js';
+import {
+  BotRuntime,
+  type ControlLinesInfo,
+  type DispatchOptions,
+  type Dispatched,
+  type DroppedJobInfo,
+  type RuntimeStatus,
+  type SettledInfo,
+} from './runtime.js';
 import { BotsService, type AttentionSource } from './service.js';
 import type { BotsTables } from './tables.js';
 import { TaskStore } from './task-store.js';
@@ -99,7 +107,21 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
   const links = new ApprovalLinks(db);
   const notes = new NoteStore(db, ids);
   const routines = new RoutineStore({ db, clock, ids, timezone: config.timezone ?? systemTimeZone() });
-  const runtime = new BotRuntime({ bots, threads, tasks, links, notes, runner: deps.runner, approvals: deps.approvals, clock, ids, log, emit, config, presence: deps.presence });
+  const runtime = new BotRuntime({
+    bots,
+    threads,
+    tasks,
+    links,
+    notes,
+    runner: deps.runner,
+    approvals: deps.approvals,
+    clock,
+    ids,
+    log,
+    emit,
+    config,
+    presence: deps.presence,
+  });
   const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit });
   const scheduler = new RoutineScheduler({ routines, bots, threads, tasks, runtime, clock, log, emit, tickMs: config.routine_tick_seconds * 1000 });
   let started = false;

@@ -46,7 +46,16 @@ export { BotRuntime, BOTS_WORLD } from './runtime.js';
 export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RuntimeStatus, SettledInfo } from './runtime.js';
 export { BotsService, mentions, type AttentionSource } from './service.js';
 export { botsRpcHandlers } from './rpc.js';
-export { registerBotsCommands, resolveBot, watchReply, formatBotTable, type BotsCall, type BotsCliOptions, type EventSubscribe, type BotsWireEvent } from './cli.js';
+export {
+  registerBotsCommands,
+  resolveBot,
+  watchReply,
+  formatBotTable,
+  type BotsCall,
+  type BotsCliOptions,
+  type EventSubscribe,
+  type BotsWireEvent,
+} from './cli.js';
 export { botsConfigSchema, parseBotsConfig, defaultBotsConfig, type BotsConfig } from './config.js';
 export { botsMigrations } from './migrations.js';
 export type { BotsTables } from './tables.js';

@@ -67,7 +67,7 @@ export function historyMessages(messages: readonly Message[], o: HistoryOptions)
     else if (m.role === 'bot' && m.bot_id === o.bot.id) turns.push({ role: 'assistant', text: stripControlLines(text) });
     else if (m.role === 'bot') {
       const author = m.bot_id ? o.botsById.get(m.bot_id) : undefined;
-      turns.push({ role: 'user', text: fence(text, { label: `message from @${author?.name ?? 'a deleted bot'}` }) });
+      turns.push({ role: 'user', text: fence(text, { label: `message from bot ${author?.name ?? '(deleted)'}` }) });
     } else turns.push({ role: 'user', text: fence(text, { label: 'host note' }) });
   }
   if (o.request !== null) turns.push({ role: 'user', text: o.request });

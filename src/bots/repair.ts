@@ -41,7 +41,11 @@ export async function repairAfterRestart(d: RepairDeps): Promise<RepairResult> {
   const now = d.clock.now();
   const result: RepairResult = { tasks: 0, messages: 0, approvals: 0 };
 
-  const open = await d.db.selectFrom('bots_tasks').selectAll().where('status', 'in', [...OPEN_STATUSES]).execute();
+  const open = await d.db
+    .selectFrom('bots_tasks')
+    .selectAll()
+    .where('status', 'in', [...OPEN_STATUSES])
+    .execute();
   const liveElsewhere = new Set<string>();
   for (const t of open) {
     if (!isDead(t.owner)) {

@@ -30,19 +30,28 @@ export function nextSlot(schedule: string, after: number, timezone: string): num
 /** Validate a schedule and zone; `invalid_params` naming the field otherwise. */
 export function checkSchedule(schedule: string, timezone: string, now: number): number {
   if (!isTimeZone(timezone)) {
-    throw new SubconsciousError('invalid_params', `timezone: "${timezone}" is not an IANA time zone`, { hint: 'Use a name such as "Europe/Paris" or "UTC".', details: { field: 'timezone' } });
+    throw new SubconsciousError('invalid_params', `timezone: "${timezone}" is not an IANA time zone`, {
+      hint: 'Use a name such as "Europe/Paris" or "UTC".',
+      details: { field: 'timezone' },
+    });
   }
   let next: number | null;
   try {
     next = nextSlot(schedule, now, timezone);
   } catch (err) {
-    throw new SubconsciousError('invalid_params', `schedule: "${schedule}" is not a valid cron expression (${String((err as Error).message).replace(/^CronPattern:\s*/, '')})`, {
-      hint: 'Five fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5" (weekdays at 9:00).',
-      details: { field: 'schedule' },
-    });
+    throw new SubconsciousError(
+      'invalid_params',
+      `schedule: "${schedule}" is not a valid cron expression (${String((err as Error).message).replace(/^CronPattern:\s*/, '')})`,
+      {
+        hint: 'Five fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5" (weekdays at 9:00).',
+        details: { field: 'schedule' },
+      },
+    );
   }
   if (next === null) {
-    throw new SubconsciousError('invalid_params', `schedule: "${schedule}" never fires after ${new Date(now).toISOString()}`, { details: { field: 'schedule' } });
+    throw new SubconsciousError('invalid_params', `schedule: "${schedule}" never fires after ${new Date(now).toISOString()}`, {
+      details: { field: 'schedule' },
+    });
   }
   return next;
 }
@@ -100,7 +109,10 @@ export class RoutineStore {
     return toRoutine(row);
   }
 
-  async update(id: string, patch: { schedule?: string | undefined; prompt?: string | undefined; timezone?: string | undefined; enabled?: boolean | undefined }): Promise<Routine> {
+  async update(
+    id: string,
+    patch: { schedule?: string | undefined; prompt?: string | undefined; timezone?: string | undefined; enabled?: boolean | undefined },
+  ): Promise<Routine> {
     const current = await this.require(id);
     const now = this.o.clock.now();
     const schedule = patch.schedule !== undefined ? normalizeSchedule(patch.schedule) : current.schedule;

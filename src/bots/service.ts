@@ -158,13 +158,19 @@ export class BotsService {
     const names = mentions(text);
     const list = members.map((m) => `@${m.name}`).join(', ');
     if (names.length === 0) {
-      throw new SubconsciousError('invalid_params', `text: mention at least one bot of this group (${list}) to say who should answer`, { details: { field: 'text' } });
+      throw new SubconsciousError('invalid_params', `text: mention at least one bot of this group (${list}) to say who should answer`, {
+        details: { field: 'text' },
+      });
     }
     const unknown = names.filter((n) => !members.some((m) => m.name === n));
     if (unknown.length > 0) {
-      throw new SubconsciousError('invalid_params', `text: ${unknown.map((n) => `@${n}`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not in this group (members: ${list})`, {
-        details: { field: 'text' },
-      });
+      throw new SubconsciousError(
+        'invalid_params',
+        `text: ${unknown.map((n) => `@${n}`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not in this group (members: ${list})`,
+        {
+          details: { field: 'text' },
+        },
+      );
     }
     return names.map((n) => members.find((m) => m.name === n)!);
   }
@@ -173,7 +179,10 @@ export class BotsService {
     const found = await this.d.bots.byIds(botIds);
     const missing = botIds.filter((id) => !found.some((b) => b.id === id));
     if (missing.length > 0) {
-      throw new SubconsciousError('not_found', `bot_ids: no bot with id ${missing.map((m) => `"${m}"`).join(', ')}`, { hint: 'List bots with bots.list.', details: { field: 'bot_ids' } });
+      throw new SubconsciousError('not_found', `bot_ids: no bot with id ${missing.map((m) => `"${m}"`).join(', ')}`, {
+        hint: 'List bots with bots.list.',
+        details: { field: 'bot_ids' },
+      });
     }
     const thread = await this.d.threads.createGroup(name, botIds);
     this.d.emit('bots.thread_changed', { id: thread.id, thread });
@@ -202,9 +211,12 @@ export class BotsService {
   async dismissTask(taskId: string): Promise<Task> {
     const row = await this.d.tasks.requireRow(taskId);
     if (row.status === 'queued' || row.status === 'working') {
-      throw new SubconsciousError('conflict', `Task "${taskId}" is ${row.status}; cancel it first (bots.cancel_intent), then dismiss it.`, { details: { status: row.status } });
+      throw new SubconsciousError('conflict', `Task "${taskId}" is ${row.status}; cancel it first (bots.cancel_intent), then dismiss it.`, {
+        details: { status: row.status },
+      });
     }
-    if (row.status === 'dismissed') throw new SubconsciousError('conflict', `Task "${taskId}" is already dismissed; nothing was changed.`, { details: { status: row.status } });
+    if (row.status === 'dismissed')
+      throw new SubconsciousError('conflict', `Task "${taskId}" is already dismissed; nothing was changed.`, { details: { status: row.status } });
     const done = await this.d.tasks.update(taskId, { status: 'dismissed', claim_token: null, claim_at: null, claim_by: null }, { version: row.version });
     if (!done) throw new SubconsciousError('conflict', `Task "${taskId}" changed while it was being dismissed; try again.`);
     const task = toTask(done);
@@ -220,7 +232,8 @@ export class BotsService {
    */
   async answerApproval(id: string, approve: boolean): Promise<BotApproval> {
     const link = await this.d.links.get(id);
-    if (!link) throw new SubconsciousError('not_found', `No bot approval with id "${id}".`, { hint: 'Pending approvals are in bots.snapshot and bots.thread.' });
+    if (!link)
+      throw new SubconsciousError('not_found', `No bot approval with id "${id}".`, { hint: 'Pending approvals are in bots.snapshot and bots.thread.' });
     let answered;
     try {
       answered = approve ? await this.d.approvals.approve(id) : await this.d.approvals.deny(id);
@@ -257,7 +270,10 @@ export class BotsService {
     return routine;
   }
 
-  async routinesUpdate(id: string, patch: { schedule?: string | undefined; prompt?: string | undefined; timezone?: string | undefined; enabled?: boolean | undefined }): Promise<Routine> {
+  async routinesUpdate(
+    id: string,
+    patch: { schedule?: string | undefined; prompt?: string | undefined; timezone?: string | undefined; enabled?: boolean | undefined },
+  ): Promise<Routine> {
     const routine = await this.d.routines.update(id, patch);
     this.d.emit('bots.routine_changed', { id, routine });
     return routine;
@@ -303,7 +319,13 @@ export class BotsService {
     const bots = list.map((bot) => {
       const s = this.d.runtime.statusOf(bot.id);
       const more = extra.filter((e) => e.bot_id === bot.id).reduce((n, e) => n + e.count, 0);
-      return { ...bot, status: s.status, queued: s.queued, task_id: s.taskId, needs_attention: (reviews.get(bot.id) ?? 0) + (approvals.get(bot.id) ?? 0) + more };
+      return {
+        ...bot,
+        status: s.status,
+        queued: s.queued,
+        task_id: s.taskId,
+        needs_attention: (reviews.get(bot.id) ?? 0) + (approvals.get(bot.id) ?? 0) + more,
+      };
     });
     return { bots, extra };
   }

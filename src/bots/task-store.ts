@@ -105,7 +105,11 @@ export class TaskStore {
 
   async byIds(ids: readonly string[]): Promise<Task[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom('bots_tasks').selectAll().where('id', 'in', [...ids]).execute();
+    const rows = await this.db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where('id', 'in', [...ids])
+      .execute();
     return rows.map(toTask);
   }
 
@@ -178,7 +182,16 @@ export class TaskStore {
         claim_token: null,
         claim_at: null,
         claim_by: null,
-        ...(opts.refund ? { attempts: eb.case().when('attempts', '>', 0).then(eb('attempts', '-', 1)).else(0).end() } : {}),
+        ...(opts.refund
+          ? {
+              attempts: eb
+                .case()
+                .when('attempts', '>', 0)
+                .then(eb('attempts', '-', 1))
+                .else(0)
+                .end(),
+            }
+          : {}),
         version: eb('version', '+', 1),
         updated_at: now,
       }))
@@ -192,7 +205,14 @@ export class TaskStore {
   /** Claims older than `staleMs` (crash safety: the next tick may reclaim them). */
   async staleClaims(staleMs = STALE_CLAIM_MS, limit = 100): Promise<TaskRow[]> {
     const before = this.o.clock.now() - staleMs;
-    return this.db.selectFrom('bots_tasks').selectAll().where('claim_at', '<', before).where('claim_token', 'is not', null).orderBy('claim_at').limit(limit).execute();
+    return this.db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where('claim_at', '<', before)
+      .where('claim_token', 'is not', null)
+      .orderBy('claim_at')
+      .limit(limit)
+      .execute();
   }
 
   /** A human action (approval, "Check now", a reply after settle) resets the attempt count (§7.5). */

@@ -67,7 +67,12 @@ export class ThreadStore {
   private async membersOf(threadIds: string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (threadIds.length === 0) return out;
-    const rows = await this.db.selectFrom('bots_thread_members').select(['thread_id', 'bot_id']).where('thread_id', 'in', threadIds).orderBy('position').execute();
+    const rows = await this.db
+      .selectFrom('bots_thread_members')
+      .select(['thread_id', 'bot_id'])
+      .where('thread_id', 'in', threadIds)
+      .orderBy('position')
+      .execute();
     for (const r of rows) {
       const list = out.get(r.thread_id) ?? [];
       list.push(r.bot_id);
@@ -107,7 +112,16 @@ export class ThreadStore {
 
   async createGroup(name: string, botIds: readonly string[]): Promise<Thread> {
     const now = this.o.clock.now();
-    const row: Selectable<BotsThreadsTable> = { id: this.o.ids(), kind: 'group', name, direct_bot_id: null, next_seq: 0, created_at: now, updated_at: now, last_message_at: null };
+    const row: Selectable<BotsThreadsTable> = {
+      id: this.o.ids(),
+      kind: 'group',
+      name,
+      direct_bot_id: null,
+      next_seq: 0,
+      created_at: now,
+      updated_at: now,
+      last_message_at: null,
+    };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('bots_threads').values(row).execute();
       await trx

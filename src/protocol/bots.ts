@@ -261,10 +261,27 @@ const timezone = z.string().trim().min(1).max(100);
 
 const hasOne = (keys: readonly string[]) => (p: Record<string, unknown>) => keys.some((k) => p[k] !== undefined);
 
-export const botCreateParams = z.strictObject({ name, label: label.optional(), description: description.optional(), persona: persona.optional(), model: model.optional(), tools: tools.optional() });
+export const botCreateParams = z.strictObject({
+  name,
+  label: label.optional(),
+  description: description.optional(),
+  persona: persona.optional(),
+  model: model.optional(),
+  tools: tools.optional(),
+});
 export const botUpdateParams = z
-  .strictObject({ id, name: name.optional(), label: label.optional(), description: description.optional(), persona: persona.optional(), model: model.optional(), tools: tools.optional() })
-  .refine(hasOne(['name', 'label', 'description', 'persona', 'model', 'tools']), { message: 'give at least one of name, label, description, persona, model, tools' });
+  .strictObject({
+    id,
+    name: name.optional(),
+    label: label.optional(),
+    description: description.optional(),
+    persona: persona.optional(),
+    model: model.optional(),
+    tools: tools.optional(),
+  })
+  .refine(hasOne(['name', 'label', 'description', 'persona', 'model', 'tools']), {
+    message: 'give at least one of name, label, description, persona, model, tools',
+  });
 export const sendMessageParams = z
   .strictObject({ bot_id: id.optional(), thread_id: id.optional(), text })
   .refine((p) => (p.bot_id === undefined) !== (p.thread_id === undefined), {
@@ -278,7 +295,13 @@ export const createGroupParams = z.strictObject({
     .max(MAX_GROUP_BOTS, `at most ${MAX_GROUP_BOTS} bots`)
     .refine((ids) => new Set(ids).size === ids.length, 'names a bot twice'),
 });
-export const routinesAddParams = z.strictObject({ bot_id: id, schedule, prompt: routinePrompt, timezone: timezone.optional(), enabled: z.boolean().optional() });
+export const routinesAddParams = z.strictObject({
+  bot_id: id,
+  schedule,
+  prompt: routinePrompt,
+  timezone: timezone.optional(),
+  enabled: z.boolean().optional(),
+});
 export const routinesUpdateParams = z
   .strictObject({ id, schedule: schedule.optional(), prompt: routinePrompt.optional(), timezone: timezone.optional(), enabled: z.boolean().optional() })
   .refine(hasOne(['schedule', 'prompt', 'timezone', 'enabled']), { message: 'give at least one of schedule, prompt, timezone, enabled' });
@@ -319,12 +342,19 @@ export type BotsEvents = {
 export const botsContract = defineContract<BotsEvents>()({
   methods: {
     'bots.list': method(z.strictObject({}), 'List bots with their status (idle, queued, working) and needs-attention counts.').returns<BotWithStatus[]>(),
-    'bots.create': method(botCreateParams, 'Create a bot: {name (@mention handle), label?, description?, persona?, model?, tools? (MCP server names)}.').returns<Bot>(),
+    'bots.create': method(
+      botCreateParams,
+      'Create a bot: {name (@mention handle), label?, description?, persona?, model?, tools? (MCP server names)}.',
+    ).returns<Bot>(),
     'bots.update': method(botUpdateParams, 'Update a bot: {id, name?, label?, description?, persona?, model?, tools?}.').returns<Bot>(),
-    'bots.delete': method(z.strictObject({ id }), 'Delete a bot: its run is stopped, its direct thread, tasks and routines removed.').returns<{ id: string; deleted: true }>(),
-    'bots.threads_list': method(z.strictObject({ bot_id: id.optional() }), 'List threads (of one bot with bot_id), newest activity first, with unread and needs-attention counts.').returns<
-      ThreadSummary[]
-    >(),
+    'bots.delete': method(z.strictObject({ id }), 'Delete a bot: its run is stopped, its direct thread, tasks and routines removed.').returns<{
+      id: string;
+      deleted: true;
+    }>(),
+    'bots.threads_list': method(
+      z.strictObject({ bot_id: id.optional() }),
+      'List threads (of one bot with bot_id), newest activity first, with unread and needs-attention counts.',
+    ).returns<ThreadSummary[]>(),
     'bots.thread': method(
       z.strictObject({
         id,
@@ -349,8 +379,14 @@ export const botsContract = defineContract<BotsEvents>()({
     'bots.routines_add': method(routinesAddParams, 'Add a routine: {bot_id, schedule (cron), prompt, timezone?, enabled?}.').returns<Routine>(),
     'bots.routines_update': method(routinesUpdateParams, 'Update a routine: {id, schedule?, prompt?, timezone?, enabled?}.').returns<Routine>(),
     'bots.routines_remove': method(z.strictObject({ id }), 'Remove a routine.').returns<Routine>(),
-    'bots.mark_read': method(z.strictObject({ thread_id: id }), 'Mark a thread read (its unread count drops to 0).').returns<{ thread_id: string; read_at: number }>(),
-    'bots.snapshot': method(z.strictObject({}), 'Everything the Bots tab shows: bots with status, threads with unread and needs-attention counts, pending approvals.').returns<Snapshot>(),
+    'bots.mark_read': method(z.strictObject({ thread_id: id }), 'Mark a thread read (its unread count drops to 0).').returns<{
+      thread_id: string;
+      read_at: number;
+    }>(),
+    'bots.snapshot': method(
+      z.strictObject({}),
+      'Everything the Bots tab shows: bots with status, threads with unread and needs-attention counts, pending approvals.',
+    ).returns<Snapshot>(),
   },
   events: [
     'bots.bot_changed',

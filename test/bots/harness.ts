@@ -35,6 +35,8 @@ export interface BotsHarness {
   host: BotsHost;
   rpc: RpcDispatcher;
   events: HostEvent[];
+  /** Called synchronously on every event the host emits (to observe state at that very instant). */
+  listen(fn: (e: HostEvent) => void): () => void;
   /** What `presence()` answers (a page or client attached). */
   present: { value: boolean };
   /** The folder the filesystem MCP server may touch. */
@@ -78,8 +80,11 @@ export async function createBotsHarness(opts: {
   const approvals = new ApprovalStore({ db: store.db, clock, ids: uuid, events: bus });
   const runner = new AgentRunner({ llm, mcp: opts.mcp.mcp, approvals, clock, ids: uuid, events: bus });
   const events: HostEvent[] = [];
+  const listeners = new Set<(e: HostEvent) => void>();
   const emit: BotsEmit = (type, data) => {
-    events.push({ type, data } as HostEvent);
+    const e = { type, data } as HostEvent;
+    events.push(e);
+    for (const l of listeners) l(e);
     bus.emit(type, data);
   };
   const present = { value: opts.present ?? true };
@@ -116,6 +121,10 @@ export async function createBotsHarness(opts: {
     host,
     rpc,
     events,
+    listen: (fn) => {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
     present,
     dir: opts.mcp.dir,
     raw,
@@ -140,7 +149,17 @@ export function until(check: () => boolean | Promise<boolean>): Promise<void> {
 /** Every bots_* table's rows, sorted, to prove a refused call changed nothing. */
 export async function dumpTables(db: Kysely<BotsTables>): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
-  const tables = ['bots_bots', 'bots_threads', 'bots_thread_members', 'bots_messages', 'bots_tasks', 'bots_approvals', 'bots_routines', 'bots_thread_activity', 'bots_notes'] as const;
+  const tables = [
+    'bots_bots',
+    'bots_threads',
+    'bots_thread_members',
+    'bots_messages',
+    'bots_tasks',
+    'bots_approvals',
+    'bots_routines',
+    'bots_thread_activity',
+    'bots_notes',
+  ] as const;
   for (const t of tables) {
     const rows = (await db.selectFrom(t).selectAll().execute()) as Record<string, unknown>[];
     out[t] = rows.map((r) => JSON.stringify(r, Object.keys(r).sort())).sort();

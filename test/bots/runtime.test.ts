@@ -135,7 +135,9 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     // Never resumed: the heartbeat cannot claim it, and a dispatch with a made-up claim is refused.
     const t = await task(h, a.dispatched[0]!.task_id);
     expect(await h.host.heartbeat.claimTask(t.id, { version: t.version, token: 'tok', by: 'heartbeat' })).toBeUndefined();
-    await expect(h.host.heartbeat.dispatchToBot(bot.id, a.thread_id, 'resume', { heartbeat: true, taskId: t.id, claimToken: 'tok' })).rejects.toThrow(/not claimed/);
+    await expect(h.host.heartbeat.dispatchToBot(bot.id, a.thread_id, 'resume', { heartbeat: true, taskId: t.id, claimToken: 'tok' })).rejects.toThrow(
+      /not claimed/,
+    );
     expect((await h.host.heartbeat.openWork({ botIds: [bot.id] })).map((x) => x.id)).toEqual([]);
   });
 
