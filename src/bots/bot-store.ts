@@ -67,6 +67,7 @@ export class BotStore {
     return row ? toBot(row) : undefined;
   }
 
+  /** The bots that exist, in the order of `ids`. */
   async byIds(ids: readonly string[]): Promise<Bot[]> {
     if (ids.length === 0) return [];
     const rows = await this.o.db
@@ -74,7 +75,8 @@ export class BotStore {
       .selectAll()
       .where('id', 'in', [...ids])
       .execute();
-    return rows.map(toBot);
+    const byId = new Map(rows.map((r) => [r.id, toBot(r)]));
+    return [...new Set(ids)].map((id) => byId.get(id)).filter((b): b is Bot => b !== undefined);
   }
 
   async create(input: BotInput): Promise<Bot> {
