@@ -97,6 +97,8 @@ export interface BotsHost {
   stop(): Promise<void>;
   /** One routine pass now (tests, `simulate`). */
   tickRoutines(): Promise<RoutineFiring[]>;
+  /** Resolves when the routine timer waits for its next tick (tests drive a fake clock after it). */
+  routineTimerAsleep(): Promise<void>;
 }
 
 export function createBotsHost(deps: BotsHostDeps): BotsHost {
@@ -186,5 +188,6 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
       await runtime.dispose();
     },
     tickRoutines: () => scheduler.tick(),
+    routineTimerAsleep: () => scheduler.whenAsleep(),
   };
 }

@@ -34,6 +34,8 @@ export interface RoutineSchedulerDeps {
 
 export class RoutineScheduler {
   private loop: { abort: AbortController; done: Promise<void> } | null = null;
+  private asleep = false;
+  private sleepWaiters: (() => void)[] = [];
 
   constructor(private readonly d: RoutineSchedulerDeps) {}
 
@@ -48,12 +50,22 @@ export class RoutineScheduler {
     this.loop = { abort, done: this.run(abort.signal) };
   }
 
+  /**
+   * Resolves once the timer waits for its next tick (at once when it is not running). A fake
+   * clock moved while a tick is still at work would not wake it: tests wait for this first.
+   */
+  whenAsleep(): Promise<void> {
+    if (!this.loop || this.asleep) return Promise.resolve();
+    return new Promise((resolve) => this.sleepWaiters.push(resolve));
+  }
+
   async stop(): Promise<void> {
     const loop = this.loop;
     if (!loop) return;
     this.loop = null;
     loop.abort.abort();
     await loop.done;
+    for (const wake of this.sleepWaiters.splice(0)) wake();
   }
 
   private async run(signal: AbortSignal): Promise<void> {
@@ -63,10 +75,15 @@ export class RoutineScheduler {
       } catch (err) {
         this.d.log.warn({ err: describeError(err) }, 'bots: the routine tick failed; the next one retries');
       }
+      const sleep = this.d.clock.sleep(this.d.tickMs, signal);
+      this.asleep = true;
+      for (const wake of this.sleepWaiters.splice(0)) wake();
       try {
-        await this.d.clock.sleep(this.d.tickMs, signal);
+        await sleep;
       } catch {
         return;
+      } finally {
+        this.asleep = false;
       }
     }
   }
