@@ -166,7 +166,14 @@ export function watchReply(subscribe: EventSubscribe, out: { write: (chunk: stri
   let settle: ((m: Message) => void) | null = null;
   let fail: ((err: Error) => void) | null = null;
   let wrote = false;
+  let atLineStart = true;
   let ended: string | null = null;
+  const emit = (chunk: string) => {
+    if (!chunk) return;
+    out.write(chunk);
+    wrote = true;
+    atLineStart = chunk.endsWith('\n');
+  };
 
   const handle = (e: BotsWireEvent): void => {
     if (target === null) {
@@ -175,22 +182,18 @@ export function watchReply(subscribe: EventSubscribe, out: { write: (chunk: stri
     }
     if (e.type === 'bots.message_delta') {
       const d = e.data as BotsEvents['bots.message_delta'];
-      if (d.message_id === target) {
-        out.write(d.delta);
-        wrote = true;
-      }
+      if (d.message_id === target) emit(d.delta);
     } else if (e.type === 'bots.approval_changed') {
       const a = (e.data as BotsEvents['bots.approval_changed']).approval;
       if (a.state === 'pending' && a.task_id === targetTask) {
-        if (wrote) out.write('\n');
-        wrote = false;
+        if (!atLineStart) emit('\n');
         out.print(`approval needed: ${a.tool} on ${a.server} ${JSON.stringify(a.arguments)} — answer with \`subconscious bots approve ${a.id}\` (or deny)`);
       }
     } else if (e.type === 'bots.message_changed') {
       const m = (e.data as BotsEvents['bots.message_changed']).message;
       if (m.id === target && FINISHED.includes(m.status)) {
-        if (!wrote && m.text) out.write(m.text);
-        if (wrote || m.text) out.write('\n');
+        if (!wrote) emit(m.text);
+        if (!atLineStart) emit('\n');
         unsubscribe();
         settle?.(m);
       }

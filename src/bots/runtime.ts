@@ -207,8 +207,11 @@ export class BotRuntime {
   beginPulse(botId: string, controller: AbortController): (() => void) | null {
     if (!this.isIdle(botId) || this.disposing) return null;
     this.pulses.set(botId, controller);
+    this.emitStatus(botId);
     return () => {
-      if (this.pulses.get(botId) === controller) this.pulses.delete(botId);
+      if (this.pulses.get(botId) !== controller) return;
+      this.pulses.delete(botId);
+      this.emitStatus(botId);
     };
   }
 
@@ -878,7 +881,9 @@ export class BotRuntime {
     }
     if (active) await active.done;
     this.emitStatus(botId);
-    return { cancelledTaskIds: cancelled };
+    // A run that finished on its own just before the stop keeps its outcome: report what stopped.
+    const rows = await this.d.tasks.byIds(cancelled);
+    return { cancelledTaskIds: cancelled.filter((id) => rows.some((t) => t.id === id && t.status === 'cancelled')) };
   }
 
   /**
@@ -1009,10 +1014,11 @@ export class BotRuntime {
 
   private emitStatus(botId: string): void {
     const s = this.statusOf(botId);
-    const key = `${s.status}|${s.queued}|${s.taskId ?? ''}`;
+    const checking = this.pulses.has(botId);
+    const key = `${s.status}|${s.queued}|${s.taskId ?? ''}|${checking}`;
     if (this.lastStatus.get(botId) === key) return;
     this.lastStatus.set(botId, key);
-    this.d.emit('bots.status_changed', { bot_id: botId, status: s.status, queued: s.queued, task_id: s.taskId });
+    this.d.emit('bots.status_changed', { bot_id: botId, status: s.status, queued: s.queued, task_id: s.taskId, checking });
   }
 
   private async tell<T>(listeners: Set<(info: T) => void | Promise<void>>, info: T): Promise<void> {

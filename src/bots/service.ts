@@ -325,6 +325,7 @@ export class BotsService {
         queued: s.queued,
         task_id: s.taskId,
         needs_attention: (reviews.get(bot.id) ?? 0) + (approvals.get(bot.id) ?? 0) + more,
+        checking: this.d.runtime.isChecking(bot.id),
       };
     });
     return { bots, extra };

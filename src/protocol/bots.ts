@@ -63,6 +63,8 @@ export interface BotWithStatus extends Bot {
   task_id: string | null;
   /** Review tasks + pending approvals (+ what other modules add, e.g. check-ins) over the bot's threads. */
   needs_attention: number;
+  /** A heartbeat pulse is in flight ("Checking in…"). */
+  checking: boolean;
 }
 
 export interface Thread {
@@ -310,7 +312,7 @@ export const routinesUpdateParams = z
 
 export type BotsEvents = {
   'bots.bot_changed': { id: string; bot: Bot | null };
-  'bots.status_changed': { bot_id: string; status: BotStatus; queued: number; task_id: string | null };
+  'bots.status_changed': { bot_id: string; status: BotStatus; queued: number; task_id: string | null; checking: boolean };
   'bots.thread_changed': { id: string; thread: Thread | null };
   /** A message was written or changed status (its full text; deltas stream separately). */
   'bots.message_changed': { message: Message };

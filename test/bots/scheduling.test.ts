@@ -305,4 +305,33 @@ describe.each(await testDialects())('scheduling on %s', (dialect) => {
       expect.arrayContaining([expect.stringContaining('Handoff from @alpha not made'), expect.stringContaining('Handoff from @beta not made')]),
     );
   });
+
+  it('a message mentioning two bots of a group gives each a task; external runs and shutdown', async () => {
+    const a = await h.createBot('alpha');
+    const b = await h.createBot('beta');
+    const group = await h.call<Thread>('bots.create_group', { name: 'Pair', bot_ids: [a.id, b.id] });
+    h.model.handle(() => ({ hang: true }));
+    const sent = await h.call<SendResult>('bots.send_message', { thread_id: group.id, text: '@beta and @Alpha: status please' });
+    expect(sent.dispatched.map((d) => d.bot_id)).toEqual([b.id, a.id]);
+    await until(() => h.model.chatRequests.length === 2);
+
+    // A run of the bot started elsewhere keeps it busy (single-flight), until released.
+    const c = await h.createBot('gamma');
+    const release = h.host.runtime.trackExternalRun(c.id);
+    expect(h.host.runtime.isIdle(c.id)).toBe(false);
+    expect(h.host.runtime.statusOf(c.id).status).toBe('working');
+    expect(h.host.heartbeat.beginPulse(c.id, new AbortController())).toBeNull();
+    release();
+    expect(h.host.runtime.isIdle(c.id)).toBe(true);
+
+    // Shutdown: running work is not the person's stop; it settles failed + interrupted (resumable).
+    const thread = await h.host.heartbeat.directThread(a.id);
+    const queued = await h.host.runtime.dispatchToBot(a.id, thread.id, 'later', { source: 'external' });
+    await h.host.stop();
+    for (const d of sent.dispatched) {
+      expect(await task(h, d.task_id)).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted' });
+    }
+    expect(await task(h, queued.taskId)).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted' });
+    await expect(h.host.runtime.dispatchToBot(a.id, thread.id, 'more', { source: 'external' })).rejects.toThrow(/shutting down/);
+  });
 });
