@@ -108,6 +108,8 @@ async function init(db: AnyDb): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('bots_messages_thread_seq').ifNotExists().unique().on('bots_messages').columns(['thread_id', 'seq']).execute();
+  // Unread counts: messages after a thread's read mark.
+  await db.schema.createIndex('bots_messages_thread_created').ifNotExists().on('bots_messages').columns(['thread_id', 'created_at']).execute();
   await db.schema.createIndex('bots_messages_status').ifNotExists().on('bots_messages').columns(['status', 'role']).execute();
   await db.schema.createIndex('bots_messages_task').ifNotExists().on('bots_messages').column('task_id').execute();
   await db.schema.createIndex('bots_messages_interrupted').ifNotExists().on('bots_messages').columns(['interrupted', 'thread_id']).execute();

@@ -397,7 +397,7 @@ export class BotRuntime {
     try {
       if (job.claimToken) refunded = (await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true })) !== undefined;
       else {
-        const row = await this.d.tasks.update(
+        await this.d.tasks.update(
           job.taskId,
           {
             status: 'failed',
@@ -408,7 +408,6 @@ export class BotRuntime {
           },
           { status: ['queued'] },
         );
-        if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
       }
       const task = await this.d.tasks.get(job.taskId);
       if (task) this.d.emit('bots.task_changed', { task });
@@ -450,8 +449,28 @@ export class BotRuntime {
       await this.begin(active);
     } catch (err) {
       this.d.log.error({ err: describeError(err), task: job.taskId }, 'a bot run could not be settled');
+      await this.failStuck(job, describeError(err));
     } finally {
       this.finish(active);
+    }
+  }
+
+  /** Best effort after an unexpected error (the database went away): leave nothing `queued`/`working` behind. */
+  private async failStuck(job: Job, error: string): Promise<void> {
+    try {
+      const row = await this.d.tasks.update(
+        job.taskId,
+        { status: 'failed', error_kind: 'unknown', error: `The host could not run or settle this task: ${error}`, finished_at: this.d.clock.now() },
+        { status: ['queued', 'working'] },
+      );
+      if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
+      const current = await this.d.threads.getMessage(job.messageId);
+      if (current && (current.status === 'queued' || current.status === 'streaming')) {
+        const msg = await this.d.threads.updateMessage(job.messageId, { status: 'error', error });
+        if (msg) this.d.emit('bots.message_changed', { message: msg });
+      }
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not mark a stuck task failed; restart repair will');
     }
   }
 

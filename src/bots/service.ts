@@ -334,7 +334,7 @@ export class BotsService {
   private async summaries(threads: Thread[], extra?: { thread_id: string; count: number }[]): Promise<ThreadSummary[]> {
     const ids = threads.map((t) => t.id);
     const [unread, reviews, approvals, last, more] = await Promise.all([
-      this.d.threads.unreadCounts(),
+      this.d.threads.unreadCounts(ids),
       this.d.tasks.reviewCounts('thread_id'),
       this.d.links.pendingCounts('thread_id'),
       this.d.threads.lastMessages(ids),

@@ -227,16 +227,29 @@ export class ThreadStore {
     return { userActiveAt: row?.user_active_at == null ? null : num(row.user_active_at), readAt: row?.read_at == null ? null : num(row.read_at) };
   }
 
-  /** Bot and system messages written after each thread's read mark. */
-  async unreadCounts(): Promise<Map<string, number>> {
-    const rows = await this.db
-      .selectFrom('bots_messages as m')
-      .leftJoin('bots_thread_activity as a', 'a.thread_id', 'm.thread_id')
-      .select(['m.thread_id', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('m.role', '<>', 'user')
-      .where((eb) => eb.or([eb('a.read_at', 'is', null), eb('m.created_at', '>', eb.ref('a.read_at'))]))
-      .groupBy('m.thread_id')
-      .execute();
-    return new Map(rows.map((r) => [r.thread_id, num(r.n)]));
+  /**
+   * Bot and system messages written after each thread's read mark. One index range per thread
+   * (thread_id, created_at): the cost follows threads and unread messages, not the history.
+   */
+  async unreadCounts(threadIds?: readonly string[]): Promise<Map<string, number>> {
+    let q = this.db
+      .selectFrom('bots_threads as t')
+      .leftJoin('bots_thread_activity as a', 'a.thread_id', 't.id')
+      .select((eb) => [
+        't.id',
+        eb
+          .selectFrom('bots_messages as m')
+          .select((e) => e.fn.countAll<number>().as('c'))
+          .whereRef('m.thread_id', '=', 't.id')
+          .where('m.role', '<>', 'user')
+          .where((e) => e('m.created_at', '>', e.fn.coalesce('a.read_at', e.lit(-1))))
+          .as('n'),
+      ]);
+    if (threadIds) {
+      if (threadIds.length === 0) return new Map();
+      q = q.where('t.id', 'in', [...threadIds]);
+    }
+    const rows = await q.execute();
+    return new Map(rows.map((r) => [r.id, num(r.n ?? 0)]));
   }
 }
