@@ -151,7 +151,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     directThread: async (botId) => threads.direct(await bots.require(botId)),
     messages: async (threadId, opts = {}) => (await threads.page(threadId, { before: opts.before, limit: opts.limit ?? 20 })).messages,
     userActivity: (threadId) => threads.activity(threadId),
-    markUserActive: (threadId) => threads.markUserActive(threadId),
+    markUserActive: (threadId) => service.userActive(threadId, false),
     expiredApprovals: (botId, since) => links.expiredSince(botId, since),
     postSystemNote: async (threadId, text, opts = {}) => {
       const message = await threads.addMessage({ threadId, role: 'system', text, status: 'done', taskId: opts.taskId, heartbeat: opts.heartbeat });

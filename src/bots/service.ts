@@ -67,6 +67,13 @@ export class BotsService {
     return () => this.attention.delete(source);
   }
 
+  /** Seed 2's user activity (the heartbeat defers while a person is active), as an event too. */
+  async userActive(threadId: string, read: boolean): Promise<number> {
+    const at = await this.d.threads.markUserActive(threadId, { read });
+    this.d.emit('bots.user_activity', { thread_id: threadId, at, read });
+    return at;
+  }
+
   // ── bots ────────────────────────────────────────────────────────────────
 
   async listBots(): Promise<BotWithStatus[]> {
@@ -144,7 +151,7 @@ export class BotsService {
     if (targets.length === 0) throw new SubconsciousError('conflict', `Thread "${thread.id}" has no bot left to answer.`);
 
     const message = await this.d.threads.addMessage({ threadId: thread.id, role: 'user', text, status: 'done' });
-    await this.d.threads.markUserActive(thread.id, { read: true });
+    await this.userActive(thread.id, true);
     this.d.emit('bots.message_changed', { message });
     const dispatched = [];
     for (const bot of targets) {
@@ -191,7 +198,7 @@ export class BotsService {
 
   async markRead(threadId: string): Promise<{ thread_id: string; read_at: number }> {
     await this.d.threads.require(threadId);
-    const at = await this.d.threads.markUserActive(threadId, { read: true });
+    const at = await this.userActive(threadId, true);
     return { thread_id: threadId, read_at: at };
   }
 
@@ -248,7 +255,7 @@ export class BotsService {
     }
     const changed = (await this.d.links.mirror(answered)) ?? (await this.d.links.get(id))!;
     this.d.emit('bots.approval_changed', { approval: changed });
-    await this.d.threads.markUserActive(link.thread_id);
+    await this.userActive(link.thread_id, false);
     if (link.task_id) {
       const reset = await this.d.tasks.resetAttempts(link.task_id);
       if (reset) this.d.emit('bots.task_changed', { task: toTask(reset) });

@@ -337,6 +337,8 @@ export type BotsEvents = {
   /** A routine's slot came: it dispatched `task_id`, or was `skipped` (why). */
   'bots.routine_fired': { routine_id: string; bot_id: string; at: number; task_id: string | null; skipped: string | null };
   'bots.note_added': { note: Note };
+  /** A person acted in a thread (sent, read, answered an approval); `read`: its unread count is 0 now. */
+  'bots.user_activity': { thread_id: string; at: number; read: boolean };
   /** Restart repair ran: how many rows it marked interrupted / expired. */
   'bots.repaired': { tasks: number; messages: number; approvals: number };
 };
@@ -402,6 +404,7 @@ export const botsContract = defineContract<BotsEvents>()({
     'bots.routine_changed',
     'bots.routine_fired',
     'bots.note_added',
+    'bots.user_activity',
     'bots.repaired',
   ],
 });

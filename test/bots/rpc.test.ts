@@ -165,6 +165,7 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
     [summary] = await h.call<ThreadSummary[]>('bots.threads_list', { bot_id: bot.id });
     expect(summary!.unread).toBe(0);
     expect((await h.host.heartbeat.userActivity(thread.id)).userActiveAt).toBe(h.clock.now());
+    expect(h.events.filter((e) => e.type === 'bots.user_activity').map((e) => e.data)).toEqual([{ thread_id: thread.id, at: h.clock.now(), read: true }]);
   });
 
   it('thread pages: newest first page, `before` pages back, tasks and approvals come along', async () => {
