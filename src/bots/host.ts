@@ -27,7 +27,7 @@ import {
   type RuntimeStatus,
   type SettledInfo,
 } from './runtime.js';
-import { BotsService, type AttentionSource } from './service.js';
+import { BotsService, type AttentionSource, type HumanAction } from './service.js';
 import type { BotsTables } from './tables.js';
 import { TaskStore } from './task-store.js';
 import type { PersonaSection } from './prompt.js';
@@ -84,6 +84,8 @@ export interface BotsHeartbeatApi {
   onJobDropped(listener: (info: DroppedJobInfo) => void | Promise<void>): () => void;
   addPersonaSection(section: PersonaSection): () => void;
   registerAttention(source: AttentionSource): () => void;
+  /** A person sent, read, answered, cancelled, dismissed or stopped (check-ins, follow-ups, attempt resets). */
+  onHumanAction(listener: (a: HumanAction) => void | Promise<void>): () => void;
 }
 
 export interface BotsHost {
@@ -169,6 +171,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     onJobDropped: (l) => runtime.onJobDropped(l),
     addPersonaSection: (s) => runtime.addPersonaSection(s),
     registerAttention: (s) => service.registerAttention(s),
+    onHumanAction: (l) => service.onHumanAction(l),
   };
 
   return {

@@ -38,13 +38,15 @@
  *   onJobDropped(l)                a job removed before its run (user message, stop, refused)
  *   addPersonaSection(fn)          the FOLLOWUP:/BLOCKED: lines in every persona
  *   registerAttention(fn)          pending check-ins counted in needs-attention
+ *   onHumanAction(l)               a person sent / read / answered / cancelled / dismissed / stopped
+ *                                  (resolve check-ins, clear "when user replies" follow-ups, reset attempts)
  *   expiredApprovals(botId, since) rule 5; postSystemNote / postBotMessage (check-ins);
  *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
  */
 export { createBotsHost, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
 export { BotRuntime, BOTS_WORLD } from './runtime.js';
 export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RuntimeStatus, SettledInfo } from './runtime.js';
-export { BotsService, mentions, type AttentionSource } from './service.js';
+export { BotsService, mentions, type AttentionSource, type HumanAction } from './service.js';
 export { botsRpcHandlers } from './rpc.js';
 export {
   registerBotsCommands,

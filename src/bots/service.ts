@@ -28,6 +28,19 @@ import type { BotRuntime } from './runtime.js';
 import type { TaskStore } from './task-store.js';
 import type { ThreadStore } from './thread-store.js';
 
+/**
+ * Something a person did (seed 2 §7.5, §6.5): the heartbeat resolves check-ins on a reply, a
+ * cancel or a dismiss, clears "when user replies" follow-ups, and resets attempts.
+ */
+export interface HumanAction {
+  kind: 'message' | 'read' | 'approval' | 'cancel' | 'dismiss' | 'stop';
+  threadId: string | null;
+  /** The bots concerned (a message's addressees, a task's bot, the stopped bot). */
+  botIds: string[];
+  taskId: string | null;
+  at: number;
+}
+
 /** Extra needs-attention counts another module owns (the heartbeat's pending check-ins). */
 export type AttentionSource = () => Promise<{ thread_id: string; bot_id: string; count: number }[]>;
 
@@ -59,12 +72,29 @@ export interface BotsServiceDeps {
 
 export class BotsService {
   private readonly attention = new Set<AttentionSource>();
+  private readonly humanListeners = new Set<(a: HumanAction) => void | Promise<void>>();
 
   constructor(private readonly d: BotsServiceDeps) {}
 
   registerAttention(source: AttentionSource): () => void {
     this.attention.add(source);
     return () => this.attention.delete(source);
+  }
+
+  onHumanAction(listener: (a: HumanAction) => void | Promise<void>): () => void {
+    this.humanListeners.add(listener);
+    return () => this.humanListeners.delete(listener);
+  }
+
+  private async human(a: Omit<HumanAction, 'at'>): Promise<void> {
+    const action = { ...a, at: this.d.clock.now() };
+    for (const l of [...this.humanListeners]) {
+      try {
+        await l(action);
+      } catch (err) {
+        this.d.log.warn({ err: String(err), kind: a.kind }, 'a human-action listener threw');
+      }
+    }
   }
 
   /** Seed 2's user activity (the heartbeat defers while a person is active), as an event too. */
@@ -158,6 +188,7 @@ export class BotsService {
       const d = await this.d.runtime.dispatchToBot(bot.id, thread.id, text, { source: 'user', requestMessageId: message.id });
       dispatched.push({ bot_id: bot.id, task_id: d.taskId, message_id: d.messageId });
     }
+    await this.human({ kind: 'message', threadId: thread.id, botIds: targets.map((b) => b.id), taskId: null });
     return { thread_id: thread.id, message, dispatched };
   }
 
@@ -197,8 +228,9 @@ export class BotsService {
   }
 
   async markRead(threadId: string): Promise<{ thread_id: string; read_at: number }> {
-    await this.d.threads.require(threadId);
+    const thread = await this.d.threads.require(threadId);
     const at = await this.userActive(threadId, true);
+    await this.human({ kind: 'read', threadId, botIds: thread.bot_ids, taskId: null });
     return { thread_id: threadId, read_at: at };
   }
 
@@ -207,11 +239,14 @@ export class BotsService {
   async stopBot(id: string): Promise<StopResult> {
     await this.d.bots.require(id);
     const r = await this.d.runtime.stop(id);
+    await this.human({ kind: 'stop', threadId: null, botIds: [id], taskId: null });
     return { bot_id: id, cancelled_task_ids: r.cancelledTaskIds };
   }
 
   async cancelIntent(taskId: string): Promise<Task> {
-    return this.d.runtime.cancelTask(taskId);
+    const task = await this.d.runtime.cancelTask(taskId);
+    await this.human({ kind: 'cancel', threadId: task.thread_id, botIds: [task.bot_id], taskId });
+    return task;
   }
 
   /** Hide a finished, failed, cancelled or review task for good (its claim released). */
@@ -228,6 +263,7 @@ export class BotsService {
     if (!done) throw new SubconsciousError('conflict', `Task "${taskId}" changed while it was being dismissed; try again.`);
     const task = toTask(done);
     this.d.emit('bots.task_changed', { task });
+    await this.human({ kind: 'dismiss', threadId: task.thread_id, botIds: [task.bot_id], taskId });
     return task;
   }
 
@@ -260,6 +296,7 @@ export class BotsService {
       const reset = await this.d.tasks.resetAttempts(link.task_id);
       if (reset) this.d.emit('bots.task_changed', { task: toTask(reset) });
     }
+    await this.human({ kind: 'approval', threadId: link.thread_id, botIds: [link.bot_id], taskId: link.task_id });
     return changed;
   }
 

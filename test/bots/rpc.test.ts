@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot, BotWithStatus, Routine, SendResult, Snapshot, Task, Thread, ThreadSummary, ThreadView } from '../../src/protocol/bots.js';
 import { MAX_MESSAGE_CHARS, botsContract } from '../../src/protocol/bots.js';
+import type { HumanAction } from '../../src/bots/index.js';
 import { testDialects } from '../support/stores.js';
 import { createBotsHarness, dumpTables, sharedMcp, until, type BotsHarness } from './harness.js';
 
@@ -122,6 +123,8 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
 
   it('the snapshot: bot status, unread and needs-attention counts; mark_read clears unread', async () => {
     const bot = await h.createBot('growth');
+    const actions: HumanAction[] = [];
+    h.host.heartbeat.onHumanAction((a) => void actions.push(a));
     h.model.enqueue({ text: 'Here is my plan.\nRECOMMENDED ACTION: email the three leads' });
     const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'plan the week' });
     await until(async () => (await h.host.heartbeat.getTask(sent.dispatched[0]!.task_id))?.status === 'review' && h.host.runtime.isIdle(bot.id));
@@ -149,6 +152,10 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
     expect(c.message).toContain('already dismissed');
     snap = await h.call<Snapshot>('bots.snapshot');
     expect(snap.bots[0]!.needs_attention).toBe(2);
+    expect(actions.map((a) => [a.kind, a.threadId, a.botIds, a.taskId])).toEqual([
+      ['message', sent.thread_id, [bot.id], null],
+      ['dismiss', sent.thread_id, [bot.id], task.id],
+    ]);
   });
 
   it('unread counts bot messages after the read mark; mark_read clears them', async () => {
