@@ -44,7 +44,8 @@
  *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
  */
 export { createBotsHost, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
-export { BotRuntime, BOTS_WORLD } from './runtime.js';
+export { BotRuntime } from './runtime.js';
+export { BOTS_WORLD } from './run-options.js';
 export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RuntimeStatus, SettledInfo } from './runtime.js';
 export { BotsService, mentions, type AttentionSource, type HumanAction } from './service.js';
 export { botsRpcHandlers } from './rpc.js';
