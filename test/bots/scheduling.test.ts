@@ -164,6 +164,19 @@ describe.each(await testDialects())('scheduling on %s', (dialect) => {
     expect(msg.status).toBe('stopped');
   });
 
+  it('stop also cancels a claimed task whose resume is about to be dispatched (claim released, never resumed)', async () => {
+    const bot = await h.createBot('growth');
+    const failed = await failedTask(h, bot.id);
+    await claim(h, failed);
+    const stopped = await h.call<{ cancelled_task_ids: string[] }>('bots.stop_bot', { id: bot.id });
+    expect(stopped.cancelled_task_ids).toEqual([failed.id]);
+    expect(await task(h, failed.id)).toMatchObject({ status: 'cancelled', claimed_by: null });
+    await expect(
+      h.host.heartbeat.dispatchToBot(bot.id, failed.thread_id, 'Continue.', { heartbeat: true, taskId: failed.id, claimToken: 'claim-1' }),
+    ).rejects.toThrow(/not claimed with this token/);
+    expect(h.host.runtime.isIdle(bot.id)).toBe(true);
+  });
+
   it('claims are compare-and-set: a stale version loses, a live claim blocks, a stale claim is taken over with attempts kept', async () => {
     const bot = await h.createBot('growth');
     const failed = await failedTask(h, bot.id);
