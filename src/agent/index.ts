@@ -15,6 +15,9 @@
  *     system, prompt,                 // or messages: ModelMessage[] (the history)
  *     mode: 'full' | 'analysis' | 'tainted',
  *     attended: false,                // unattended: approvals expire after 10 minutes
+ *     approvalExpiryMs?,              // this run's unattended expiry (default the runner's)
+ *     onApprovalRequested?,           // (approval) => reason | undefined: a reason fails fast
+ *                                     // (nobody can answer) instead of waiting out the expiry
  *     maxSteps?, capMs?,              // defaults 25 steps, 20 minutes (injected Clock)
  *     signal?,                        // an outside abort → cancelled ('external')
  *   });

@@ -55,6 +55,16 @@ export interface RunOptions {
   localTools?: readonly LocalTool[] | undefined;
   /** A person is there to answer approvals: they wait. Unattended approvals expire after 10 minutes. */
   attended: boolean;
+  /** How long this run's unattended approvals wait (default: the runner's, 10 minutes). */
+  approvalExpiryMs?: number | undefined;
+  /**
+   * Consulted right after an approval row is written, before the run waits for the answer.
+   * Return a sentence when nobody can answer it (an unattended run, no page open, no client
+   * attached): the approval expires at once, the tool does not run and the run settles
+   * `failed`/`approval_expired` with that sentence, instead of waiting out the expiry.
+   * Return undefined to wait as usual. A hook that throws is logged and the run waits.
+   */
+  onApprovalRequested?: ((approval: Approval) => string | undefined | Promise<string | undefined>) | undefined;
   runId?: string | undefined;
   /** Shown in the checkpoint when the run produced no text (the task's title). */
   title?: string | undefined;
@@ -140,6 +150,8 @@ const runOptionsSchema = z
     servers: z.array(z.string().min(1)).optional(),
     localTools: z.array(z.custom<LocalTool>((t) => typeof t === 'object' && t !== null && typeof (t as LocalTool).execute === 'function')).optional(),
     attended: z.boolean(),
+    approvalExpiryMs: z.number().int().positive().optional(),
+    onApprovalRequested: z.custom<NonNullable<RunOptions['onApprovalRequested']>>((f) => typeof f === 'function').optional(),
     runId: z.string().min(1).optional(),
     title: z.string().optional(),
     maxSteps: z.number().int().min(1).max(500).optional(),
@@ -500,7 +512,8 @@ class RunState {
   /** The approval gate: a durable row, then wait for the answer (or the expiry, when unattended). */
   private async askApproval(info: ToolIdentity, toolCallId: string, args: Record<string, unknown>, signal: AbortSignal): Promise<'approved' | 'denied'> {
     const { deps, options } = this;
-    const expiresAt = options.attended ? null : deps.clock.now() + (deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS);
+    const expiryMs = options.approvalExpiryMs ?? deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS;
+    const expiresAt = options.attended ? null : deps.clock.now() + expiryMs;
     const approval = await deps.approvals.create({
       runId: this.id,
       world: options.world,
@@ -511,6 +524,13 @@ class RunState {
       expiresAt,
     });
     this.emit({ type: 'approval-requested', runId: this.id, toolCallId, approval });
+    const refusal = await this.unanswerable(approval);
+    // Expire first: an answer that landed in the same moment wins, and is read below.
+    if (refusal && (await deps.approvals.expire(approval.id).catch(() => false))) {
+      this.recordStep(toolCallId, info.exposedName, args, 'expired', 'nobody could answer the approval; the tool did not run');
+      this.fail('approval_expired', refusal);
+      throw new SubconsciousError('cancelled', 'Nobody can answer the approval.');
+    }
     let answer: 'approved' | 'denied' | 'expired';
     try {
       answer = await deps.approvals.waitForAnswer(approval.id, signal);
@@ -524,11 +544,24 @@ class RunState {
     }
     if (answer === 'expired') {
       this.recordStep(toolCallId, info.exposedName, args, 'expired', 'approval expired; the tool did not run');
-      const wait = formatDuration(deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS);
+      const wait = formatDuration(expiryMs);
       this.fail('approval_expired', `Nobody answered the approval for ${info.name} on ${info.server} within ${wait}; the tool did not run.`);
       throw new SubconsciousError('cancelled', 'The approval expired.');
     }
     return answer;
+  }
+
+  /** The run's `onApprovalRequested` verdict: a reason nobody can answer, or undefined to wait. */
+  private async unanswerable(approval: Approval): Promise<string | undefined> {
+    const hook = this.options.onApprovalRequested;
+    if (!hook) return undefined;
+    try {
+      const reason = await hook(approval);
+      return reason?.trim() ? reason.trim() : undefined;
+    } catch (err) {
+      this.log.warn({ err: describeError(err), approval: approval.id }, 'onApprovalRequested threw; waiting for the answer as usual');
+      return undefined;
+    }
   }
 
   private recordStep(toolCallId: string, tool: string, input: unknown, outcome: RecordedStep['outcome'], output: string): void {

@@ -1,0 +1,196 @@
+/**
+ * `createBotsHost(deps)`: the bots host assembled from injected parts (no globals). `start()`
+ * repairs what a previous process left (before anything else), then starts the routine timer;
+ * `stop()` stops the timer and shuts the runtime down (running work settles `interrupted`).
+ */
+import type { Kysely } from 'kysely';
+import type { AgentRunner, ApprovalStore } from '../agent/index.js';
+import { systemTimeZone, type Clock, type IdGen, type Logger } from '../core/index.js';
+import type { Handlers } from '../protocol/contract.js';
+import type { BotApproval, BotsMethods, Message, Task, Thread } from '../protocol/bots.js';
+import { ApprovalLinks } from './approval-links.js';
+import { BotStore } from './bot-store.js';
+import type { BotsConfig } from './config.js';
+import type { BotsEmit } from './events.js';
+import { NoteStore } from './note-store.js';
+import { repairAfterRestart, type RepairResult } from './repair.js';
+import { RoutineStore } from './routine-store.js';
+import { RoutineScheduler, type RoutineFiring } from './routines.js';
+import { toTask } from './rows.js';
+import { botsRpcHandlers } from './rpc.js';
+import {
+  BotRuntime,
+  type ControlLinesInfo,
+  type DispatchOptions,
+  type Dispatched,
+  type DroppedJobInfo,
+  type RuntimeStatus,
+  type SettledInfo,
+} from './runtime.js';
+import { BotsService, type AttentionSource, type HumanAction } from './service.js';
+import type { BotsTables } from './tables.js';
+import { TaskStore } from './task-store.js';
+import type { PersonaSection } from './prompt.js';
+import { ThreadStore } from './thread-store.js';
+import type { TaskErrorKind } from '../protocol/bots.js';
+
+export interface BotsHostDeps {
+  /** The module's view of the database (`tablesView<BotsTables>(store.db)`), migrated with `botsMigrations`. */
+  db: Kysely<BotsTables>;
+  clock: Clock;
+  ids: IdGen;
+  /** The agent runner (`start`): every model call of a bot run goes through it and its ledger. */
+  runner: Pick<AgentRunner, 'start'>;
+  /** The agent layer's approval store: the gate's rows (the bots host links and answers them). */
+  approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny' | 'expire'>;
+  emit: BotsEmit;
+  log: Logger;
+  /** Is any page or client attached (the daemon's SSE connections)? Unattended approvals fail fast without one. */
+  presence: () => boolean;
+  /** The resolved `[worlds.bots]` section. */
+  config: BotsConfig;
+  /** The configured MCP server names (a bot's tools must be some of them); unchecked when absent. */
+  mcpServers?: (() => readonly string[]) | undefined;
+}
+
+/**
+ * What the heartbeat (seed 2) uses of the host, and nothing more. Documented in `index.ts`.
+ */
+export interface BotsHeartbeatApi {
+  dispatchToBot(botId: string, threadId: string, text: string, options?: DispatchOptions): Promise<Dispatched>;
+  isIdle(botId: string): boolean;
+  statusOf(botId: string): RuntimeStatus;
+  beginPulse(botId: string, controller: AbortController): (() => void) | null;
+  isChecking(botId: string): boolean;
+  getTask(taskId: string): Promise<Task | undefined>;
+  /** Candidates for triage: queued/working tasks and failed ones of a resumable kind (indexed). */
+  openWork(opts?: { botIds?: readonly string[]; kinds?: readonly TaskErrorKind[]; limit?: number }): Promise<Task[]>;
+  claimTask(taskId: string, claim: { version: number; token: string; by: string; staleMs?: number }): Promise<Task | undefined>;
+  renewClaim(taskId: string, token: string): Promise<boolean>;
+  releaseClaim(taskId: string, opts?: { token?: string; refund?: boolean }): Promise<Task | undefined>;
+  staleClaims(staleMs?: number): Promise<Task[]>;
+  resetAttempts(taskId: string): Promise<Task | undefined>;
+  directThread(botId: string): Promise<Thread>;
+  messages(threadId: string, opts?: { before?: number; limit?: number }): Promise<Message[]>;
+  userActivity(threadId: string): Promise<{ userActiveAt: number | null; readAt: number | null }>;
+  markUserActive(threadId: string): Promise<number>;
+  expiredApprovals(botId: string, since: number): Promise<BotApproval[]>;
+  /** A visible note in a thread (`Woke up to continue …`, `Heartbeat: needs you`). */
+  postSystemNote(threadId: string, text: string, opts?: { taskId?: string; heartbeat?: boolean }): Promise<Message>;
+  /** A finished bot message written by the host (a check-in question), `heartbeat: true`. */
+  postBotMessage(botId: string, threadId: string, text: string, opts?: { taskId?: string }): Promise<Message>;
+  onSettled(listener: (info: SettledInfo) => void | Promise<void>): () => void;
+  onControlLines(listener: (info: ControlLinesInfo) => void | Promise<void>): () => void;
+  onJobDropped(listener: (info: DroppedJobInfo) => void | Promise<void>): () => void;
+  addPersonaSection(section: PersonaSection): () => void;
+  registerAttention(source: AttentionSource): () => void;
+  /** A person sent, read, answered, cancelled, dismissed or stopped (check-ins, follow-ups, attempt resets). */
+  onHumanAction(listener: (a: HumanAction) => void | Promise<void>): () => void;
+}
+
+export interface BotsHost {
+  service: BotsService;
+  runtime: BotRuntime;
+  heartbeat: BotsHeartbeatApi;
+  rpc: Handlers<BotsMethods>;
+  /** Restart repair, then the routine timer. Call once, before serving. */
+  start(): Promise<RepairResult>;
+  /** Stop the timer and shut the runtime down. */
+  stop(): Promise<void>;
+  /** One routine pass now (tests, `simulate`). */
+  tickRoutines(): Promise<RoutineFiring[]>;
+  /** Resolves when the routine timer waits for its next tick (tests drive a fake clock after it). */
+  routineTimerAsleep(): Promise<void>;
+}
+
+export function createBotsHost(deps: BotsHostDeps): BotsHost {
+  const { db, clock, ids, log, emit, config } = deps;
+  const bots = new BotStore({ db, clock, ids, knownServers: deps.mcpServers });
+  const threads = new ThreadStore({ db, clock, ids });
+  const tasks = new TaskStore({ db, clock, ids });
+  const links = new ApprovalLinks(db);
+  const notes = new NoteStore(db, ids);
+  const routines = new RoutineStore({ db, clock, ids, timezone: config.timezone ?? systemTimeZone() });
+  const runtime = new BotRuntime({
+    bots,
+    threads,
+    tasks,
+    links,
+    notes,
+    runner: deps.runner,
+    approvals: deps.approvals,
+    clock,
+    ids,
+    log,
+    emit,
+    config,
+    presence: deps.presence,
+  });
+  const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit });
+  const scheduler = new RoutineScheduler({ routines, bots, threads, tasks, runtime, clock, log, emit, tickMs: config.routine_tick_seconds * 1000 });
+  let started = false;
+
+  const taskOut = (row: Awaited<ReturnType<TaskStore['row']>>) => {
+    if (!row) return undefined;
+    const task = toTask(row);
+    emit('bots.task_changed', { task });
+    return task;
+  };
+
+  const heartbeat: BotsHeartbeatApi = {
+    dispatchToBot: (botId, threadId, text, options) => runtime.dispatchToBot(botId, threadId, text, options),
+    isIdle: (botId) => runtime.isIdle(botId),
+    statusOf: (botId) => runtime.statusOf(botId),
+    beginPulse: (botId, controller) => runtime.beginPulse(botId, controller),
+    isChecking: (botId) => runtime.isChecking(botId),
+    getTask: (taskId) => tasks.get(taskId),
+    openWork: async (opts) => (await tasks.openWork(opts)).map(toTask),
+    claimTask: async (taskId, claim) => taskOut(await tasks.claim(taskId, claim)),
+    renewClaim: (taskId, token) => tasks.renewClaim(taskId, token),
+    releaseClaim: async (taskId, opts) => taskOut(await tasks.releaseClaim(taskId, opts)),
+    staleClaims: async (staleMs) => (await tasks.staleClaims(staleMs)).map(toTask),
+    resetAttempts: async (taskId) => taskOut(await tasks.resetAttempts(taskId)),
+    directThread: async (botId) => threads.direct(await bots.require(botId)),
+    messages: async (threadId, opts = {}) => (await threads.page(threadId, { before: opts.before, limit: opts.limit ?? 20 })).messages,
+    userActivity: (threadId) => threads.activity(threadId),
+    markUserActive: (threadId) => service.userActive(threadId, false),
+    expiredApprovals: (botId, since) => links.expiredSince(botId, since),
+    postSystemNote: async (threadId, text, opts = {}) => {
+      const message = await threads.addMessage({ threadId, role: 'system', text, status: 'done', taskId: opts.taskId, heartbeat: opts.heartbeat });
+      emit('bots.message_changed', { message });
+      return message;
+    },
+    postBotMessage: async (botId, threadId, text, opts = {}) => {
+      await bots.require(botId);
+      const message = await threads.addMessage({ threadId, role: 'bot', botId, text, status: 'done', taskId: opts.taskId, heartbeat: true });
+      emit('bots.message_changed', { message });
+      return message;
+    },
+    onSettled: (l) => runtime.onSettled(l),
+    onControlLines: (l) => runtime.onControlLines(l),
+    onJobDropped: (l) => runtime.onJobDropped(l),
+    addPersonaSection: (s) => runtime.addPersonaSection(s),
+    registerAttention: (s) => service.registerAttention(s),
+    onHumanAction: (l) => service.onHumanAction(l),
+  };
+
+  return {
+    service,
+    runtime,
+    heartbeat,
+    rpc: botsRpcHandlers(service),
+    async start() {
+      if (started) throw new Error('the bots host is already started');
+      started = true;
+      const repaired = await repairAfterRestart({ db, tasks, links, approvals: deps.approvals, clock, log, emit });
+      scheduler.start();
+      return repaired;
+    },
+    async stop() {
+      await scheduler.stop();
+      await runtime.dispose();
+    },
+    tickRoutines: () => scheduler.tick(),
+    routineTimerAsleep: () => scheduler.whenAsleep(),
+  };
+}

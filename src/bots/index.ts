@@ -1,0 +1,70 @@
+/**
+ * The bots host (issue 11): bots, direct and group threads, messages, tasks, runs, approvals and
+ * routines — the host seed 2's heartbeat lives in. A host module without a tick of its own.
+ *
+ * Wiring (the composition root):
+ *   await applyMigrations(store.db, store.dialect, botsMigrations);
+ *   const host = createBotsHost({
+ *     db: tablesView<BotsTables>(store.db), clock, ids, log,
+ *     runner,                       // AgentRunner (bot runs: mode tainted, the bot's tools/model)
+ *     approvals,                    // the agent layer's ApprovalStore
+ *     emit,                         // (type, data) => bus.emit(type, data): BotsEvents
+ *     presence: () => sse.size > 0, // is a page or client attached? (unattended approvals fail fast without)
+ *     config: parseBotsConfig(raw.worlds?.bots),
+ *     mcpServers: () => mcp.health().map((s) => s.name),
+ *   });
+ *   await host.start();             // restart repair FIRST, then the routine timer
+ *   implement(botsContract, host.rpc).forEach((m) => dispatcher.add(m));
+ *   registerBotsCommands(program, call, { subscribe });   // CLI (phase 2)
+ *   await host.stop();              // at shutdown: running work settles failed + interrupted
+ *
+ * For the heartbeat (seed 2, issue 12) — `host.heartbeat: BotsHeartbeatApi`, nothing else:
+ *   isIdle(botId)                  single-flight (§5.1): no run, external run, queued job, job
+ *                                  between enqueue and start, dispatch being written, or pulse
+ *   beginPulse(botId, controller)  registers a pulse atomically with the idle check (null: busy);
+ *                                  call the returned release in `finally`; a person's message
+ *                                  or stop aborts the controller
+ *   openWork({botIds?, kinds?})    triage candidates by an indexed query (status, error_kind)
+ *   claimTask(id, {version, token, by, staleMs?})   compare-and-set claim, attempts + 1 and
+ *                                  last_heartbeat_at in the same write (§5.5); undefined: lost
+ *   renewClaim / releaseClaim(id, {token?, refund?}) / staleClaims / resetAttempts (§7.5)
+ *   dispatchToBot(botId, threadId, preamble, { heartbeat: true, taskId, claimToken, priority: 'low' })
+ *                                  reuses the claimed task; begin() re-checks the claim and the
+ *                                  task's status; a person's message drops the waiting job
+ *                                  (claim released, attempt refunded: onJobDropped tells you) or
+ *                                  preempts the running one (failed + interrupted + preempted)
+ *   onSettled(l)                   every settle (task, outcome) — cooldowns, the log
+ *   onControlLines(l)              FOLLOWUP:/BLOCKED: (and MEMORY:/TEAM_MEMORY: for the memory store)
+ *   onJobDropped(l)                a job removed before its run (user message, stop, refused)
+ *   addPersonaSection(fn)          the FOLLOWUP:/BLOCKED: lines in every persona
+ *   registerAttention(fn)          pending check-ins counted in needs-attention
+ *   onHumanAction(l)               a person sent / read / answered / cancelled / dismissed / stopped
+ *                                  (resolve check-ins, clear "when user replies" follow-ups, reset attempts)
+ *   expiredApprovals(botId, since) rule 5; postSystemNote / postBotMessage (check-ins);
+ *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
+ */
+export { createBotsHost, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
+export { BotRuntime } from './runtime.js';
+export { BOTS_WORLD } from './run-options.js';
+export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RuntimeStatus, SettledInfo } from './runtime.js';
+export { BotsService, mentions, type AttentionSource, type HumanAction } from './service.js';
+export { botsRpcHandlers } from './rpc.js';
+export {
+  registerBotsCommands,
+  resolveBot,
+  watchReply,
+  formatBotTable,
+  type BotsCall,
+  type BotsCliOptions,
+  type EventSubscribe,
+  type BotsWireEvent,
+} from './cli.js';
+export { botsConfigSchema, parseBotsConfig, defaultBotsConfig, type BotsConfig } from './config.js';
+export { botsMigrations } from './migrations.js';
+export type { BotsTables } from './tables.js';
+export type { BotsEmit, BotsEvents } from './events.js';
+export { repairAfterRestart, INTERRUPTED_ERROR, type RepairResult } from './repair.js';
+export { STALE_CLAIM_MS, FINAL_STATUSES } from './task-store.js';
+export { personaText, historyMessages, type PersonaSection } from './prompt.js';
+export type { JobPriority } from './queue.js';
+export type { RoutineFiring } from './routines.js';

@@ -1,0 +1,31 @@
+/**
+ * The `bots.*` handlers for `botsContract` (bind them with `implement(botsContract, …)`). Params
+ * arrive validated by the contract's schemas; rule violations are SubconsciousErrors
+ * (`not_found`, `conflict`, `invalid_params`), which the dispatcher turns into JSON-RPC errors.
+ */
+import type { Handlers } from '../protocol/contract.js';
+import type { BotsMethods } from '../protocol/bots.js';
+import type { BotsService } from './service.js';
+
+export function botsRpcHandlers(service: BotsService): Handlers<BotsMethods> {
+  return {
+    'bots.list': () => service.listBots(),
+    'bots.create': (p) => service.createBot(p),
+    'bots.update': ({ id, ...patch }) => service.updateBot(id, patch),
+    'bots.delete': (p) => service.deleteBot(p.id),
+    'bots.threads_list': (p) => service.threadsList(p.bot_id),
+    'bots.thread': (p) => service.thread(p.id, { before: p.before, limit: p.limit }),
+    'bots.send_message': (p) => service.sendMessage(p),
+    'bots.create_group': (p) => service.createGroup(p.name, p.bot_ids),
+    'bots.stop_bot': (p) => service.stopBot(p.id),
+    'bots.cancel_intent': (p) => service.cancelIntent(p.task_id),
+    'bots.dismiss_task': (p) => service.dismissTask(p.task_id),
+    'bots.answer_approval': (p) => service.answerApproval(p.id, p.approve),
+    'bots.routines_list': (p) => service.routinesList(p.bot_id),
+    'bots.routines_add': (p) => service.routinesAdd(p),
+    'bots.routines_update': ({ id, ...patch }) => service.routinesUpdate(id, patch),
+    'bots.routines_remove': (p) => service.routinesRemove(p.id),
+    'bots.mark_read': (p) => service.markRead(p.thread_id),
+    'bots.snapshot': () => service.snapshot(),
+  };
+}

@@ -1,0 +1,897 @@
+/**
+ * The bot runtime (issue 11 §2, seed 2 §5.1 and §7): one run per bot at a time, a per-bot queue
+ * with priorities, dispatch (new task, or a claimed task reused by the heartbeat), begin (claim
+ * and status re-checked), settle with seed 2 §7.5's precedence and control lines, preemption by
+ * people, stop and shutdown. Which registries make a bot busy, and why there is no idle gap
+ * between them, is in `single-flight.ts`.
+ */
+import type { AgentRunner, Approval, ApprovalStore, CancelCause, ControlLine, Run, RunOptions, RunOutcome } from '../agent/index.js';
+import { SubconsciousError, describeError, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
+import { cleanLine } from '../llm/index.js';
+import type { Bot, Task, TaskSource, TaskStatus, Thread } from '../protocol/bots.js';
+import type { ApprovalLinks } from './approval-links.js';
+import type { BotStore } from './bot-store.js';
+import type { BotsConfig } from './config.js';
+import type { BotsEmit } from './events.js';
+import type { NoteStore } from './note-store.js';
+import { taskTitle, type PersonaSection } from './prompt.js';
+import { buildRunOptions } from './run-options.js';
+import { ControlActions, settledStatus } from './settle.js';
+import type { Job, JobPriority } from './queue.js';
+import { SingleFlight, type RuntimeStatus } from './single-flight.js';
+import { toTask } from './rows.js';
+import { StreamWriter } from './stream-writer.js';
+import { FINAL_STATUSES, type TaskRow, type TaskStore } from './task-store.js';
+import type { ThreadStore } from './thread-store.js';
+
+export type { RuntimeStatus } from './single-flight.js';
+
+export interface DispatchOptions {
+  /** Who asks (default `user`); `heartbeat: true` means `heartbeat`. Only `user` runs are attended. */
+  source?: TaskSource | undefined;
+  /** Default `normal`; `low` for heartbeat resumes (they wait behind everything else). */
+  priority?: JobPriority | undefined;
+  heartbeat?: boolean | undefined;
+  /** Reuse this task instead of creating one (seed 2 §7.1): it must hold `claimToken`'s claim. */
+  taskId?: string | undefined;
+  claimToken?: string | undefined;
+  /** The person's message that is the request (the run's history ends with it). */
+  requestMessageId?: string | undefined;
+  fromBotId?: string | undefined;
+  routineId?: string | undefined;
+  handoffDepth?: number | undefined;
+  /** A system note shown just before the bot's message (a routine's prompt, a handoff). */
+  note?: string | undefined;
+  /** The ledger purpose (default from the source). */
+  purpose?: string | undefined;
+}
+
+export interface Dispatched {
+  botId: string;
+  threadId: string;
+  taskId: string;
+  messageId: string;
+  jobId: string;
+}
+
+/** Told after every settle (the heartbeat's cooldown and log). */
+export interface SettledInfo {
+  task: Task;
+  botId: string;
+  threadId: string;
+  messageId: string;
+  source: TaskSource;
+  heartbeat: boolean;
+  /** null when the run never started (refused or failed in `begin`). */
+  outcome: RunOutcome | null;
+}
+
+/** Told after every settled run that ended with control lines (memory store, heartbeat). */
+export interface ControlLinesInfo {
+  botId: string;
+  threadId: string;
+  threadKind: Thread['kind'];
+  taskId: string;
+  messageId: string;
+  source: TaskSource;
+  heartbeat: boolean;
+  status: TaskStatus;
+  controls: ControlLine[];
+  at: number;
+}
+
+/** A job removed before its run started. */
+export interface DroppedJobInfo {
+  botId: string;
+  threadId: string;
+  taskId: string;
+  messageId: string;
+  source: TaskSource;
+  heartbeat: boolean;
+  /** `user_message`: a person's message came first (§7.4); `stopped`: stop/cancel; `refused`: begin() refused it; `shutdown`. */
+  reason: 'user_message' | 'stopped' | 'refused' | 'shutdown';
+  /** The claim was released and its attempt given back. */
+  refunded: boolean;
+}
+
+export interface BotRuntimeDeps {
+  bots: BotStore;
+  threads: ThreadStore;
+  tasks: TaskStore;
+  links: ApprovalLinks;
+  notes: NoteStore;
+  runner: Pick<AgentRunner, 'start'>;
+  approvals: Pick<ApprovalStore, 'get'>;
+  clock: Clock;
+  ids: IdGen;
+  log: Logger;
+  emit: BotsEmit;
+  config: BotsConfig;
+  /** Is any page or client attached (someone could answer an approval)? */
+  presence: () => boolean;
+}
+
+interface ActiveRun {
+  job: Job;
+  run: Run | null;
+  /** A cancel asked for before (or while) the run started. */
+  stopCause: CancelCause | null;
+  writer: StreamWriter | null;
+  /** Approvals of this run still pending (their links are refreshed as the run goes). */
+  pendingApprovals: Set<string>;
+  done: Promise<void>;
+  resolveDone: () => void;
+}
+
+const PURPOSES: Record<TaskSource, string> = {
+  user: 'bot_turn',
+  routine: 'bot_routine',
+  handoff: 'bot_handoff',
+  external: 'bot_external',
+  heartbeat: 'heartbeat_resume',
+};
+
+/** What an unattended run is, for the fast-fail reason. */
+const UNATTENDED_WHAT: Record<TaskSource, string> = {
+  user: 'this run',
+  routine: 'this routine run',
+  handoff: 'this handoff from another bot',
+  external: 'this run, started by another module,',
+  heartbeat: 'this heartbeat resume',
+};
+
+const CANCEL_RANK: Record<CancelCause, number> = { external: 1, preempted: 2, user: 3 };
+
+export class BotRuntime {
+  private readonly flight = new SingleFlight<ActiveRun>();
+  private readonly stopEpochs = new Map<string, number>();
+  private readonly lastStatus = new Map<string, string>();
+  private readonly settledListeners = new Set<(info: SettledInfo) => void | Promise<void>>();
+  private readonly controlListeners = new Set<(info: ControlLinesInfo) => void | Promise<void>>();
+  private readonly droppedListeners = new Set<(info: DroppedJobInfo) => void | Promise<void>>();
+  private readonly personaSections = new Set<PersonaSection>();
+  private readonly owner = processOwner();
+  private disposing = false;
+
+  private readonly controls: ControlActions;
+
+  constructor(private readonly d: BotRuntimeDeps) {
+    this.controls = new ControlActions({
+      bots: d.bots,
+      threads: d.threads,
+      tasks: d.tasks,
+      notes: d.notes,
+      clock: d.clock,
+      log: d.log,
+      emit: d.emit,
+      maxHandoffs: d.config.max_handoffs,
+      dispatch: (botId, threadId, text, options) => this.dispatchToBot(botId, threadId, text, options),
+    });
+  }
+
+  // ── single-flight ───────────────────────────────────────────────────────
+
+  /** Seed 2 §5.1: nothing runs, waits, starts, dispatches or pulses for this bot (see single-flight.ts). */
+  isIdle(botId: string): boolean {
+    return this.flight.isIdle(botId);
+  }
+
+  /** The read model for the page: working (a run), queued (waiting or about to start), idle. */
+  statusOf(botId: string): RuntimeStatus {
+    return this.flight.statusOf(botId);
+  }
+
+  /**
+   * Register an in-flight heartbeat pulse (seed 2 §5.1 `pulses`), atomically with the idle
+   * check: null when the bot is not idle (nothing registered). Call the returned function in a
+   * `finally`. A person's message or `stop` aborts `controller`.
+   */
+  beginPulse(botId: string, controller: AbortController): (() => void) | null {
+    if (!this.isIdle(botId) || this.disposing) return null;
+    this.flight.pulses.set(botId, controller);
+    this.emitStatus(botId);
+    return () => {
+      if (this.flight.pulses.get(botId) !== controller) return;
+      this.flight.pulses.delete(botId);
+      this.emitStatus(botId);
+    };
+  }
+
+  /** A pulse is in flight for this bot (the page's "Checking in…"). */
+  isChecking(botId: string): boolean {
+    return this.flight.pulses.has(botId);
+  }
+
+  /** A run of this bot started outside the queue (another module driving it): the bot is busy until released. */
+  trackExternalRun(botId: string): () => void {
+    const release = this.flight.holdExternalRun(botId);
+    this.emitStatus(botId);
+    return () => {
+      release();
+      this.emitStatus(botId);
+    };
+  }
+
+  // ── registrations (the heartbeat, the memory store) ─────────────────────
+
+  onSettled(listener: (info: SettledInfo) => void | Promise<void>): () => void {
+    this.settledListeners.add(listener);
+    return () => this.settledListeners.delete(listener);
+  }
+
+  /** Control lines of settled runs (`FOLLOWUP:`/`BLOCKED:` for the heartbeat, `MEMORY:` for memory). */
+  onControlLines(listener: (info: ControlLinesInfo) => void | Promise<void>): () => void {
+    this.controlListeners.add(listener);
+    return () => this.controlListeners.delete(listener);
+  }
+
+  onJobDropped(listener: (info: DroppedJobInfo) => void | Promise<void>): () => void {
+    this.droppedListeners.add(listener);
+    return () => this.droppedListeners.delete(listener);
+  }
+
+  /** Add text to every bot's persona (the heartbeat's follow-up lines). */
+  addPersonaSection(section: PersonaSection): () => void {
+    this.personaSections.add(section);
+    return () => this.personaSections.delete(section);
+  }
+
+  // ── dispatch ────────────────────────────────────────────────────────────
+
+  /**
+   * Give a bot work in a thread: a new task (or a claimed one reused) and its bot message,
+   * queued behind the bot's current run. A person's message first drops waiting heartbeat jobs
+   * and preempts a running one (§7.4). `text` is host-trusted: callers fence untrusted parts.
+   */
+  async dispatchToBot(botId: string, threadId: string, text: string, options: DispatchOptions = {}): Promise<Dispatched> {
+    if (this.disposing) throw new SubconsciousError('conflict', 'The bots host is shutting down; nothing new is started.');
+    const release = this.flight.holdDispatch(botId);
+    const epoch = this.stopEpochs.get(botId) ?? 0;
+    const heartbeat = options.heartbeat === true || options.source === 'heartbeat';
+    const source: TaskSource = heartbeat ? 'heartbeat' : (options.source ?? 'user');
+    let job: Job;
+    try {
+      job = await this.prepare(botId, threadId, text, options, source, heartbeat);
+    } catch (err) {
+      release();
+      this.emitStatus(botId);
+      throw err;
+    }
+    if ((this.stopEpochs.get(botId) ?? 0) !== epoch) {
+      // `stop` came while this dispatch was being written: it was pending, so it stops too.
+      release();
+      await this.cancelJob(job, 'Stopped before it started.', 'stopped');
+      this.emitStatus(botId);
+    } else {
+      this.flight.queues.push(job);
+      release();
+      this.next(botId);
+      this.emitStatus(botId);
+    }
+    return { botId, threadId, taskId: job.taskId, messageId: job.messageId, jobId: job.id };
+  }
+
+  private async prepare(botId: string, threadId: string, text: string, o: DispatchOptions, source: TaskSource, heartbeat: boolean): Promise<Job> {
+    const request = text.trim();
+    if (!request && !o.requestMessageId) throw new SubconsciousError('invalid_params', 'text: must not be empty');
+    if (o.taskId !== undefined && !o.claimToken) {
+      throw new SubconsciousError('invalid_params', 'claimToken: reusing a task needs the claim written for it (claim it first)');
+    }
+    await this.d.bots.require(botId);
+    const thread = await this.d.threads.require(threadId);
+    if (!thread.bot_ids.includes(botId)) {
+      throw new SubconsciousError('invalid_params', `bot "${botId}" is not in thread "${threadId}"`, {
+        hint: 'Send to a bot in its direct thread, or mention a member of the group.',
+      });
+    }
+    if (heartbeat && thread.kind !== 'direct') throw new SubconsciousError('conflict', 'The heartbeat acts only in a bot’s direct thread, never in a group.');
+    if (source === 'user') await this.yieldToUser(botId);
+
+    let task = o.taskId !== undefined ? await this.reuseTask(o.taskId, o.claimToken!, botId, threadId) : undefined;
+    task ??= await this.d.tasks.create({
+      botId,
+      threadId,
+      title: taskTitle(request || 'Reply'),
+      prompt: request,
+      source,
+      fromBotId: o.fromBotId,
+      routineId: o.routineId,
+      handoffDepth: o.handoffDepth,
+      requestMessageId: o.requestMessageId,
+      owner: this.owner,
+    });
+    if (o.note?.trim()) {
+      const note = await this.d.threads.addMessage({ threadId, role: 'system', taskId: task.id, text: o.note.trim(), status: 'done', heartbeat });
+      this.d.emit('bots.message_changed', { message: note });
+    }
+    const message = await this.d.threads.addMessage({ threadId, role: 'bot', botId, taskId: task.id, text: '', status: 'queued', heartbeat });
+    const linked = (await this.d.tasks.update(task.id, { message_id: message.id, owner: this.owner })) ?? task;
+    this.d.emit('bots.message_changed', { message });
+    this.d.emit('bots.task_changed', { task: toTask(linked) });
+    return {
+      id: this.d.ids(),
+      botId,
+      threadId,
+      taskId: task.id,
+      messageId: message.id,
+      priority: o.priority ?? (heartbeat ? 'low' : 'normal'),
+      source,
+      request: o.requestMessageId ? null : request,
+      claimToken: o.claimToken ?? null,
+      purpose: o.purpose ?? PURPOSES[source],
+      enqueuedAt: this.d.clock.now(),
+    };
+  }
+
+  /** A claimed task, checked before it is queued again (begin() checks once more). */
+  private async reuseTask(taskId: string, token: string, botId: string, threadId: string): Promise<TaskRow> {
+    const row = await this.d.tasks.requireRow(taskId);
+    if (row.bot_id !== botId || row.thread_id !== threadId) throw new SubconsciousError('invalid_params', `task "${taskId}" belongs to another bot or thread`);
+    if (row.claim_token !== token) {
+      throw new SubconsciousError('conflict', `Task "${taskId}" is not claimed with this token (released, or taken over); nothing was dispatched.`);
+    }
+    if (FINAL_STATUSES.includes(row.status) || row.status === 'working') {
+      await this.d.tasks.releaseClaim(taskId, { token });
+      throw new SubconsciousError('conflict', `Task "${taskId}" is ${row.status}; it is never resumed. Its claim was released.`);
+    }
+    return row;
+  }
+
+  /**
+   * §7.4: a person's message aborts a pulse, drops waiting heartbeat jobs (claim released,
+   * attempt refunded) and preempts a running heartbeat resume. Other `low` jobs stay queued:
+   * the person's job simply overtakes them.
+   */
+  private async yieldToUser(botId: string): Promise<void> {
+    this.flight.pulses.get(botId)?.abort(new SubconsciousError('cancelled', 'A message from the user came first.'));
+    const dropped = this.flight.queues.remove(botId, (j) => j.source === 'heartbeat');
+    const s = this.flight.starting.get(botId);
+    if (s && s.job.source === 'heartbeat') {
+      this.flight.starting.delete(botId);
+      s.abort.abort();
+      dropped.push(s.job);
+      this.next(botId);
+    }
+    const active = this.flight.runs.get(botId);
+    if (active && active.job.source === 'heartbeat') this.requestCancel(active, 'preempted');
+    for (const job of dropped) await this.dropJob(job);
+  }
+
+  /** A waiting low job a person's message displaced: nothing ran, so its claim's attempt is refunded. */
+  private async dropJob(job: Job): Promise<void> {
+    let refunded = false;
+    try {
+      if (job.claimToken) refunded = (await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true })) !== undefined;
+      else {
+        await this.d.tasks.update(
+          job.taskId,
+          {
+            status: 'failed',
+            interrupted: 1,
+            error_kind: 'preempted',
+            error: 'Set aside for a message from the user before it started; it can resume.',
+            finished_at: this.d.clock.now(),
+          },
+          { status: ['queued'] },
+        );
+      }
+      const task = await this.d.tasks.get(job.taskId);
+      if (task) this.d.emit('bots.task_changed', { task });
+      await this.stopMessage(job.messageId, 'Set aside: a message from the user came first.');
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not record a dropped job');
+    }
+    await this.tell(this.droppedListeners, { ...this.droppedInfo(job), reason: 'user_message', refunded });
+  }
+
+  // ── the queue → begin → settle → finish cycle ───────────────────────────
+
+  /** Take the next job (normal before low) into `starting`, synchronously. */
+  private next(botId: string): void {
+    if (this.flight.runs.has(botId) || this.flight.starting.has(botId) || this.disposing) return;
+    const job = this.flight.queues.shift(botId);
+    if (!job) return;
+    const abort = new AbortController();
+    this.flight.starting.set(botId, { job, abort });
+    void this.startAfterDelay(job, abort.signal);
+  }
+
+  private async startAfterDelay(job: Job, signal: AbortSignal): Promise<void> {
+    try {
+      if (this.d.config.next_job_delay_ms > 0) await this.d.clock.sleep(this.d.config.next_job_delay_ms, signal);
+      else await Promise.resolve();
+    } catch {
+      return; // dropped or stopped: whoever aborted it took care of the job
+    }
+    if (signal.aborted || this.flight.starting.get(job.botId)?.job !== job) return;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const active: ActiveRun = { job, run: null, stopCause: null, writer: null, pendingApprovals: new Set(), done, resolveDone };
+    // The hand-over from `starting` to `runs` is one synchronous step (§5.1).
+    this.flight.runs.set(job.botId, active);
+    this.flight.starting.delete(job.botId);
+    this.emitStatus(job.botId);
+    try {
+      await this.begin(active);
+    } catch (err) {
+      this.d.log.error({ err: describeError(err), task: job.taskId }, 'a bot run could not be settled');
+      await this.failStuck(job, describeError(err));
+    } finally {
+      this.finish(active);
+    }
+  }
+
+  /** Best effort after an unexpected error (the database went away): leave nothing `queued`/`working` behind. */
+  private async failStuck(job: Job, error: string): Promise<void> {
+    try {
+      const row = await this.d.tasks.update(
+        job.taskId,
+        { status: 'failed', error_kind: 'unknown', error: `The host could not run or settle this task: ${error}`, finished_at: this.d.clock.now() },
+        { status: ['queued', 'working'] },
+      );
+      if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
+      const current = await this.d.threads.getMessage(job.messageId);
+      if (current && (current.status === 'queued' || current.status === 'streaming')) {
+        const msg = await this.d.threads.updateMessage(job.messageId, { status: 'error', error });
+        if (msg) this.d.emit('bots.message_changed', { message: msg });
+      }
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not mark a stuck task failed; restart repair will');
+    }
+  }
+
+  private async begin(active: ActiveRun): Promise<void> {
+    const { job } = active;
+    const { tasks } = this.d;
+    const row = await tasks.row(job.taskId);
+    const refusal = this.beginRefusal(job, row);
+    if (refusal || !row) return this.refuse(job, refusal ?? 'The task no longer exists.');
+    if (active.stopCause === 'user') return this.refuse(job, 'Stopped before it started.', 'stopped');
+    // Preempted before anything ran: a drop, so a claimed attempt is refunded (§7.4).
+    if (active.stopCause === 'preempted') return this.dropJob(job);
+
+    const runId = this.d.ids();
+    const started = await tasks.update(
+      job.taskId,
+      {
+        status: 'working',
+        claim_token: null,
+        claim_at: null,
+        claim_by: null,
+        started_at: this.d.clock.now(),
+        finished_at: null,
+        error: null,
+        error_kind: null,
+        interrupted: 0,
+        owner: this.owner,
+        run_id: runId,
+        message_id: job.messageId,
+      },
+      { version: row.version },
+    );
+    if (!started) return this.refuse(job, 'The task changed while it was about to start (cancelled, dismissed or taken over).');
+    this.d.emit('bots.task_changed', { task: toTask(started) });
+    const streaming = await this.d.threads.updateMessage(job.messageId, { status: 'streaming' });
+    if (streaming) this.d.emit('bots.message_changed', { message: streaming });
+
+    let outcome: RunOutcome | null = null;
+    let failure: string | null = null;
+    try {
+      const bot = await this.d.bots.require(job.botId);
+      const options = await this.runOptions(active, bot, started, runId);
+      if (active.stopCause) {
+        failure = null;
+      } else {
+        const run = this.d.runner.start(options);
+        active.run = run;
+        this.watch(active, run);
+        if (active.stopCause) run.cancel(active.stopCause);
+        outcome = await run.settled;
+      }
+    } catch (err) {
+      failure = describeError(err);
+      this.d.log.warn({ err: failure, task: job.taskId }, 'a bot run could not start');
+    }
+    await this.settle(active, outcome, failure);
+  }
+
+  /** Why `begin()` must not start this job (§5.5 step 4: claim and status re-checked). */
+  private beginRefusal(job: Job, row: TaskRow | undefined): string | null {
+    if (!row) return 'The task no longer exists.';
+    if (job.claimToken !== null && row.claim_token !== job.claimToken) return 'The claim on this task was released or taken over before the run started.';
+    if (FINAL_STATUSES.includes(row.status)) return `The task is ${row.status}; it is never resumed.`;
+    if (row.status === 'working') return 'The task is already running.';
+    if (job.claimToken === null && row.status !== 'queued') return `The task is ${row.status}; it was not started.`;
+    return null;
+  }
+
+  /** The job never ran: its message stops, its claim is released (the attempt stays counted, §12). */
+  private async refuse(job: Job, reason: string, kind: 'refused' | 'stopped' = 'refused'): Promise<void> {
+    if (kind === 'stopped') return this.cancelJob(job, reason, 'stopped');
+    if (job.claimToken) {
+      const released = await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken });
+      if (released) this.d.emit('bots.task_changed', { task: toTask(released) });
+    }
+    await this.stopMessage(job.messageId, reason);
+    this.d.log.info({ task: job.taskId, reason }, 'a bot job was refused at start');
+    await this.tell(this.droppedListeners, { ...this.droppedInfo(job), reason: 'refused', refunded: false });
+  }
+
+  private async runOptions(active: ActiveRun, bot: Bot, task: TaskRow, runId: string): Promise<RunOptions> {
+    const { job } = active;
+    const options = await buildRunOptions(
+      { bots: this.d.bots, threads: this.d.threads, config: this.d.config, personaSections: [...this.personaSections] },
+      { job, bot, title: task.title, runId },
+    );
+    active.writer = new StreamWriter({
+      clock: this.d.clock,
+      flushMs: this.d.config.stream_flush_ms,
+      log: this.d.log,
+      write: async (text) => void (await this.d.threads.updateMessage(job.messageId, { text })),
+    });
+    return {
+      ...options,
+      onApprovalRequested: async (approval: Approval) => {
+        const link = await this.d.links.link(approval, { botId: job.botId, threadId: job.threadId, taskId: job.taskId, messageId: job.messageId });
+        active.pendingApprovals.add(approval.id);
+        this.d.emit('bots.approval_changed', { approval: link });
+        if (options.attended || this.d.presence()) return undefined;
+        return (
+          `Nobody can answer the approval for ${approval.tool} on ${approval.server}: ${UNATTENDED_WHAT[job.source]} is unattended and no page or client is connected, ` +
+          'so the tool did not run. Open the Bots tab (or keep a client attached) and ask again, or grant the tool allow_automatically in [mcp].'
+        );
+      },
+    };
+  }
+
+  /** Stream text into the bot message, report tool steps, keep approval links current. */
+  private watch(active: ActiveRun, run: Run): void {
+    const { job } = active;
+    let stepBreak = false;
+    run.events.subscribe((e) => {
+      switch (e.type) {
+        case 'text-delta': {
+          const writer = active.writer!;
+          let delta = e.text;
+          if (stepBreak && writer.text && !writer.text.endsWith('\n')) delta = `\n\n${delta}`;
+          stepBreak = false;
+          writer.push(delta);
+          this.d.emit('bots.message_delta', { message_id: job.messageId, thread_id: job.threadId, bot_id: job.botId, task_id: job.taskId, delta });
+          break;
+        }
+        case 'step-finished':
+          stepBreak = true;
+          break;
+        case 'tool-call':
+          this.d.emit('bots.tool_step', {
+            bot_id: job.botId,
+            thread_id: job.threadId,
+            task_id: job.taskId,
+            message_id: job.messageId,
+            tool_call_id: e.toolCallId,
+            tool: e.tool,
+            phase: 'call',
+            input: cleanLine(JSON.stringify(e.input ?? null), 300),
+            outcome: null,
+            output: null,
+          });
+          break;
+        case 'tool-result':
+          this.d.emit('bots.tool_step', {
+            bot_id: job.botId,
+            thread_id: job.threadId,
+            task_id: job.taskId,
+            message_id: job.messageId,
+            tool_call_id: e.toolCallId,
+            tool: e.tool,
+            phase: 'result',
+            input: e.step.input,
+            outcome: e.step.outcome,
+            output: e.step.output,
+          });
+          if (active.pendingApprovals.size > 0) void this.refreshApprovals(active);
+          break;
+        default:
+          break;
+      }
+    });
+  }
+
+  /** Mirror the agent store's answers into the links (answered elsewhere, expired, …). */
+  private async refreshApprovals(active: ActiveRun): Promise<void> {
+    for (const id of [...active.pendingApprovals]) {
+      try {
+        const a = await this.d.approvals.get(id);
+        if (!a || a.state === 'pending') continue;
+        active.pendingApprovals.delete(id);
+        const changed = await this.d.links.mirror(a);
+        if (changed) this.d.emit('bots.approval_changed', { approval: changed });
+      } catch (err) {
+        this.d.log.warn({ err: describeError(err), approval: id }, 'could not mirror an approval');
+      }
+    }
+  }
+
+  /** Seed 2 §7.5: the run's outcome → task and message; checkpoint; control lines; listeners. */
+  private async settle(active: ActiveRun, outcome: RunOutcome | null, failure: string | null): Promise<void> {
+    const { job } = active;
+    await active.writer?.close();
+    const now = this.d.clock.now();
+    const result = settledStatus({ outcome, failure, stopCause: active.stopCause, shuttingDown: this.disposing });
+    const streamed = (active.writer?.text ?? '').replace(/\n{3,}/g, '\n\n').trim();
+    const text = streamed || outcome?.text || '';
+    const messageStatus = result.status === 'done' || result.status === 'review' ? 'done' : result.status === 'cancelled' ? 'stopped' : 'error';
+    const message = await this.d.threads.updateMessage(job.messageId, { text, status: messageStatus, error: result.error ?? null });
+    if (message) this.d.emit('bots.message_changed', { message });
+
+    const review = outcome?.controls.filter((c): c is Extract<ControlLine, { kind: 'recommended_action' }> => c.kind === 'recommended_action') ?? [];
+    const row = await this.d.tasks.update(
+      job.taskId,
+      {
+        status: result.status,
+        error_kind: result.errorKind ?? null,
+        error: result.error ?? null,
+        interrupted: result.interrupted ? 1 : 0,
+        checkpoint: outcome ? JSON.stringify(outcome.checkpoint) : null,
+        review_note: review.length ? review.map((r) => r.text).join('\n') : null,
+        claim_token: null,
+        claim_at: null,
+        claim_by: null,
+        finished_at: now,
+      },
+      { status: ['working'] },
+    );
+    const task = row ? toTask(row) : await this.d.tasks.get(job.taskId);
+    if (!row) this.d.log.warn({ task: job.taskId }, 'a settled task had changed under its run; its status was left as it was');
+    if (task) this.d.emit('bots.task_changed', { task });
+
+    await this.refreshApprovals(active);
+    if (outcome && outcome.controls.length > 0) await this.applyControls(job, outcome.controls, result.status);
+    if (task) {
+      await this.tell(this.settledListeners, {
+        task,
+        botId: job.botId,
+        threadId: job.threadId,
+        messageId: job.messageId,
+        source: job.source,
+        heartbeat: job.source === 'heartbeat',
+        outcome,
+      });
+    }
+  }
+
+  /** Act on control lines (notes, handoffs), then tell the listeners (heartbeat, memory store). */
+  private async applyControls(job: Job, controls: ControlLine[], status: TaskStatus): Promise<void> {
+    const thread = await this.d.threads.get(job.threadId);
+    if (!thread) return;
+    await this.controls.apply(job, thread, controls, status);
+    await this.tell(this.controlListeners, {
+      botId: job.botId,
+      threadId: job.threadId,
+      threadKind: thread.kind,
+      taskId: job.taskId,
+      messageId: job.messageId,
+      source: job.source,
+      heartbeat: job.source === 'heartbeat',
+      status,
+      controls,
+      at: this.d.clock.now(),
+    });
+  }
+
+  private finish(active: ActiveRun): void {
+    const botId = active.job.botId;
+    if (this.flight.runs.get(botId) === active) {
+      // Hand over to the next job in the same synchronous step (§5.1).
+      this.flight.runs.delete(botId);
+      this.next(botId);
+    }
+    this.emitStatus(botId);
+    active.resolveDone();
+  }
+
+  private requestCancel(active: ActiveRun, cause: CancelCause): void {
+    if (!active.stopCause || CANCEL_RANK[cause] > CANCEL_RANK[active.stopCause]) active.stopCause = cause;
+    active.run?.cancel(cause);
+  }
+
+  // ── stop, cancel ────────────────────────────────────────────────────────
+
+  /**
+   * Stop a bot for good (§7.4): its run (cancelled, never resumed), its queue, the job about to
+   * start, dispatches being written, its pulse; every claim on its tasks is released and those
+   * tasks cancelled. Resolves after the run settled.
+   */
+  async stop(botId: string): Promise<{ cancelledTaskIds: string[] }> {
+    this.stopEpochs.set(botId, (this.stopEpochs.get(botId) ?? 0) + 1);
+    this.flight.pulses.get(botId)?.abort(new SubconsciousError('cancelled', 'The bot was stopped.'));
+    const jobs = this.flight.queues.remove(botId);
+    const s = this.flight.starting.get(botId);
+    if (s) {
+      this.flight.starting.delete(botId);
+      s.abort.abort();
+      jobs.unshift(s.job);
+    }
+    const cancelled: string[] = [];
+    const active = this.flight.runs.get(botId);
+    if (active) {
+      this.requestCancel(active, 'user');
+      cancelled.push(active.job.taskId);
+    }
+    for (const job of jobs) {
+      await this.cancelJob(job, 'Stopped by the user.', 'stopped');
+      cancelled.push(job.taskId);
+    }
+    // Claimed, not yet dispatched (a resume about to start): released and cancelled too.
+    for (const row of await this.d.tasks.openWork({ botIds: [botId] })) {
+      if (row.claim_token === null || cancelled.includes(row.id)) continue;
+      const done = await this.d.tasks.update(
+        row.id,
+        {
+          status: 'cancelled',
+          error_kind: 'cancelled',
+          error: 'Stopped by the user.',
+          claim_token: null,
+          claim_at: null,
+          claim_by: null,
+          finished_at: this.d.clock.now(),
+        },
+        { version: row.version },
+      );
+      if (done) {
+        cancelled.push(row.id);
+        this.d.emit('bots.task_changed', { task: toTask(done) });
+      }
+    }
+    if (active) await active.done;
+    this.emitStatus(botId);
+    // A run that finished on its own just before the stop keeps its outcome: report what stopped.
+    const rows = await this.d.tasks.byIds(cancelled);
+    return { cancelledTaskIds: cancelled.filter((id) => rows.some((t) => t.id === id && t.status === 'cancelled')) };
+  }
+
+  /**
+   * Cancel one task for good: its run, its queued job, or (not running) the task itself; its
+   * claim is released. A task already done, cancelled or dismissed is a conflict.
+   */
+  async cancelTask(taskId: string): Promise<Task> {
+    const row = await this.d.tasks.requireRow(taskId);
+    const active = this.flight.runs.get(row.bot_id);
+    if (active?.job.taskId === taskId) {
+      this.requestCancel(active, 'user');
+      await active.done;
+      return (await this.d.tasks.get(taskId))!;
+    }
+    const queued = this.flight.queues.remove(row.bot_id, (j) => j.taskId === taskId);
+    const s = this.flight.starting.get(row.bot_id);
+    if (s?.job.taskId === taskId) {
+      this.flight.starting.delete(row.bot_id);
+      s.abort.abort();
+      queued.push(s.job);
+      this.next(row.bot_id);
+    }
+    for (const job of queued) await this.cancelJob(job, 'Cancelled by the user.', 'stopped');
+    if (queued.length === 0) {
+      if (FINAL_STATUSES.includes(row.status)) {
+        throw new SubconsciousError('conflict', `Task "${taskId}" is already ${row.status}; nothing was changed.`, { details: { status: row.status } });
+      }
+      const done = await this.d.tasks.update(
+        taskId,
+        {
+          status: 'cancelled',
+          error_kind: 'cancelled',
+          error: 'Cancelled by the user.',
+          claim_token: null,
+          claim_at: null,
+          claim_by: null,
+          finished_at: this.d.clock.now(),
+        },
+        { version: row.version },
+      );
+      if (!done) throw new SubconsciousError('conflict', `Task "${taskId}" changed while it was being cancelled; try again.`);
+      this.d.emit('bots.task_changed', { task: toTask(done) });
+    }
+    this.emitStatus(row.bot_id);
+    return (await this.d.tasks.get(taskId))!;
+  }
+
+  /** The job's task is cancelled for good, its message stopped, its claim released. */
+  private async cancelJob(job: Job, reason: string, why: DroppedJobInfo['reason']): Promise<void> {
+    try {
+      const row = await this.d.tasks.update(
+        job.taskId,
+        { status: 'cancelled', error_kind: 'cancelled', error: reason, claim_token: null, claim_at: null, claim_by: null, finished_at: this.d.clock.now() },
+        { status: ['queued', 'failed', 'review'] },
+      );
+      if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
+      await this.stopMessage(job.messageId, reason);
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not cancel a job');
+    }
+    await this.tell(this.droppedListeners, { ...this.droppedInfo(job), reason: why, refunded: false });
+  }
+
+  private async stopMessage(messageId: string, reason: string): Promise<void> {
+    const msg = await this.d.threads.updateMessage(messageId, { status: 'stopped', error: reason });
+    if (msg) this.d.emit('bots.message_changed', { message: msg });
+  }
+
+  /** Wait until the bot's current run (if any) has settled. */
+  async whenSettled(botId: string): Promise<void> {
+    await this.flight.runs.get(botId)?.done;
+  }
+
+  /**
+   * Shutdown: nothing new starts; running jobs are cancelled and settle `failed` + `interrupted`
+   * (they can resume after the restart); waiting ones are marked the same way.
+   */
+  async dispose(): Promise<void> {
+    if (this.disposing) return;
+    this.disposing = true;
+    for (const c of this.flight.pulses.values()) c.abort(new SubconsciousError('cancelled', 'The bots host is shutting down.'));
+    const waiting: Job[] = [];
+    for (const botId of this.flight.queues.botIds()) waiting.push(...this.flight.queues.remove(botId));
+    for (const [botId, s] of [...this.flight.starting]) {
+      this.flight.starting.delete(botId);
+      s.abort.abort();
+      waiting.push(s.job);
+    }
+    const actives = [...this.flight.runs.values()];
+    for (const a of actives) this.requestCancel(a, 'external');
+    for (const job of waiting) {
+      try {
+        const row = await this.d.tasks.update(
+          job.taskId,
+          {
+            status: 'failed',
+            interrupted: 1,
+            error_kind: 'interrupted',
+            error: 'Interrupted: the daemon shut down before it started.',
+            finished_at: this.d.clock.now(),
+          },
+          { status: ['queued'] },
+        );
+        if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
+        if (job.claimToken) await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true });
+        const msg = await this.d.threads.updateMessage(job.messageId, { status: 'error', interrupted: true, error: 'Interrupted: the daemon shut down.' });
+        if (msg) this.d.emit('bots.message_changed', { message: msg });
+      } catch (err) {
+        this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not mark a waiting job interrupted at shutdown');
+      }
+      await this.tell(this.droppedListeners, { ...this.droppedInfo(job), reason: 'shutdown', refunded: job.claimToken !== null });
+    }
+    await Promise.all(actives.map((a) => a.done));
+  }
+
+  // ── helpers ─────────────────────────────────────────────────────────────
+
+  private droppedInfo(job: Job): Omit<DroppedJobInfo, 'reason' | 'refunded'> {
+    return {
+      botId: job.botId,
+      threadId: job.threadId,
+      taskId: job.taskId,
+      messageId: job.messageId,
+      source: job.source,
+      heartbeat: job.source === 'heartbeat',
+    };
+  }
+
+  private emitStatus(botId: string): void {
+    const s = this.statusOf(botId);
+    const checking = this.flight.pulses.has(botId);
+    const key = `${s.status}|${s.queued}|${s.taskId ?? ''}|${checking}`;
+    if (this.lastStatus.get(botId) === key) return;
+    this.lastStatus.set(botId, key);
+    this.d.emit('bots.status_changed', { bot_id: botId, status: s.status, queued: s.queued, task_id: s.taskId, checking });
+  }
+
+  private async tell<T>(listeners: Set<(info: T) => void | Promise<void>>, info: T): Promise<void> {
+    for (const l of [...listeners]) {
+      try {
+        await l(info);
+      } catch (err) {
+        this.d.log.warn({ err: describeError(err) }, 'a bots listener threw');
+      }
+    }
+  }
+}

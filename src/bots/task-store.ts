@@ -1,0 +1,259 @@
+/**
+ * Tasks: the unit of work behind a request (issue 11 §1, seed 2 §10.3). Every write bumps
+ * `version`, so a writer that read a task can change it only if nobody changed it since
+ * (compare-and-set): the heartbeat's claims (§5.5), `begin()`'s re-check, cancel and dismiss.
+ *
+ * Claims: a one-shot lock `{token, at, by}` written with `attempts + 1` before a resume is
+ * dispatched; `begin()` consumes it, `cancel`/`dismiss`/`stop` release it, a claim older than
+ * the stale window may be taken over (attempts stay counted), and a job dropped before it ran
+ * refunds its attempt.
+ */
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import { SubconsciousError, type Clock, type IdGen } from '../core/index.js';
+import type { Task, TaskErrorKind, TaskSource, TaskStatus } from '../protocol/bots.js';
+import { num, toTask } from './rows.js';
+import type { BotsTables, BotsTasksTable } from './tables.js';
+
+export type TaskRow = Selectable<BotsTasksTable>;
+
+/** Statuses a task never leaves by itself: never resumed, never resurrected. */
+export const FINAL_STATUSES: readonly TaskStatus[] = ['done', 'cancelled', 'dismissed'];
+export const OPEN_STATUSES: readonly TaskStatus[] = ['queued', 'working'];
+
+/** Seed 2 §5.5: a claim older than this may be taken over by the next tick. */
+export const STALE_CLAIM_MS = 5 * 60_000;
+
+export interface NewTask {
+  botId: string;
+  threadId: string;
+  title: string;
+  prompt: string;
+  source: TaskSource;
+  fromBotId?: string | null | undefined;
+  routineId?: string | null | undefined;
+  handoffDepth?: number | undefined;
+  requestMessageId?: string | null | undefined;
+  owner?: string | null | undefined;
+}
+
+export type TaskPatch = Omit<Updateable<BotsTasksTable>, 'id' | 'version' | 'updated_at' | 'created_at'>;
+
+export interface TaskStoreOptions {
+  db: Kysely<BotsTables>;
+  clock: Clock;
+  ids: IdGen;
+}
+
+export class TaskStore {
+  constructor(private readonly o: TaskStoreOptions) {}
+
+  private get db() {
+    return this.o.db;
+  }
+
+  async create(t: NewTask): Promise<TaskRow> {
+    const now = this.o.clock.now();
+    const row: TaskRow = {
+      id: this.o.ids(),
+      bot_id: t.botId,
+      thread_id: t.threadId,
+      message_id: null,
+      request_message_id: t.requestMessageId ?? null,
+      title: t.title,
+      prompt: t.prompt,
+      source: t.source,
+      from_bot_id: t.fromBotId ?? null,
+      routine_id: t.routineId ?? null,
+      handoff_depth: t.handoffDepth ?? 0,
+      status: 'queued',
+      error_kind: null,
+      error: null,
+      checkpoint: null,
+      interrupted: 0,
+      attempts: 0,
+      last_heartbeat_at: null,
+      claim_token: null,
+      claim_at: null,
+      claim_by: null,
+      owner: t.owner ?? null,
+      run_id: null,
+      review_note: null,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+    };
+    await this.db.insertInto('bots_tasks').values(row).execute();
+    return row;
+  }
+
+  async row(id: string): Promise<TaskRow | undefined> {
+    return this.db.selectFrom('bots_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async get(id: string): Promise<Task | undefined> {
+    const r = await this.row(id);
+    return r ? toTask(r) : undefined;
+  }
+
+  async requireRow(id: string): Promise<TaskRow> {
+    const r = await this.row(id);
+    if (!r) throw new SubconsciousError('not_found', `No task with id "${id}".`, { hint: 'Tasks are listed in a thread (bots.thread).' });
+    return r;
+  }
+
+  async byIds(ids: readonly string[]): Promise<Task[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where('id', 'in', [...ids])
+      .execute();
+    return rows.map(toTask);
+  }
+
+  /**
+   * Write `patch` and bump the version, only while the row still matches: `version` (exact),
+   * and/or `status` in a list. Returns the new row, or undefined when the row moved on.
+   */
+  async update(id: string, patch: TaskPatch, when: { version?: number; status?: readonly TaskStatus[] } = {}): Promise<TaskRow | undefined> {
+    let q = this.db
+      .updateTable('bots_tasks')
+      .set((eb) => ({ ...patch, version: eb('version', '+', 1), updated_at: this.o.clock.now() }))
+      .where('id', '=', id);
+    if (when.version !== undefined) q = q.where('version', '=', when.version);
+    if (when.status) q = q.where('status', 'in', [...when.status]);
+    const res = await q.executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return undefined;
+    return this.row(id);
+  }
+
+  // ── claims (seed 2 §5.5) ────────────────────────────────────────────────
+
+  /**
+   * Claim a task for a resume: only if its version is still `version`, it is not final, and it
+   * holds no live claim (one older than `staleMs` may be taken over). Counts the attempt and
+   * stamps `last_heartbeat_at` in the same write. Undefined: someone else moved first.
+   */
+  async claim(id: string, c: { version: number; token: string; by: string; staleMs?: number }): Promise<TaskRow | undefined> {
+    const now = this.o.clock.now();
+    const staleBefore = now - (c.staleMs ?? STALE_CLAIM_MS);
+    const res = await this.db
+      .updateTable('bots_tasks')
+      .set((eb) => ({
+        claim_token: c.token,
+        claim_at: now,
+        claim_by: c.by,
+        attempts: eb('attempts', '+', 1),
+        last_heartbeat_at: now,
+        version: eb('version', '+', 1),
+        updated_at: now,
+      }))
+      .where('id', '=', id)
+      .where('version', '=', c.version)
+      .where('status', 'not in', [...FINAL_STATUSES, 'working'])
+      .where((eb) => eb.or([eb('claim_token', 'is', null), eb('claim_at', '<', staleBefore)]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1 ? this.row(id) : undefined;
+  }
+
+  /** Keep a claim alive (its `at` moves to now). False when the token no longer holds it. */
+  async renewClaim(id: string, token: string): Promise<boolean> {
+    const now = this.o.clock.now();
+    const res = await this.db
+      .updateTable('bots_tasks')
+      .set((eb) => ({ claim_at: now, version: eb('version', '+', 1), updated_at: now }))
+      .where('id', '=', id)
+      .where('claim_token', '=', token)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Drop a claim (any claim when `token` is undefined). `refund`: the claimed run never started,
+   * so its attempt is given back (seed 2 §7.4). Returns the row when a claim was released.
+   */
+  async releaseClaim(id: string, opts: { token?: string | undefined; refund?: boolean } = {}): Promise<TaskRow | undefined> {
+    const now = this.o.clock.now();
+    let q = this.db
+      .updateTable('bots_tasks')
+      .set((eb) => ({
+        claim_token: null,
+        claim_at: null,
+        claim_by: null,
+        ...(opts.refund
+          ? {
+              attempts: eb
+                .case()
+                .when('attempts', '>', 0)
+                .then(eb('attempts', '-', 1))
+                .else(0)
+                .end(),
+            }
+          : {}),
+        version: eb('version', '+', 1),
+        updated_at: now,
+      }))
+      .where('id', '=', id)
+      .where('claim_token', 'is not', null);
+    if (opts.token !== undefined) q = q.where('claim_token', '=', opts.token);
+    const res = await q.executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1 ? this.row(id) : undefined;
+  }
+
+  /** Claims older than `staleMs` (crash safety: the next tick may reclaim them). */
+  async staleClaims(staleMs = STALE_CLAIM_MS, limit = 100): Promise<TaskRow[]> {
+    const before = this.o.clock.now() - staleMs;
+    return this.db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where('claim_at', '<', before)
+      .where('claim_token', 'is not', null)
+      .orderBy('claim_at')
+      .limit(limit)
+      .execute();
+  }
+
+  /** A human action (approval, "Check now", a reply after settle) resets the attempt count (§7.5). */
+  async resetAttempts(id: string): Promise<TaskRow | undefined> {
+    return this.update(id, { attempts: 0 });
+  }
+
+  // ── reads for the page and the heartbeat ────────────────────────────────
+
+  /**
+   * Unfinished tasks of the given bots (or all): queued/working, and failed ones whose kind a
+   * resume may fix. An indexed select on (status, error_kind).
+   */
+  async openWork(opts: { botIds?: readonly string[]; kinds?: readonly TaskErrorKind[]; limit?: number } = {}): Promise<TaskRow[]> {
+    const kinds = [...(opts.kinds ?? ['interrupted', 'preempted', 'timeout', 'provider', 'rate_limit', 'approval_expired'])];
+    let q = this.db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where((eb) => eb.or([eb('status', 'in', [...OPEN_STATUSES]), eb.and([eb('status', '=', 'failed'), eb('error_kind', 'in', kinds)])]));
+    if (opts.botIds) {
+      if (opts.botIds.length === 0) return [];
+      q = q.where('bot_id', 'in', [...opts.botIds]);
+    }
+    return q
+      .orderBy('updated_at')
+      .limit(opts.limit ?? 1000)
+      .execute();
+  }
+
+  /** Tasks in `review`, counted per thread or per bot (the needs-attention badges). */
+  async reviewCounts(by: 'thread_id' | 'bot_id'): Promise<Map<string, number>> {
+    const rows = await this.db
+      .selectFrom('bots_tasks')
+      .select([by, (eb) => eb.fn.countAll<number>().as('n')])
+      .where('status', '=', 'review')
+      .groupBy(by)
+      .execute();
+    return new Map(rows.map((r) => [(r as Record<string, unknown>)[by] as string, num(r.n)]));
+  }
+
+  async lastOfRoutine(routineId: string): Promise<TaskRow | undefined> {
+    return this.db.selectFrom('bots_tasks').selectAll().where('routine_id', '=', routineId).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+  }
+}

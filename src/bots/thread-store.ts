@@ -1,0 +1,255 @@
+/**
+ * Threads (a bot's one `direct` thread, `group` threads of several bots), their messages and the
+ * person's activity in each. Messages are numbered per thread (`seq`) by an atomic counter on
+ * the thread row, so order holds with any clock and across processes.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import { SubconsciousError, type Clock, type IdGen } from '../core/index.js';
+import type { Message, MessageRole, MessageStatus, Thread } from '../protocol/bots.js';
+import { num, toMessage, toThread } from './rows.js';
+import type { BotsMessagesTable, BotsTables, BotsThreadsTable } from './tables.js';
+
+export interface NewMessage {
+  threadId: string;
+  role: MessageRole;
+  botId?: string | null | undefined;
+  taskId?: string | null | undefined;
+  text: string;
+  status: MessageStatus;
+  heartbeat?: boolean | undefined;
+}
+
+export interface MessagePatch {
+  text?: string | undefined;
+  status?: MessageStatus | undefined;
+  error?: string | null | undefined;
+  interrupted?: boolean | undefined;
+  taskId?: string | null | undefined;
+}
+
+export interface ThreadStoreOptions {
+  db: Kysely<BotsTables>;
+  clock: Clock;
+  ids: IdGen;
+}
+
+export class ThreadStore {
+  constructor(private readonly o: ThreadStoreOptions) {}
+
+  private get db() {
+    return this.o.db;
+  }
+
+  async get(id: string): Promise<Thread | undefined> {
+    const row = await this.db.selectFrom('bots_threads').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toThread(row, await this.memberIds(id)) : undefined;
+  }
+
+  async require(id: string): Promise<Thread> {
+    const t = await this.get(id);
+    if (!t) throw new SubconsciousError('not_found', `No thread with id "${id}".`, { hint: 'List threads with bots.threads_list.' });
+    return t;
+  }
+
+  /** Threads (all, or those a bot is in), newest activity first. */
+  async list(botId?: string): Promise<Thread[]> {
+    let q = this.db.selectFrom('bots_threads').selectAll();
+    if (botId) q = q.where('id', 'in', this.db.selectFrom('bots_thread_members').select('thread_id').where('bot_id', '=', botId));
+    const rows = await q.orderBy('updated_at', 'desc').orderBy('id').execute();
+    const members = await this.membersOf(rows.map((r) => r.id));
+    return rows.map((r) => toThread(r, members.get(r.id) ?? []));
+  }
+
+  async memberIds(threadId: string): Promise<string[]> {
+    return (await this.membersOf([threadId])).get(threadId) ?? [];
+  }
+
+  private async membersOf(threadIds: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (threadIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('bots_thread_members')
+      .select(['thread_id', 'bot_id'])
+      .where('thread_id', 'in', threadIds)
+      .orderBy('position')
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.thread_id) ?? [];
+      list.push(r.bot_id);
+      out.set(r.thread_id, list);
+    }
+    return out;
+  }
+
+  /** The bot's direct thread, created on first use. */
+  async direct(bot: { id: string; name: string }): Promise<Thread> {
+    const existing = await this.db.selectFrom('bots_threads').selectAll().where('direct_bot_id', '=', bot.id).executeTakeFirst();
+    if (existing) return toThread(existing, [bot.id]);
+    const now = this.o.clock.now();
+    const row: Selectable<BotsThreadsTable> = {
+      id: this.o.ids(),
+      kind: 'direct',
+      name: bot.name,
+      direct_bot_id: bot.id,
+      next_seq: 0,
+      created_at: now,
+      updated_at: now,
+      last_message_at: null,
+    };
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('bots_threads').values(row).execute();
+        await trx.insertInto('bots_thread_members').values({ thread_id: row.id, bot_id: bot.id, position: 0 }).execute();
+      });
+    } catch (err) {
+      // Created at the same moment by another call: the unique index kept one.
+      const again = await this.db.selectFrom('bots_threads').selectAll().where('direct_bot_id', '=', bot.id).executeTakeFirst();
+      if (again) return toThread(again, [bot.id]);
+      throw err;
+    }
+    return toThread(row, [bot.id]);
+  }
+
+  async createGroup(name: string, botIds: readonly string[]): Promise<Thread> {
+    const now = this.o.clock.now();
+    const row: Selectable<BotsThreadsTable> = {
+      id: this.o.ids(),
+      kind: 'group',
+      name,
+      direct_bot_id: null,
+      next_seq: 0,
+      created_at: now,
+      updated_at: now,
+      last_message_at: null,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('bots_threads').values(row).execute();
+      await trx
+        .insertInto('bots_thread_members')
+        .values(botIds.map((bot_id, position) => ({ thread_id: row.id, bot_id, position })))
+        .execute();
+    });
+    return toThread(row, [...botIds]);
+  }
+
+  async renameDirect(botId: string, name: string): Promise<void> {
+    await this.db.updateTable('bots_threads').set({ name }).where('direct_bot_id', '=', botId).execute();
+  }
+
+  // ── messages ────────────────────────────────────────────────────────────
+
+  async addMessage(m: NewMessage): Promise<Message> {
+    const now = this.o.clock.now();
+    // The thread's counter hands out the seq atomically (and proves the thread exists).
+    const bumped = await this.db
+      .updateTable('bots_threads')
+      .set((eb) => ({ next_seq: eb('next_seq', '+', 1), updated_at: now, last_message_at: now }))
+      .where('id', '=', m.threadId)
+      .returning('next_seq')
+      .executeTakeFirst();
+    if (!bumped) throw new SubconsciousError('not_found', `No thread with id "${m.threadId}".`);
+    const row: Selectable<BotsMessagesTable> = {
+      id: this.o.ids(),
+      thread_id: m.threadId,
+      seq: num(bumped.next_seq),
+      role: m.role,
+      bot_id: m.botId ?? null,
+      task_id: m.taskId ?? null,
+      text: m.text,
+      status: m.status,
+      error: null,
+      interrupted: 0,
+      heartbeat: m.heartbeat ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.insertInto('bots_messages').values(row).execute();
+    return toMessage(row);
+  }
+
+  async getMessage(id: string): Promise<Message | undefined> {
+    const row = await this.db.selectFrom('bots_messages').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toMessage(row) : undefined;
+  }
+
+  async updateMessage(id: string, patch: MessagePatch): Promise<Message | undefined> {
+    const set: Record<string, unknown> = { updated_at: this.o.clock.now() };
+    if (patch.text !== undefined) set.text = patch.text;
+    if (patch.status !== undefined) set.status = patch.status;
+    if (patch.error !== undefined) set.error = patch.error;
+    if (patch.interrupted !== undefined) set.interrupted = patch.interrupted ? 1 : 0;
+    if (patch.taskId !== undefined) set.task_id = patch.taskId;
+    await this.db.updateTable('bots_messages').set(set).where('id', '=', id).execute();
+    return this.getMessage(id);
+  }
+
+  /** A page of a thread, oldest first: the newest `limit` messages with seq below `before`. */
+  async page(threadId: string, opts: { before?: number | undefined; limit: number }): Promise<{ messages: Message[]; hasMore: boolean }> {
+    let q = this.db.selectFrom('bots_messages').selectAll().where('thread_id', '=', threadId);
+    if (opts.before !== undefined) q = q.where('seq', '<', opts.before);
+    const rows = await q
+      .orderBy('seq', 'desc')
+      .limit(opts.limit + 1)
+      .execute();
+    const hasMore = rows.length > opts.limit;
+    return { messages: rows.slice(0, opts.limit).reverse().map(toMessage), hasMore };
+  }
+
+  async lastMessages(threadIds: string[]): Promise<Map<string, Message>> {
+    const out = new Map<string, Message>();
+    if (threadIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('bots_messages as m')
+      .innerJoin('bots_threads as t', (j) => j.onRef('t.id', '=', 'm.thread_id').onRef('t.next_seq', '=', 'm.seq'))
+      .selectAll('m')
+      .where('m.thread_id', 'in', threadIds)
+      .execute();
+    for (const r of rows) out.set(r.thread_id, toMessage(r));
+    return out;
+  }
+
+  // ── the person's activity ───────────────────────────────────────────────
+
+  /** A person acted in the thread (sent, read, answered an approval): seed 2's user activity. */
+  async markUserActive(threadId: string, opts: { read?: boolean } = {}): Promise<number> {
+    const now = this.o.clock.now();
+    const values = { thread_id: threadId, user_active_at: now, read_at: opts.read ? now : null };
+    await this.db
+      .insertInto('bots_thread_activity')
+      .values(values)
+      .onConflict((oc) => oc.column('thread_id').doUpdateSet(opts.read ? { user_active_at: now, read_at: now } : { user_active_at: now }))
+      .execute();
+    return now;
+  }
+
+  async activity(threadId: string): Promise<{ userActiveAt: number | null; readAt: number | null }> {
+    const row = await this.db.selectFrom('bots_thread_activity').selectAll().where('thread_id', '=', threadId).executeTakeFirst();
+    return { userActiveAt: row?.user_active_at == null ? null : num(row.user_active_at), readAt: row?.read_at == null ? null : num(row.read_at) };
+  }
+
+  /**
+   * Bot and system messages written after each thread's read mark. One index range per thread
+   * (thread_id, created_at): the cost follows threads and unread messages, not the history.
+   */
+  async unreadCounts(threadIds?: readonly string[]): Promise<Map<string, number>> {
+    let q = this.db
+      .selectFrom('bots_threads as t')
+      .leftJoin('bots_thread_activity as a', 'a.thread_id', 't.id')
+      .select((eb) => [
+        't.id',
+        eb
+          .selectFrom('bots_messages as m')
+          .select((e) => e.fn.countAll<number>().as('c'))
+          .whereRef('m.thread_id', '=', 't.id')
+          .where('m.role', '<>', 'user')
+          .where((e) => e('m.created_at', '>', e.fn.coalesce('a.read_at', e.lit(-1))))
+          .as('n'),
+      ]);
+    if (threadIds) {
+      if (threadIds.length === 0) return new Map();
+      q = q.where('t.id', 'in', [...threadIds]);
+    }
+    const rows = await q.execute();
+    return new Map(rows.map((r) => [r.id, num(r.n ?? 0)]));
+  }
+}
