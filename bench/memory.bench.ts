@@ -17,9 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { EventBus, FakeClock, sequentialIds, silentLogger } from '../src/core/index.js';
-import { Instance } from '../src/engine/index.js';
-import { StoreCheckpointer } from '../src/graph/index.js';
-import { createLlm, dryRunModel } from '../src/llm/index.js';
+import { Instance, type EngineTables } from '../src/engine/index.js';
+import { StoreCheckpointer, type GraphTables } from '../src/graph/index.js';
+import { createLlm, dryRunModel, type LedgerTables } from '../src/llm/index.js';
 import { MemoryStore, fts5Match, memoryMigrations, parseQuery, renderDiff, sqliteRecallSql, type MemoryTables, type WriteOp } from '../src/memory/index.js';
 import { applyMigrations, openStore, tablesView, type Store } from '../src/store/index.js';
 import { DEFAULT_CONSCIOUS_SETTINGS, consciousMigrations, createConsciousWorld, type ConsciousTables } from '../src/worlds/conscious/index.js';
@@ -231,7 +231,7 @@ async function benchConscious(): Promise<void> {
     ]);
     const llm = createLlm({
       models: { local: endpoint, agent: endpoint },
-      db: store.db,
+      db: tablesView<LedgerTables>(store.db),
       clock,
       ids,
       inProcessModel: () => dryRunModel({ modelId: 'dry-run', reply: () => reply }),
@@ -246,16 +246,16 @@ async function benchConscious(): Promise<void> {
       emit: () => undefined,
     });
     const instance = new Instance(world, {
-      db: store.db,
+      db: tablesView<EngineTables>(store.db),
       llm,
       clock,
       ids,
       events: new EventBus(() => clock.now()),
       log: silentLogger,
-      checkpointer: new StoreCheckpointer(store.db, clock),
+      checkpointer: new StoreCheckpointer(tablesView<GraphTables>(store.db), clock),
     });
     const tokens = async () =>
-      (await store.db
+      (await tablesView<LedgerTables>(store.db)
         .selectFrom('model_calls')
         .select((eb) => [eb.fn.countAll<number>().as('calls'), eb.fn.sum<number>('input_tokens').as('input'), eb.fn.sum<number>('output_tokens').as('output')])
         .where('world', '=', 'conscious')

@@ -22,8 +22,11 @@ const ALLOWED: Record<string, string[]> = {
   graph: ['core', 'store'],
   engine: ['core', 'store', 'graph', 'llm', 'protocol'],
   agent: ['core', 'store', 'llm', 'protocol'],
-  worlds: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'protocol'],
-  app: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'worlds', 'protocol'],
+  bots: ['core', 'store', 'llm', 'agent', 'protocol'],
+  memory: ['core', 'store', 'protocol'],
+  orchestration: ['core', 'store', 'llm', 'graph', 'protocol'],
+  worlds: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
+  app: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
   server: ['core', 'llm', 'protocol'],
   cli: ['core', 'engine', 'app', 'server', 'protocol'],
 };

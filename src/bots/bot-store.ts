@@ -18,7 +18,7 @@ export interface BotInput {
   tools?: string[] | undefined;
 }
 
-export type BotPatch = Partial<BotInput>;
+export type BotPatch = { [K in keyof BotInput]?: BotInput[K] | undefined };
 
 /** `agent` | `local` | `agent:<model>` | `local:<model>` | `<model>` (on the agent endpoint). */
 export function parseModelSpec(spec: string): { model_role: 'agent' | 'local'; model: string | null } {

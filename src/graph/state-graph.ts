@@ -13,9 +13,9 @@ export const DEFAULT_STEP_LIMIT = 50;
 export interface CompileOptions {
   /** Stored on every thread; a thread is only ever resumed by the graph of the same name. */
   name: string;
-  checkpointer?: Checkpointer;
+  checkpointer?: Checkpointer | undefined;
   /** Maximum node executions per thread (counted across resumes). Default 50. */
-  stepLimit?: number;
+  stepLimit?: number | undefined;
 }
 
 function invalid(message: string, field: string): SubconsciousError {

@@ -78,7 +78,7 @@ export function applyPatch(state: SystemState, patch: StatePatch): SystemState {
  * What carries across cycles: messages, semantic history, queued diffs, utilisation, triggers,
  * long-term memory, steering, the event log and the diff chain.
  */
-export function startCycle(prev: SystemState, packet: InboundPacket, seq: number, opts: { cronDue?: boolean } = {}): SystemState {
+export function startCycle(prev: SystemState, packet: InboundPacket, seq: number, opts: { cronDue?: boolean | undefined } = {}): SystemState {
   return {
     ...prev,
     cycle: seq,
