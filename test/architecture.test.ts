@@ -22,9 +22,10 @@ const ALLOWED: Record<string, string[]> = {
   graph: ['core', 'store'],
   engine: ['core', 'store', 'graph', 'llm', 'protocol'],
   agent: ['core', 'store', 'llm', 'protocol'],
-  bots: ['core', 'store', 'llm', 'agent', 'protocol'],
-  memory: ['core', 'store', 'protocol'],
-  orchestration: ['core', 'store', 'llm', 'graph', 'protocol'],
+  // Hosts (no tick) use the same module front door as worlds, hence `engine`.
+  bots: ['core', 'store', 'llm', 'engine', 'agent', 'protocol'],
+  memory: ['core', 'store', 'engine', 'protocol'],
+  orchestration: ['core', 'store', 'llm', 'graph', 'engine', 'protocol'],
   worlds: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
   app: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
   server: ['core', 'llm', 'protocol'],

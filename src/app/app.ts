@@ -18,6 +18,8 @@ import {
 } from '../agent/index.js';
 import {
   EventBus,
+  Presence,
+  PresenceKey,
   RpcDispatcher,
   Services,
   createLogger,
@@ -83,6 +85,8 @@ export interface App {
   registry: Registry;
   rpc: RpcDispatcher;
   services: AppServices;
+  /** Clients following events (the daemon's `/events` counts them). */
+  presence: Presence;
   /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler. */
   start(): Promise<void>;
   /** Stop every tick (each stays checkpointed), close modules, tools and the store. Idempotent. */
@@ -135,6 +139,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     services.add(provide(AgentRunnerKey, agentServices.agent));
     services.add(provide(ApprovalStoreKey, agentServices.approvals));
     services.add(provide(SkillsKey, opts.skills ?? agentServices.mcp));
+    const presence = new Presence();
+    services.add(provide(PresenceKey, presence));
 
     const tickTimeoutMs = config.engine.tick_timeout_minutes * 60_000;
     const shared: SharedContext = {
@@ -196,6 +202,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       registry,
       rpc,
       services: agentServices,
+      presence,
       async start() {
         for (const start of starts) await start();
         registry.start();

@@ -4,13 +4,14 @@
  * names); every service a module needs provided by the app or an earlier module.
  */
 import { AgentRunnerKey, ApprovalStoreKey, SkillsKey } from '../agent/index.js';
+import { PresenceKey } from '../core/index.js';
 import type { WorldModule } from '../engine/index.js';
 
 /** Names that shipped before worlds were modules: databases already hold them. */
 const SHIPPED_TABLES = new Set(['subconscious_tasks', 'subconscious_log', 'subconscious_escalations']);
 const SHIPPED_MIGRATIONS = new Set(['0004_tasks', '0006_log_exec_owner', '0007_task_order_and_user_choice']);
 /** Services the app itself provides to every module. */
-const APP_SERVICES = [AgentRunnerKey, ApprovalStoreKey, SkillsKey].map((k) => k.id);
+const APP_SERVICES = [AgentRunnerKey, ApprovalStoreKey, SkillsKey, PresenceKey].map((k) => k.id);
 
 export function checkModules(modules: readonly WorldModule[]): void {
   const kinds = new Set<string>();

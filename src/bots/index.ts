@@ -68,3 +68,4 @@ export { STALE_CLAIM_MS, FINAL_STATUSES } from './task-store.js';
 export { personaText, historyMessages, type PersonaSection } from './prompt.js';
 export type { JobPriority } from './queue.js';
 export type { RoutineFiring } from './routines.js';
+export { BotsHeartbeatKey } from './services.js';

@@ -50,6 +50,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       log: app.log,
       health: async () => ({ worlds: app.registry.names(), store: app.store.dialect }),
       bindHost: app.config.server.host,
+      presence: app.presence,
     });
     http = await listen(server, { host: app.config.server.host, port: app.config.server.port });
   } catch (err) {

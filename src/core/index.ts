@@ -8,3 +8,4 @@ export { processOwner, ownedByThisProcess, ownerIsGone } from './process-identit
 export { isTimeZone, startOfZonedDay, systemTimeZone, zonedDate } from './time-zone.js';
 export { untilAborted } from './abort.js';
 export { Services, serviceKey, provide, type ServiceKey, type Provision } from './services.js';
+export { Presence, PresenceKey } from './presence.js';

@@ -46,3 +46,4 @@ export { ParseError } from './sources/mime.js';
 export { htmlToText } from './sources/html.js';
 export { memoryStoreHandlers, type MemoryStoreHandlers } from './rpc.js';
 export { recentMemory, noteDocument, type RecentMemoryItem } from './adapters.js';
+export { MemoryStoreKey } from './services.js';

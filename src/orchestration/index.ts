@@ -47,3 +47,4 @@ export { runClosedLoopExample, EXAMPLE_MEMORY, EXAMPLE_PACKETS, EXAMPLE_SETTINGS
 export type { ClosedLoopExampleOptions, ClosedLoopExampleResult, ExampleCycle, ExamplePacket } from './example.js';
 export { renderExample } from './render.js';
 export type * from './types.js';
+export { HarnessKey } from './services.js';

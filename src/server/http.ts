@@ -22,6 +22,7 @@ import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import type { Subscribable } from '../core/events.js';
+import type { Presence } from '../core/presence.js';
 import type { Logger } from '../core/logger.js';
 import { readNodeBody, readWebBody } from './body.js';
 import { setSecurityHeaders } from './headers.js';
@@ -47,6 +48,8 @@ export interface HttpDeps {
   bindHost?: string;
   /** Default {@link MAX_RPC_BODY_BYTES}. */
   maxBodyBytes?: number;
+  /** Counts the clients following `/events` (someone is there to answer approvals). */
+  presence?: Presence;
 }
 
 type Env = { Bindings: Partial<HttpBindings> };
@@ -147,6 +150,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
       let id = 0;
       const queue: string[] = [];
       let wake: (() => void) | null = null;
+      const leave = deps.presence?.attach();
       const unsubscribe = deps.events.subscribe((event) => {
         // A client that stops reading must not grow memory without bound: keep the newest events.
         if (queue.length >= MAX_SSE_BACKLOG) queue.splice(0, queue.length - MAX_SSE_BACKLOG + 1);
@@ -155,6 +159,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
       });
       stream.onAbort(() => {
         unsubscribe();
+        leave?.();
         wake?.();
       });
       await stream.writeSSE({ event: 'message', id: String(++id), data: JSON.stringify({ type: 'hello', at: Date.now(), data: {} }) });
@@ -169,6 +174,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
         if (!queue.length && !stream.aborted) await stream.write(': keepalive\n\n');
       }
       unsubscribe();
+      leave?.();
     });
   });
 
