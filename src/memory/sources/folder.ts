@@ -130,6 +130,21 @@ export class FolderSource {
     return this.debounce !== null;
   }
 
+  /** Resolves when no sync is running or queued (a sync started meanwhile is waited for too). */
+  async idle(): Promise<void> {
+    for (let p = this.queued ?? this.running; p; p = this.queued ?? this.running) await p.catch(() => undefined);
+  }
+
+  /** A sync is running now. */
+  get syncing(): boolean {
+    return this.running !== null;
+  }
+
+  /** A watcher follows the folder. */
+  get watching(): boolean {
+    return this.watcher !== null;
+  }
+
   /** Sync now. Calls during a running sync share one more sync after it (and get its result). */
   sync(): Promise<SyncResult> {
     if (this.running) {
@@ -150,16 +165,28 @@ export class FolderSource {
     return this.sync();
   }
 
-  /** Files skipped the last time they were read (they are read again once they change). */
-  async skippedFiles(): Promise<SkippedFile[]> {
+  /** Files skipped the last time they were read (they are read again once they change); `limit` caps the list. */
+  async skippedFiles(limit?: number): Promise<SkippedFile[]> {
     const rows = await this.deps.db
       .selectFrom('memory_source_files')
       .select(['path', 'error'])
       .where('namespace', '=', this.namespace)
       .where('error', 'is not', null)
       .orderBy('path')
+      .$if(limit !== undefined, (q) => q.limit(limit!))
       .execute();
     return rows.map((r) => ({ path: r.path, reason: r.error! }));
+  }
+
+  /** How many files were skipped the last time they were read. */
+  async skippedCount(): Promise<number> {
+    const row = await this.deps.db
+      .selectFrom('memory_source_files')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('namespace', '=', this.namespace)
+      .where('error', 'is not', null)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   /** Start watching the folder; returns the stop function. A folder that cannot be watched is logged (periodic syncs still run). */

@@ -1,6 +1,8 @@
 /** What the memory world serves outside its ticks: its outputs and the diff since its baseline. */
+import type { Clock } from '../../core/clock.js';
 import { renderDiff, type MemoryDiff } from '../../memory/diff.js';
 import type { GoalStatus, MemoryBaseline, MemoryDiffResult, MemoryGoal, MemoryNotification, MemoryTodo, TodoStatus } from '../../protocol/memory.js';
+import type { MemoryWorldEmit } from './events.js';
 import type { OutputStore } from './outputs.js';
 
 export interface MemoryWorldServiceDeps {
@@ -10,6 +12,8 @@ export interface MemoryWorldServiceDeps {
   };
   outputs: OutputStore;
   label: string;
+  clock: Clock;
+  emit: MemoryWorldEmit;
 }
 
 export class MemoryWorldService {
@@ -44,5 +48,17 @@ export class MemoryWorldService {
 
   goals(status?: GoalStatus): Promise<MemoryGoal[]> {
     return this.outputs.goals(status);
+  }
+
+  async setTodoStatus(id: string, status: TodoStatus): Promise<MemoryTodo> {
+    const todo = await this.outputs.setTodoStatus(id, status, this.deps.clock.now());
+    this.deps.emit('memory.todos_changed', { ids: [id] });
+    return todo;
+  }
+
+  async setGoalStatus(id: string, status: GoalStatus): Promise<MemoryGoal> {
+    const goal = await this.outputs.setGoalStatus(id, status, this.deps.clock.now());
+    this.deps.emit('memory.goals_changed', { ids: [id] });
+    return goal;
   }
 }
