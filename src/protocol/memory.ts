@@ -88,6 +88,8 @@ export interface MemorySourceStatus {
   sync_interval_minutes: number;
   /** This process's last finished sync of it (null: none yet; `memory.namespaces` has its time). */
   last_sync: MemorySyncSummary | null;
+  /** Every sync of this process together: how many, and the document changes they made. */
+  since_start: { syncs: number; added: number; modified: number; removed: number };
   /** Files skipped the last time they were read, and why (at most 20; they are read again once they change). */
   skipped: Array<{ path: string; reason: string }>;
   skipped_total: number;

@@ -103,6 +103,7 @@ export class FolderSource {
   private running: Promise<SyncResult> | null = null;
   private queued: Promise<SyncResult> | null = null;
   private lastResult: SyncResult | null = null;
+  private readonly sinceStart = { syncs: 0, added: 0, modified: 0, removed: 0 };
   private watcher: FSWatcher | null = null;
   private debounce: AbortController | null = null;
   private firstEventAt: number | null = null;
@@ -123,6 +124,11 @@ export class FolderSource {
   /** The last finished sync's result, or null. */
   get last(): SyncResult | null {
     return this.lastResult;
+  }
+
+  /** Syncs finished by this object, and the document changes they made. */
+  get totals(): { syncs: number; added: number; modified: number; removed: number } {
+    return { ...this.sinceStart };
   }
 
   /** A debounced sync is waiting for file events to settle. */
@@ -376,6 +382,10 @@ export class FolderSource {
     result.duration_ms = this.deps.clock.now() - started;
     await this.deps.store.recordSync(this.namespace, result.error);
     this.lastResult = result;
+    this.sinceStart.syncs++;
+    this.sinceStart.added += result.added;
+    this.sinceStart.modified += result.modified;
+    this.sinceStart.removed += result.removed;
     this.deps.emit?.('memory.synced', {
       namespace: this.namespace,
       added: result.added,

@@ -143,6 +143,7 @@ export class MemorySources {
             error: last.error,
             duration_ms: last.duration_ms,
           },
+          since_start: folder.totals,
           skipped,
           skipped_total: skippedTotal,
         };

@@ -37,12 +37,10 @@ export const consciousSimulation: SimulateHooks<ConsciousSettings, ConsciousTabl
       },
       print(figures, print) {
         const n = (x: unknown) => Number(x).toLocaleString('en-US');
-        const runs = Number(figures.runs);
-        if (runs === 0) return print('  conscious: no run (memory did not change): 0 model calls');
+        const calls = Number(figures.extractions);
+        if (calls === 0) return print('  conscious: no extraction (no new memory to read): 0 model calls');
         const largest = figures.largest_prompt_tokens === null ? '' : `, largest prompt ${n(figures.largest_prompt_tokens)} tokens`;
-        print(
-          `  conscious: ${n(runs)} run${runs === 1 ? '' : 's'} (memory changed), ${n(figures.extractions)} extraction call${figures.extractions === 1 ? '' : 's'}, ${n(figures.documents_read)} documents read${largest}`,
-        );
+        print(`  conscious: ${n(calls)} extraction call${calls === 1 ? '' : 's'} over ${n(figures.documents_read)} documents read${largest}`);
       },
       assumptions: 'Conscious: the dry-run model extracts no actionables; a run happens only when memory changed, every other tick is quiet (0 model calls).',
     };

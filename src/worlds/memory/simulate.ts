@@ -33,7 +33,7 @@ export const memorySimulation: SimulateHooks<MemoryWorldSettings, MemoryModuleTa
     await insertChunks(to, 'memory_source_files', files);
     const baseline = await from.selectFrom('memory_checkpoints').selectAll().where('label', '=', 'memory').orderBy('seq', 'desc').limit(1).execute();
     await insertChunks(to, 'memory_checkpoints', baseline);
-    return { copied: files.length, what: 'synced memory files' };
+    return { copied: files.length, what: 'memory source files' };
   },
 
   session(): SimulationSession<Methods> {
@@ -49,7 +49,7 @@ export const memorySimulation: SimulateHooks<MemoryWorldSettings, MemoryModuleTa
         return {
           sources: sources.length,
           namespaces: namespaces.length,
-          documents_synced: sources.reduce((n, s) => n + (s.last_sync ? s.last_sync.added + s.last_sync.modified + s.last_sync.removed : 0), 0),
+          documents_synced: sources.reduce((n, s) => n + s.since_start.added + s.since_start.modified + s.since_start.removed, 0),
           reviews,
         };
       },
