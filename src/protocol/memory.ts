@@ -139,6 +139,19 @@ export interface MemoryDiffResult {
   totals: DiffTotals;
   /** The rendered diff: a totals line, then one `### label (kind)` section per source. */
   text: string;
+  /** The same per source, as data (what the page shows): at most 10 entries each. */
+  sources: MemoryDiffSource[];
+}
+
+export interface MemoryDiffSource {
+  namespace: string;
+  label: string;
+  kind: string;
+  totals: DiffTotals;
+  /** Added, then modified, then removed; each most recent first. */
+  entries: Array<{ change: DiffChange; title: string; external_id: string; updated_at: number }>;
+  /** Changes beyond `entries` ("…and K more"). */
+  more: number;
 }
 
 export const NOTIFICATION_PRIORITIES = ['normal', 'important', 'critical'] as const;
