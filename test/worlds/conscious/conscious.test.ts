@@ -15,7 +15,7 @@ import { tablesView } from '../../../src/store/index.js';
 import { dispatcherFor } from '../../memory/support.js';
 import { implement } from '../../../src/protocol/contract.js';
 import { consciousContract } from '../../../src/protocol/conscious.js';
-import { BUILT_IN_PROMPT, CURSOR_KEY, actionableId, consciousConfigSchema, consciousRpcHandlers } from '../../../src/worlds/conscious/index.js';
+import { BUILT_IN_PROMPT, CURSOR_KEY, KEEP_RUNS, actionableId, consciousConfigSchema, consciousRpcHandlers } from '../../../src/worlds/conscious/index.js';
 import { testDialects } from '../../support/stores.js';
 import { createConsciousHarness, item, systemOf, userOf, type ConsciousHarness } from './harness.js';
 
@@ -259,6 +259,29 @@ describe('conscious config', () => {
         expect.stringMatching(/Unrecognized key: "extra"/),
       ]),
     );
+  });
+});
+
+describe.each(dialects)('conscious runs on record (%s)', (dialect) => {
+  it('keeps the newest 100 runs; a superseded run is marked interrupted, a finished one never', async () => {
+    const h = await createConsciousHarness({ dialect });
+    try {
+      const runs = h.world.service.runs;
+      for (let i = 0; i < KEEP_RUNS + 2; i++)
+        await runs.completed(`run-${i}`, 1_000 + i, 1_500 + i, { namespaces: ['n'], documents: 1, count: i, new: 0, cut: 0 });
+      const kept = await runs.list(100);
+      expect(kept).toHaveLength(KEEP_RUNS);
+      expect(kept[0]).toMatchObject({ id: `run-${KEEP_RUNS + 1}`, status: 'completed', count: KEEP_RUNS + 1, duration_ms: 500 });
+      expect(kept.at(-1)!.id).toBe('run-2');
+      await runs.started('run-x', 5_000, ['n']);
+      await runs.interrupted('run-x', 5_100);
+      await runs.interrupted(`run-${KEEP_RUNS + 1}`, 5_200); // finished: left as it was
+      const [x, last] = await runs.list(2);
+      expect(x).toMatchObject({ id: 'run-x', status: 'interrupted', error_kind: 'superseded', finished_at: 5_100 });
+      expect(last).toMatchObject({ status: 'completed', error: null });
+    } finally {
+      await h.dispose();
+    }
   });
 });
 

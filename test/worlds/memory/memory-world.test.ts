@@ -234,6 +234,20 @@ describe.each(dialects)('memory world (%s)', (dialect) => {
     expect(diff.result.baseline.label).toBe('memory');
     expect(diff.result.text).toMatch(/^2 changes since checkpoint "memory"/);
     expect(diff.result.text).toContain('### mail (rpc)\n[added] Weekly digest\n[added] Invoice 2291 overdue');
+    // The same as data, for the page.
+    expect((diff.result as unknown as { sources: unknown }).sources).toEqual([
+      {
+        namespace: 'mail',
+        label: 'mail',
+        kind: 'rpc',
+        totals: { added: 2, modified: 0, removed: 0 },
+        entries: [
+          { change: 'added', title: 'Weekly digest', external_id: 'news', updated_at: expect.any(Number) },
+          { change: 'added', title: 'Invoice 2291 overdue', external_id: 'inv', updated_at: expect.any(Number) },
+        ],
+        more: 0,
+      },
+    ]);
     expect(await call('memory.notifications_list', {})).toEqual({ jsonrpc: '2.0', id: 1, result: [] });
     expect(await call('memory.todos_list', { status: 'open' })).toMatchObject({ result: [] });
     expect(await call('memory.goals_list', {})).toMatchObject({ result: [] });
