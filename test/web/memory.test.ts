@@ -178,9 +178,10 @@ describe('Actionables and Memory tabs in Chromium', () => {
     await waitFor('the dismissal', async () => (await actionables()).find((a) => a.title === 'Buy compost for the garden')!.state === 'dismissed');
     expect(await page.locator('[data-testid="actionables-normal"]').count()).toBe(0);
 
-    await undo.getByRole('button', { name: 'Undo' }).click();
+    await page.keyboard.press('Enter'); // on Undo
     await compost.waitFor();
     await undo.waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Done: Buy compost for the garden');
     expect((await actionables()).find((a) => a.title === 'Buy compost for the garden')!.state).toBe('new');
 
     // Dismiss it for good, then Run now: the loop extracts it again, and it stays dismissed.

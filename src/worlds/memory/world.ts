@@ -1,9 +1,10 @@
 /**
  * The `memory` world (seed 4's memory profile) on the engine's `World` contract:
  *
- *   observe         (after the sources' first sync, when `ready` is given) the memory diff against the baseline checkpoint (the newest checkpoint with
- *                   this world's label). No baseline, or no change since it: quiet (0 tokens).
- *                   A diff is external content: the tick is tainted.
+ *   observe         (after the sources' first sync, when `ready` is given) the memory diff
+ *                   against the baseline checkpoint (the newest checkpoint with this world's
+ *                   label). No baseline, or no change since it: quiet (0 tokens). A diff is
+ *                   external content: the tick is tainted.
  *   prepareContext  the rendered diff, open to-dos and active goals, fenced.
  *   reflect         the decision agent: `AgentRunner.start` with no MCP server and only the six
  *                   in-process tools of `tools.ts`, whose writes are staged, not applied.

@@ -70,8 +70,13 @@ export function ActionablesTab() {
       notify,
     );
     if (!ok) return;
-    if (state === 'new') setUndo(null);
-    else {
+    if (state === 'new') {
+      // Undo removes the bar the keyboard was on: it goes to the restored card instead.
+      if (undo?.item.id === item.id && document.activeElement === undoButton.current) {
+        document.querySelector<HTMLButtonElement>(`[data-testid="actionable"][data-id="${item.id}"] button`)?.focus();
+      }
+      setUndo(null);
+    } else {
       focusUndo.current = true;
       setUndo({ item, state });
     }
