@@ -7,7 +7,9 @@
  */
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
+import { consciousContract } from './conscious.js';
 import { engineContract } from './engine.js';
+import { memoryContract } from './memory.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
 
@@ -17,9 +19,11 @@ export * from './engine.js';
 export * from './usage.js';
 export * from './agent.js';
 export * from './tasks.js';
+export * from './memory.js';
+export * from './conscious.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, tasksContract] as const;
+export const productContracts = [engineContract, usageContract, agentContract, memoryContract, tasksContract, consciousContract] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;
