@@ -7,6 +7,7 @@
  */
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
+import { botsContract } from './bots.js';
 import { engineContract } from './engine.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
@@ -17,9 +18,11 @@ export * from './engine.js';
 export * from './usage.js';
 export * from './agent.js';
 export * from './tasks.js';
+// Its rows share names with the tasks world's (Task, TaskSource): import them from './bots.js'.
+export { botsContract, type BotsMethods, type BotsEvents } from './bots.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, tasksContract] as const;
+export const productContracts = [engineContract, usageContract, agentContract, tasksContract, botsContract] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;
