@@ -109,7 +109,11 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
       }
       const final = await watcher.follow(mine.message_id, mine.task_id, {
         everyMs: options.checkEveryMs ?? 3000,
-        check: async () => (await call('bots.thread', { id: sent.thread_id, limit: 50 })).messages.find((m) => m.id === mine.message_id),
+        check: async () => {
+          const [view, list] = await Promise.all([call('bots.thread', { id: sent.thread_id, limit: 50 }), call('bots.list', {})]);
+          const b = list.find((x) => x.id === bot.id);
+          return { message: view.messages.find((m) => m.id === mine.message_id), running: b !== undefined && b.status !== 'idle' };
+        },
       });
       if (opts.json) print(JSON.stringify({ ...sent, reply: final }, null, 2));
       if (final.status !== 'done') {
@@ -165,17 +169,21 @@ export async function resolveBot(call: BotsCall, who: string): Promise<BotWithSt
 
 /** How `follow` makes sure a quiet stream does not leave it waiting. */
 export interface FollowCheck {
-  /** The message as the daemon has it now (undefined: not found). */
-  check: () => Promise<Message | undefined>;
+  /** The message as the daemon has it now (undefined: not found), and whether its bot still has work going. */
+  check: () => Promise<{ message: Message | undefined; running: boolean }>;
   everyMs: number;
 }
+
+/** Checks in a row that found the reply unfinished with nothing running it, before giving up on it. */
+const ORPHAN_CHECKS = 2;
 
 /**
  * Follow one bot message over the event stream: subscribe first (events before the message id
  * is known are kept), then print its deltas and approval requests until it is finished. With a
  * `FollowCheck`, the message is also read now and then: finished there while the stream said
- * nothing, the rest of its text is printed and it ends; a failed read (the daemon is gone) ends
- * it with that error.
+ * nothing, the rest of its text is printed and it ends; a failed read ends it with that error;
+ * and a reply still unfinished while its bot runs nothing (the daemon that ran it was killed,
+ * and the calls now reach the store itself) ends it with that reason instead of waiting forever.
  */
 export async function watchReply(subscribe: EventSubscribe, out: { write: (chunk: string) => void; print: (line: string) => void }) {
   const early: BotsWireEvent[] = [];
@@ -247,6 +255,7 @@ export async function watchReply(subscribe: EventSubscribe, out: { write: (chunk
   return {
     cancel: () => {
       finished = true;
+      if (timer !== null) clearTimeout(timer);
       unsubscribe?.();
     },
     follow(messageId: string, taskId: string, watch?: FollowCheck): Promise<Message> {
@@ -258,14 +267,23 @@ export async function watchReply(subscribe: EventSubscribe, out: { write: (chunk
         if (ended !== null) return abort(streamEnded(ended));
         for (const e of early.splice(0)) handle(e);
         if (!watch || finished) return;
+        let orphaned = 0;
         const tick = () => {
           timer = setTimeout(() => {
             timer = null;
             watch.check().then(
-              (m) => {
+              ({ message: m, running }) => {
                 if (finished) return;
-                if (m && FINISHED.includes(m.status)) finish(m);
-                else tick();
+                if (m && FINISHED.includes(m.status)) return finish(m);
+                orphaned = running ? 0 : orphaned + 1;
+                if (orphaned >= ORPHAN_CHECKS) {
+                  return abort(
+                    new SubconsciousError('cancelled', 'The reply stopped: nothing is running it any more (the daemon that ran it went away).', {
+                      hint: 'Start the daemon again (`subconscious start`): the task is marked interrupted and can be resumed; its text so far is kept.',
+                    }),
+                  );
+                }
+                tick();
               },
               (err: unknown) => abort(err instanceof Error ? err : new Error(String(err))),
             );
