@@ -5,7 +5,7 @@
  * watched as it streams in, an approval answered inline (the tool ran, its arguments shown as
  * text), a group where an @mention picked from the completion list decides who answers, a run
  * stopped for good, routines added and removed; screenshots at 1280×800 and 360×740, keyboard
- * focus, contrast (light and dark) and the 360 px layout.
+ * focus, contrast (light and dark), the 360 px layout, and not one CSP violation.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -75,6 +75,12 @@ describe('Bots tab in Chromium', () => {
     browser = await launchBrowser();
     watched = await browser.newPage();
     page = watched.page;
+    // The daemon's Content-Security-Policy must hold with threads, approvals and forms on screen too.
+    await page.addInitScript(() => {
+      const seen: string[] = [];
+      (window as unknown as { __csp: string[] }).__csp = seen;
+      document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+    });
     await page.goto(daemon.pageUrl);
     await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
     await page.getByRole('tab', { name: 'Bots' }).click();
@@ -334,6 +340,7 @@ describe('Bots tab in Chromium', () => {
     expect(await horizontalOverflow(page), 'thread again at 360 px').toBeLessThanOrEqual(0);
     expect(await contrastFailures(page), 'thread at 360 px').toEqual([]);
     await page.setViewportSize(VIEWPORTS[0]);
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     expect(watched.errors).toEqual([]);
   });
 });
