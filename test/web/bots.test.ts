@@ -179,11 +179,17 @@ describe('Bots tab in Chromium', () => {
     await page.locator('[data-testid="bot-item"][data-bot-name="scout"] [data-testid="needs-attention"]').waitFor();
     expect(await page.locator('[data-testid="bot-item"][data-bot-name="scout"] [data-testid="needs-attention"]').innerText()).toBe('1 needs you');
     expect(existsSync(target)).toBe(false);
+    expect(await lastBotMessage().getByTestId('message-waiting').innerText()).toBe('Waiting for your approval…');
     await screenshots(page, 'bots-approval');
     expect(await contrastFailures(page), 'an inline approval').toEqual([]);
 
+    // The answer after the tool ran is held mid-stream: the reply shows the tool it used, done.
+    const held = proxy.hold(1);
     await card.getByRole('button', { name: 'Approve' }).click();
     await page.locator('[data-testid="approval-record"][data-state="approved"]').waitFor();
+    await held.reached;
+    await lastBotMessage().locator('[data-testid="tool-steps"] li[data-outcome="ok"]', { hasText: 'write_file' }).waitFor();
+    held.release();
     await page.locator('[data-testid="message"][data-role="bot"][data-status="done"]', { hasText: 'Saved the plan to plan.txt.' }).waitFor();
     expect(readFileSync(target, 'utf8')).toBe(content);
     await page.locator('[data-testid="bot-item"][data-bot-name="scout"] [data-testid="needs-attention"]').waitFor({ state: 'detached' });

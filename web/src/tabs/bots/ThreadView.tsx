@@ -15,7 +15,7 @@ import { MessageText } from '../../ui/MessageText.js';
 import { ApprovalCard } from './ApprovalCard.js';
 import { statusOf } from './BotList.js';
 import { Composer } from './Composer.js';
-import { joinStreamed, useDeltas } from './stream.js';
+import { joinStreamed, useDeltas, type LiveStep } from './stream.js';
 
 const THREAD_EVENTS = ['bots.message_changed', 'bots.task_changed', 'bots.approval_changed', 'bots.thread_changed', 'bots.bot_changed'] as const;
 const PAGE = 50;
@@ -26,7 +26,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
   const { notify } = useShell();
   const [limit, setLimit] = useState(PAGE);
   const view = useLiveRpc('bots.thread', { id: summary.id, limit }, THREAD_EVENTS);
-  const { deltas, version } = useDeltas(summary.id);
+  const { deltas, steps, version } = useDeltas(summary.id);
   const now = useNow(30_000);
   const members = summary.bot_ids.map((id) => snapshot.bots.find((b) => b.id === id)).filter((b): b is BotWithStatus => !!b);
   const direct = summary.kind === 'direct' ? members[0] : undefined;
@@ -117,6 +117,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
                 data={data}
                 task={m.task_id ? tasks.get(m.task_id) : undefined}
                 streamed={deltas.get(m.id)}
+                steps={steps.get(m.id)}
                 lastOfTask={m.role === 'bot' && m.task_id !== null && data.messages.findLastIndex((x) => x.task_id === m.task_id && x.role === 'bot') === i}
                 now={now}
               />
@@ -173,7 +174,15 @@ const TASK_LABEL: Record<Task['status'], string> = {
   dismissed: 'dismissed',
 };
 
-function MessageItem(props: { message: Message; data: ThreadData; task: Task | undefined; streamed: string | undefined; lastOfTask: boolean; now: number }) {
+function MessageItem(props: {
+  message: Message;
+  data: ThreadData;
+  task: Task | undefined;
+  streamed: string | undefined;
+  steps: LiveStep[] | undefined;
+  lastOfTask: boolean;
+  now: number;
+}) {
   const { message: m, data, task } = props;
   const { notify } = useShell();
   const author = m.bot_id ? data.bots.find((b) => b.id === m.bot_id) : undefined;
@@ -218,6 +227,15 @@ function MessageItem(props: { message: Message; data: ThreadData; task: Task | u
             {m.status === 'queued' ? 'Waiting for its turn…' : approvals.some((a) => a.state === 'pending') ? 'Waiting for your approval…' : 'Thinking…'}
           </p>
         )
+      )}
+      {live && props.steps && props.steps.length > 0 && (
+        <ul className="tool-steps small muted" aria-label="Tools used so far" data-testid="tool-steps">
+          {props.steps.map((s) => (
+            <li key={s.id} data-outcome={s.outcome ?? 'running'}>
+              <code>{s.tool}</code> {s.outcome === null ? '…' : s.outcome === 'ok' ? '✓' : s.outcome}
+            </li>
+          ))}
+        </ul>
       )}
       {(m.status === 'error' || m.status === 'stopped') && (
         <p className={`small ${m.status === 'error' ? 'coral' : 'muted'}`} data-testid="message-error">
