@@ -3,7 +3,7 @@
  * the ones that need it; the app checks). Adding a world: its folder under `src/worlds/`, its
  * contract in `src/protocol/` (listed in `productContracts`), and one line here.
  */
-import { botsModule } from '../bots/module.js';
+import { botsModule } from '../bots/index.js';
 import type { WorldModule } from '../engine/index.js';
 import { tasksModule } from '../worlds/tasks/index.js';
 

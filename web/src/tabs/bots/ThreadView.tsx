@@ -34,8 +34,14 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
   // Shown means read: whenever something unread arrives while the thread is on screen.
   const unreadKey = summary.unread > 0 ? `${summary.last_message?.id ?? ''}:${summary.unread}` : '';
   useEffect(() => {
-    if (!unreadKey || document.visibilityState === 'hidden') return;
-    void call('bots.mark_read', { thread_id: summary.id }).catch(() => undefined);
+    if (!unreadKey) return;
+    const mark = () => {
+      if (document.visibilityState === 'visible') void call('bots.mark_read', { thread_id: summary.id }).catch(() => undefined);
+    };
+    mark();
+    // A page in a background tab marks it when the person comes back to it.
+    document.addEventListener('visibilitychange', mark);
+    return () => document.removeEventListener('visibilitychange', mark);
   }, [unreadKey, summary.id]);
 
   // Keep the newest message in view while the person is at the bottom (not when they scrolled up to read).
@@ -214,6 +220,11 @@ function MessageItem(props: {
         <time dateTime={new Date(m.created_at).toISOString()} title={fullTime(m.created_at)} className="muted small">
           {clockTime(m.created_at, props.now)}
         </time>
+        {m.heartbeat && (
+          <span className="badge badge-quiet" title="Written by the heartbeat (a resume or a check-in)">
+            heartbeat
+          </span>
+        )}
         {m.role === 'bot' && task && props.lastOfTask && <TaskChip task={task} onCancel={() => void act('cancel')} onDismiss={() => void act('dismiss')} />}
       </div>
       {text ? (
