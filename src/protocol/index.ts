@@ -7,6 +7,7 @@
  */
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
+import { botsContract } from './bots.js';
 import { consciousContract } from './conscious.js';
 import { engineContract } from './engine.js';
 import { memoryContract } from './memory.js';
@@ -21,9 +22,11 @@ export * from './agent.js';
 export * from './tasks.js';
 export * from './memory.js';
 export * from './conscious.js';
+// Its rows share names with the tasks world's (Task, TaskSource): import them from './bots.js'.
+export { botsContract, type BotsMethods, type BotsEvents } from './bots.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, memoryContract, tasksContract, consciousContract] as const;
+export const productContracts = [engineContract, usageContract, agentContract, memoryContract, tasksContract, consciousContract, botsContract] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;
