@@ -4,6 +4,8 @@
  * contract in `src/protocol/` (listed in `productContracts`), and one line here.
  */
 import type { WorldModule } from '../engine/index.js';
+import { orchestrationModule } from '../orchestration/index.js';
+import { steeringModule } from '../worlds/steering/index.js';
 import { tasksModule } from '../worlds/tasks/index.js';
 
-export const productModules: readonly WorldModule[] = [tasksModule];
+export const productModules: readonly WorldModule[] = [tasksModule, orchestrationModule, steeringModule];

@@ -7,22 +7,34 @@
  *              the instruction carries critical anomaly terms;
  *   summarise  extractive (compress.ts), within budget by construction;
  *   steer      a directive from the gated summary's figures.
+ *
+ * The reasoning stand-in is steered by the steering world's directive when the host has one
+ * (`steering`, as in live mode), else by the stand-in's own last steering (the example).
  */
 import { extractiveSummarizer } from './compress.js';
 import type { EvictionDoc, HarnessRuntime, ReasoningInput, ReasoningResult } from './runtime.js';
 import { firstSentence, keyTerms, oneLine, plural } from './text.js';
-import type { MemoryRecord, RetrievedTrace } from './types.js';
+import type { MemoryRecord, RetrievedTrace, SteeringSource } from './types.js';
 
 /** Terms that make the reasoning stand-in escalate (seed 5: "critical anomaly terms"). */
 export const ANOMALY_TERMS = ['critical', 'anomaly', 'anomalous', 'outage', 'breach', 'incident', 'emergency', 'failure', 'failing', 'crash', 'corrupted'];
 
-export function offlineRuntime(): HarnessRuntime {
+export interface OfflineRuntimeOptions {
+  /** The steering world's directives; absent: the stand-in steers itself (`subconscious_steering`). */
+  steering?: SteeringSource | undefined;
+}
+
+export function offlineRuntime(opts: OfflineRuntimeOptions = {}): HarnessRuntime {
+  const { steering } = opts;
   return {
     mode: 'offline',
     instruct: async ({ channel, text }) => `Resolve the ${channel} request: ${oneLine(text, 280)}`,
     respond: async ({ channel, reply }) => `[${channel}] ${firstSentence(reply, 280)}`,
     retrieve: async (query, state, ctx) => ({ traces: retrieveByTerms(query, state.long_term_memory, ctx.settings.retrieval_limit) }),
-    directive: async (_cycle, state) => (state.subconscious_steering ? { id: 'offline', text: state.subconscious_steering } : null),
+    directive: async (cycle, state) => {
+      if (steering) return steering.forCycle(cycle);
+      return state.subconscious_steering ? { id: 'offline', text: state.subconscious_steering } : null;
+    },
     execute: async (input) => simulateExecution(input),
     evict: async (docs) => docs.map(toRecord),
     summarize: (req) => extractiveSummarizer(req),

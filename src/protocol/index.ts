@@ -8,6 +8,8 @@
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
 import { engineContract } from './engine.js';
+import { orchestrationContract } from './orchestration.js';
+import { steeringContract } from './steering.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
 
@@ -17,9 +19,11 @@ export * from './engine.js';
 export * from './usage.js';
 export * from './agent.js';
 export * from './tasks.js';
+export * from './orchestration.js';
+export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, tasksContract] as const;
+export const productContracts = [engineContract, usageContract, agentContract, tasksContract, orchestrationContract, steeringContract] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;
