@@ -8,8 +8,10 @@
  *   summarise  extractive (compress.ts), within budget by construction;
  *   steer      a directive from the gated summary's figures.
  *
- * The reasoning stand-in is steered by the steering world's directive when the host has one
- * (`steering`, as in live mode), else by the stand-in's own last steering (the example).
+ * With `steering` (a host that runs the steering world, such as the app) the subconscious layer
+ * is that world, as in live mode: the reasoning stand-in is steered by its directive and the
+ * `subconscious_eval` node reports the directive in force. Without it (the example) the stand-in
+ * reflects itself and steers the next cycles with its own line.
  */
 import { extractiveSummarizer } from './compress.js';
 import type { EvictionDoc, HarnessRuntime, ReasoningInput, ReasoningResult } from './runtime.js';
@@ -28,6 +30,7 @@ export function offlineRuntime(opts: OfflineRuntimeOptions = {}): HarnessRuntime
   const { steering } = opts;
   return {
     mode: 'offline',
+    subconscious: steering ? 'steering_world' : 'stand_in',
     instruct: async ({ channel, text }) => `Resolve the ${channel} request: ${oneLine(text, 280)}`,
     respond: async ({ channel, reply }) => `[${channel}] ${firstSentence(reply, 280)}`,
     retrieve: async (query, state, ctx) => ({ traces: retrieveByTerms(query, state.long_term_memory, ctx.settings.retrieval_limit) }),
@@ -39,6 +42,7 @@ export function offlineRuntime(opts: OfflineRuntimeOptions = {}): HarnessRuntime
     evict: async (docs) => docs.map(toRecord),
     summarize: (req) => extractiveSummarizer(req),
     steer: async (summary, state) => {
+      if (steering) return state.directive?.text ?? null;
       const critical = [...state.cycle_diffs].reverse().find((d) => d.critical);
       if (summary.critical_event_count > 0) {
         return `Stabilise first: investigate the ${critical?.entity ?? 'reported'} anomaly before taking on new work.`;
