@@ -332,6 +332,11 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     reflect,
     commit,
     abandon,
+    // The tasks world's own words for what a person can do (the model layer names no world).
+    hint: (error) =>
+      (error as { kind?: unknown } | null)?.kind === 'rate_cap'
+        ? 'Lower context_budget_tokens in [worlds.tasks], then press "Try again" on the Tasks card.'
+        : undefined,
     close: () => service.close(),
   };
 }
