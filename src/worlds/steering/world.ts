@@ -125,5 +125,10 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
     prepareContext,
     reflect,
     commit,
+    // The steering world's own words for what a person can do (the model layer names no world).
+    hint: (error) =>
+      (error as { kind?: unknown } | null)?.kind === 'rate_cap'
+        ? 'A review reads at most 20 compressed cycles: give [worlds.steering] role a model with a larger context window, then press "Try again" on the Steering card.'
+        : undefined,
   };
 }
