@@ -228,6 +228,27 @@ describe.each(dialects)('orchestration and steering modules in the app on %s', (
     });
   });
 
+  it('the harness checkpointer keeps the whole checkpoint contract in the harness’s own tables', async () => {
+    store = await openTestStore(dialect);
+    const clock = new FakeClock();
+    const cp = harnessCheckpointer(tablesView<OrchestrationTables>(store.db), clock);
+    await cp.start({ threadId: 't1', graph: 'g', next: 'a', stateJson: '{"n":0}' });
+    await cp.put({ threadId: 't1', seq: 1, node: 'a', updateJson: '{"n":1}', stateJson: '{"n":1}', next: 'b' });
+    await expect(cp.put({ threadId: 't1', seq: 1, node: 'a', updateJson: '{}', stateJson: '{}', next: 'b' })).rejects.toThrow(); // a stale writer
+    expect(await cp.load('t1')).toMatchObject({ status: 'running', next: 'b', seq: 1, state: { n: 1 } });
+    expect((await cp.unfinished('g')).map((t) => t.threadId)).toEqual(['t1']);
+    expect(await cp.checkpoints('t1')).toEqual([expect.objectContaining({ seq: 1, node: 'a', update: { n: 1 } })]);
+    expect(await cp.markFailed('t1', new Error('stopped'))).toBe(true);
+    await cp.start({ threadId: 't2', graph: 'g', next: 'a', stateJson: '{}' });
+    await clock.advance(1000);
+    expect(await cp.pruneFinished(500)).toBe(1); // the failed one, not the running one
+    expect(await cp.prune('t2')).toBe(true);
+    const rows = async (t: string) => Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(t)}`.execute(store.db)).rows[0]!.n);
+    expect([await rows('orchestration_graph_threads'), await rows('orchestration_graph_checkpoints')]).toEqual([0, 0]);
+    // The engine's tables were never touched.
+    expect([await rows('graph_threads'), await rows('graph_checkpoints')]).toEqual([0, 0]);
+  });
+
   it('live mode without a memory store does not start, and names the missing service and the key', async () => {
     store = await openTestStore(dialect);
     const err = await openApp(store, { config: '[worlds.orchestration]\nmode = "live"\n' }).then(
