@@ -7,7 +7,9 @@
  */
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
+import { consciousContract } from './conscious.js';
 import { engineContract } from './engine.js';
+import { memoryContract } from './memory.js';
 import { orchestrationContract } from './orchestration.js';
 import { steeringContract } from './steering.js';
 import { tasksContract } from './tasks.js';
@@ -19,11 +21,22 @@ export * from './engine.js';
 export * from './usage.js';
 export * from './agent.js';
 export * from './tasks.js';
+export * from './memory.js';
+export * from './conscious.js';
 export * from './orchestration.js';
 export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, tasksContract, orchestrationContract, steeringContract] as const;
+export const productContracts = [
+  engineContract,
+  usageContract,
+  agentContract,
+  memoryContract,
+  tasksContract,
+  consciousContract,
+  orchestrationContract,
+  steeringContract,
+] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;

@@ -95,7 +95,7 @@ describe('subconscious simulate', () => {
     const result = await simulateJson(2);
 
     expectConsistent(result, 2);
-    const tasks = result.worlds[0]!;
+    const tasks = result.worlds.find((w) => w.world === 'tasks')!;
     expect(tasks).toMatchObject({ world: 'tasks', enabled: true, interval_minutes: 5, ticks: 24, evaluated: 24, quiet: 0 });
     // 3 system defaults + 3 HEARTBEAT.md lines, all `pending` (every tick), in one call each tick.
     expect(result.modules.tasks).toMatchObject({ task_decisions: { total: 24 * 6, max_per_call: 6 }, enabled_tasks: 6 });
@@ -136,12 +136,18 @@ describe('subconscious simulate', () => {
     const end = Date.parse(result.period.end);
     let expected = 0;
     for (let at = hourly.next_run_at!; at < end; at += HOUR) if (start + Math.ceil(Math.max(0, at - start) / FIVE_MINUTES) * FIVE_MINUTES < end) expected++;
-    const tasks = result.worlds[0]!;
+    const tasks = result.worlds.find((w) => w.world === 'tasks')!;
     expect(tasks.evaluated).toBe(expected);
     expect(tasks.quiet).toBe(tasks.ticks - expected);
     expect(tasks.quiet).toBeGreaterThan(0);
     expect(result.modules.tasks).toMatchObject({ task_decisions: { total: expected, max_per_call: 1 }, enabled_tasks: 1 });
-    expect(result.copied).toEqual({ from: `sqlite:${db} (read-only)`, rows: [{ module: 'tasks', what: 'tasks', count: 4 }] });
+    expect(result.copied).toEqual({
+      from: `sqlite:${db} (read-only)`,
+      rows: [
+        { module: 'memory', what: 'memory source files', count: 0 },
+        { module: 'tasks', what: 'tasks', count: 4 },
+      ],
+    });
 
     expect(readdirSync(dir).sort()).toEqual(files); // no -wal or -shm left behind either
     expect(createHash('sha256').update(readFileSync(db)).digest('hex')).toBe(digest);
@@ -157,7 +163,10 @@ describe('subconscious simulate', () => {
     expect(res.out).toMatch(/ {2}tokens: [\d,]+ in, [\d,]+ out \(estimated, 4 chars\/token\)/);
     expect(res.out).toMatch(/ {4}tasks\/evaluate: 12 calls, [\d,]+ in, [\d,]+ out/);
     expect(res.out).toMatch(/ {2}largest situation report: [\d,]+ of 40,000 tokens \([\d.]+% of context_budget_tokens\)/);
-    expect(lines.at(-1)).toMatch(/^Assumes the steady state: every due task decides noop/);
+    expect(lines.at(-1)).toContain('Assumes the steady state: every due task decides noop');
+    // No memory source: the memory and conscious worlds stay quiet and say so.
+    expect(res.out).toContain('  conscious: no extraction (no new memory to read): 0 model calls');
+    expect(res.out).toContain('  memory: no folder source configured; 0 memory reviews');
     expect(models.requests).toEqual([]);
   });
 
