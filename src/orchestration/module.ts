@@ -5,10 +5,10 @@
  *
  *   mode = "offline"  (default) deterministic stand-ins: no model, no memory store needed.
  *   mode = "live"     the quick tier on the `local` model, the reasoning tier on the app's agent
- *                     runner, retrieval and eviction on the memory store. Without a memory store
- *                     (no module provides `memory.store`) the daemon does not start: a config
- *                     error names the key and the service — never a live mode that quietly
- *                     forgets what it evicts.
+ *                     runner, retrieval and eviction on the memory store (the memory module,
+ *                     earlier in the module list). Without a memory store (no module provides
+ *                     `memory.store`) the daemon does not start: a config error names the key and
+ *                     the service — never a live mode that quietly forgets what it evicts.
  *
  * The steering world provides the harness's subconscious layer (`SubconsciousLayerKey`): its
  * directives steer the reasoning tier and a forwarded cycle asks it for a review. It starts after

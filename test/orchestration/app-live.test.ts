@@ -4,8 +4,9 @@
  *
  * - the quick tier on the `local` model and the reasoning tier on the app's own agent runner, both
  *   against the scripted OpenAI-compatible server on loopback;
- * - retrieval and eviction on the real memory store (`MemoryStore` with its migrations, handed to
- *   the harness as `MemoryStoreKey` by a small module, as the memory module will);
+ * - retrieval and eviction on the real memory store, from the memory module (`MemoryStoreKey`),
+ *   which comes before the harness in the module list as in the product; its own review is off
+ *   (`[worlds.memory] enabled = false`), so only the harness and the steering world call models;
  * - the steering world woken by the gate through the module trigger: its directive appears in the
  *   reasoning tier's system prompt of the next cycles, then expires.
  */
@@ -13,18 +14,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
 import { createApp, type App } from '../../src/app/app.js';
-import { provide, silentLogger, uuid, FakeClock } from '../../src/core/index.js';
-import { defineModule } from '../../src/engine/index.js';
-import { MemoryStore, MemoryStoreKey, memoryMigrations, type MemoryTables } from '../../src/memory/index.js';
+import { silentLogger } from '../../src/core/index.js';
 import { orchestrationModule } from '../../src/orchestration/index.js';
-import { defineContract } from '../../src/protocol/contract.js';
+import type { MemoryDocument, MemoryNamespace } from '../../src/protocol/memory.js';
 import type { CycleRow, SendResult } from '../../src/protocol/orchestration.js';
 import { DEFAULT_STEERING_LINE, type SteeringCurrent } from '../../src/protocol/steering.js';
 import { createHttpApp, listen, type Listening } from '../../src/server/http.js';
 import { createMetrics } from '../../src/server/metrics.js';
-import { applyMigrations, tablesView, type DialectName } from '../../src/store/index.js';
+import type { DialectName } from '../../src/store/index.js';
+import { memoryModule } from '../../src/worlds/memory/index.js';
 import { steeringModule } from '../../src/worlds/steering/index.js';
 import { startModelServer, type ModelServer, type RecordedRequest } from '../support/model-server.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
@@ -41,18 +40,6 @@ const fenced = (prompt: string, label: string) => {
   return m ? (JSON.parse(m[1]!) as string) : '';
 };
 
-/** The memory store as the memory module will provide it: a module with no world, no methods. */
-function memoryStoreModule(memory: MemoryStore) {
-  return defineModule({
-    kind: 'memory-store',
-    description: 'The memory store (test stand-in for the memory module: the real store, provided by key).',
-    config: z.strictObject({}),
-    contract: defineContract()({ methods: {}, events: [] }),
-    provides: [MemoryStoreKey],
-    create: () => ({ handlers: {}, provides: [provide(MemoryStoreKey, memory)] }),
-  });
-}
-
 interface Event {
   type: string;
   data: Record<string, unknown>;
@@ -62,7 +49,6 @@ interface Rig {
   app: App;
   store: TestStore;
   http: Listening;
-  memory: MemoryStore;
   server: ModelServer;
   events: Event[];
   rpc<T>(method: string, params?: unknown): Promise<T>;
@@ -71,24 +57,16 @@ interface Rig {
 
 async function openRig(dialect: DialectName, config: string, script: (req: RecordedRequest) => string | undefined): Promise<Rig> {
   const store: TestStore = await openTestStore(dialect);
-  await applyMigrations(store.db, store.dialect, memoryMigrations);
-  const memory = new MemoryStore({ db: tablesView<MemoryTables>(store.db), dialect: store.dialect, clock: new FakeClock(), ids: uuid });
-  await memory.storeDocument({
-    namespace: 'notes',
-    external_id: 'acme-billing',
-    title: 'Acme billing notes',
-    body: 'Acme was double-charged on invoice 1042 in March; refunds over 500 EUR go through finance.',
-  });
   const server = await startModelServer({ models: [LOCAL, AGENT] });
   server.handle((req) => {
     const text = script(req);
     return text === undefined ? { status: 500, message: `unexpected request: ${message(req, 'system').slice(0, 80)}` } : { text };
   });
   const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-live-'));
-  writeFileSync(path.join(workspace, 'subconscious.toml'), config);
+  writeFileSync(path.join(workspace, 'subconscious.toml'), `[worlds.memory]\nenabled = false\n\n${config}`);
   const app = await createApp({
     workspace,
-    modules: [memoryStoreModule(memory), orchestrationModule, steeringModule],
+    modules: [memoryModule, orchestrationModule, steeringModule],
     log: silentLogger,
     env: {
       SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
@@ -109,23 +87,30 @@ async function openRig(dialect: DialectName, config: string, script: (req: Recor
   const stream = await fetch(`${http.url}/events`, { headers: { authorization: `Bearer ${TOKEN}` }, signal: controller.signal });
   expect(stream.status).toBe(200);
   void readSse(stream, (e) => events.push(e));
+  const rpc = async <T>(method: string, params: unknown = {}): Promise<T> => {
+    const res = await fetch(`${http.url}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    const body = (await res.json()) as { result?: T; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result as T;
+  };
+  // A note pushed into memory the way a host would, over the memory module's RPC.
+  await rpc('memory.store_document', {
+    namespace: 'notes',
+    external_id: 'acme-billing',
+    title: 'Acme billing notes',
+    body: 'Acme was double-charged on invoice 1042 in March; refunds over 500 EUR go through finance.',
+  });
   return {
     app,
     store,
     http,
-    memory,
     server,
     events,
-    async rpc<T>(method: string, params: unknown = {}): Promise<T> {
-      const res = await fetch(`${http.url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      });
-      const body = (await res.json()) as { result?: T; error?: { message: string } };
-      if (body.error) throw new Error(`${method}: ${body.error.message}`);
-      return body.result as T;
-    },
+    rpc,
     async dispose() {
       controller.abort();
       await http.close();
@@ -176,7 +161,7 @@ function scripted(reasoning: (user: string) => string, steering: (prompt: string
   };
 }
 
-describe.each(dialects)('live harness in the app on %s', (dialect) => {
+describe.each(dialects)('live harness in the app, with the memory module, on %s', (dialect) => {
   let rig: Rig | undefined;
   afterEach(async () => {
     await rig?.dispose();
@@ -275,12 +260,12 @@ describe.each(dialects)('live harness in the app on %s', (dialect) => {
     }
     expect(evicted.length).toBeGreaterThan(0);
     for (const e of evicted) {
-      const doc = await r.memory.getDocument('orchestration', e.external_id);
+      const doc = await r.rpc<MemoryDocument>('memory.get_document', { namespace: 'orchestration', external_id: e.external_id });
       expect(doc).toMatchObject({ namespace: 'orchestration', source_kind: 'orchestration', title: e.title, deleted_at: null });
-      expect(doc!.metadata).toMatchObject({ kind: 'semantic_trace', source: 'orchestration' });
-      expect(doc!.body).toMatch(/renewal terms reviewed/);
+      expect(doc.metadata).toMatchObject({ kind: 'semantic_trace', source: 'orchestration' });
+      expect(doc.body).toMatch(/renewal terms reviewed/);
     }
-    expect((await r.memory.namespaces()).find((n) => n.namespace === 'orchestration')).toMatchObject({
+    expect((await r.rpc<MemoryNamespace[]>('memory.namespaces')).find((n) => n.namespace === 'orchestration')).toMatchObject({
       label: 'Orchestration harness: evicted traces',
       kind: 'orchestration',
       documents: evicted.length,
