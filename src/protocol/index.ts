@@ -11,6 +11,8 @@ import { botsContract } from './bots.js';
 import { consciousContract } from './conscious.js';
 import { engineContract } from './engine.js';
 import { memoryContract } from './memory.js';
+import { orchestrationContract } from './orchestration.js';
+import { steeringContract } from './steering.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
 
@@ -24,9 +26,21 @@ export * from './memory.js';
 export * from './conscious.js';
 // Its rows share names with the tasks world's (Task, TaskSource): import them from './bots.js'.
 export { botsContract, type BotsMethods, type BotsEvents } from './bots.js';
+export * from './orchestration.js';
+export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, memoryContract, tasksContract, consciousContract, botsContract] as const;
+export const productContracts = [
+  engineContract,
+  usageContract,
+  agentContract,
+  memoryContract,
+  tasksContract,
+  consciousContract,
+  botsContract,
+  orchestrationContract,
+  steeringContract,
+] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;
