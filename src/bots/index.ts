@@ -4,7 +4,7 @@
  *
  * As a module: `botsModule` (module.ts) — `[worlds.bots]`, its tables, `botsContract`, the
  * `bots` CLI, the Bots tab; needs AgentRunnerKey, ApprovalStoreKey, PresenceKey; uses the memory
- * store (`MemoryNotesKey`, the id of `MemoryStoreKey`) and SkillsKey; provides BotsHeartbeatKey.
+ * store (`MemoryStoreKey`) and SkillsKey; provides BotsHeartbeatKey.
  *
  * Wiring by hand (what the module does):
  *   await applyMigrations(store.db, store.dialect, botsMigrations);
@@ -16,7 +16,7 @@
  *     presence: () => sse.size > 0, // is a page or client attached? (unattended approvals fail fast without)
  *     config: parseBotsConfig(raw.worlds?.bots),
  *     mcpServers: () => mcp.health().map((s) => s.name),
- *     memoryNotes: () => services.find(MemoryNotesKey),   // MEMORY:/TEAM_MEMORY: → memory documents
+ *     memoryNotes: () => services.find(MemoryStoreKey),   // MEMORY:/TEAM_MEMORY: → memory documents
  *   });
  *   await host.start();             // restart repair FIRST, then the routine timer
  *   implement(botsContract, host.rpc).forEach((m) => dispatcher.add(m));
@@ -75,4 +75,4 @@ export type { JobPriority } from './queue.js';
 export type { RoutineFiring } from './routines.js';
 export { BotsHeartbeatKey } from './services.js';
 export { botsModule } from './module.js';
-export { MemoryNotesKey, memoryNotesListener, botNamespace, TEAM_NAMESPACE, type MemoryNoteSink } from './memory-notes.js';
+export { memoryNotesListener, botNamespace, TEAM_NAMESPACE, type MemoryNoteSink } from './memory-notes.js';

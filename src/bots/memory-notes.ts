@@ -1,57 +1,21 @@
 /**
  * `MEMORY:` and `TEAM_MEMORY:` lines into the memory store (issue 11 §2: "into the memory store
  * once it exists"). Each line is already kept as a bots note; when the memory module is there,
- * it also becomes a document: a bot's own lines in `bot:<name>`, team lines in `bots:team`, one
- * document per distinct text (the same line twice is the same document).
- *
- * `bots/` may not import `memory/` (DESIGN.md "Layers": they are siblings), so this file names
- * the part of the memory store it uses — `storeDocument`, which `MemoryStore` has — under the
- * memory store's own service key id, `memory.store` (src/memory/services.ts). The document's
- * shape is `noteDocument`'s (src/memory/adapters.ts): `note:` + sha256 of the flattened,
- * lower-cased text as its external id, its first 80 characters as its title.
+ * it also becomes a document (`noteDocument`): a bot's own lines in `bot:<name>`, team lines in
+ * `bots:team`, one document per distinct text (the same line twice is the same document).
  */
-import { createHash } from 'node:crypto';
-import { describeError, serviceKey, type Logger } from '../core/index.js';
+import { describeError, type Logger } from '../core/index.js';
+import { noteDocument, type MemoryStore } from '../memory/index.js';
 import type { ControlLinesInfo } from './runtime.js';
 
 /** What the bots host asks of the memory store. */
-export interface MemoryNoteSink {
-  storeDocument(
-    doc: {
-      namespace: string;
-      external_id: string;
-      title: string;
-      body: string;
-      metadata?: Record<string, unknown> | undefined;
-      source_kind?: string | undefined;
-    },
-    info?: { label?: string | undefined; kind?: string | undefined },
-  ): Promise<unknown>;
-}
-
-/** The memory store's key (same id as `MemoryStoreKey`), typed by the part the bots host uses. */
-export const MemoryNotesKey = serviceKey<MemoryNoteSink>('memory.store');
+export type MemoryNoteSink = Pick<MemoryStore, 'storeDocument'>;
 
 export const TEAM_NAMESPACE = 'bots:team';
-const TITLE_CHARS = 80;
 
 /** A bot's own notes live in its namespace (names are unique @handles). */
 export function botNamespace(botName: string): string {
   return `bot:${botName}`;
-}
-
-/** One note as a memory document (the same text is the same document, as `noteDocument` does). */
-export function noteDoc(namespace: string, text: string, author: string, at: number) {
-  const body = text.trim();
-  const flat = body.replace(/\s+/g, ' ');
-  return {
-    namespace,
-    external_id: `note:${createHash('sha256').update(flat.toLowerCase()).digest('hex').slice(0, 32)}`,
-    title: flat.length <= TITLE_CHARS ? flat : `${flat.slice(0, TITLE_CHARS - 1)}…`,
-    body,
-    source_kind: 'note',
-    metadata: { author, noted_at: at },
-  };
 }
 
 /**
@@ -75,7 +39,7 @@ export function memoryNotesListener(deps: {
       const team = line.kind === 'team_memory';
       const namespace = team ? TEAM_NAMESPACE : botNamespace(name);
       try {
-        await sink.storeDocument(noteDoc(namespace, line.text, `@${name}`, info.at), {
+        await sink.storeDocument(noteDocument({ namespace, text: line.text, author: `@${name}`, at: info.at }), {
           label: team ? 'Team notes (bots)' : `Notes of @${name}`,
           kind: 'bots',
         });

@@ -15,7 +15,7 @@ import { botsContract } from '../protocol/bots.js';
 import { registerBotsCommands } from './cli.js';
 import { botsConfigSchema } from './config.js';
 import { createBotsHost } from './host.js';
-import { MemoryNotesKey } from './memory-notes.js';
+import { MemoryStoreKey } from '../memory/index.js';
 import { BOTS_TABLES, botsMigrations } from './migrations.js';
 import { BotsHeartbeatKey } from './services.js';
 import type { BotsTables } from './tables.js';
@@ -27,7 +27,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
   tables: { names: BOTS_TABLES, migrations: botsMigrations },
   contract: botsContract,
   needs: [AgentRunnerKey, ApprovalStoreKey, PresenceKey],
-  uses: [MemoryNotesKey, SkillsKey],
+  uses: [MemoryStoreKey, SkillsKey],
   provides: [BotsHeartbeatKey],
   tab: 'bots',
   cli: {
@@ -55,7 +55,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
       presence: () => presence.attached,
       config: { ...ctx.config, timezone: ctx.config.timezone ?? ctx.timezone },
       // Asked when needed: the memory module may come after this one in the list, or be absent.
-      memoryNotes: () => services.find(MemoryNotesKey),
+      memoryNotes: () => services.find(MemoryStoreKey),
       ...(skills ? { mcpServers: () => serverNames(skills) } : {}),
     });
     return {

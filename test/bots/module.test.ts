@@ -13,7 +13,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app/app.js';
 import { BotsHeartbeatKey, type BotsHeartbeatApi } from '../../src/bots/index.js';
 import { botsModule } from '../../src/bots/module.js';
-import { MemoryNotesKey, type MemoryNoteSink } from '../../src/bots/memory-notes.js';
 import { FakeClock, silentLogger, uuid } from '../../src/core/index.js';
 import { defineModule } from '../../src/engine/index.js';
 import { MemoryStore, MemoryStoreKey, memoryMigrations, noteDocument, type MemoryTables } from '../../src/memory/index.js';
@@ -149,11 +148,6 @@ describe.each(await testDialects())('bots module on %s', (dialect) => {
   it('MEMORY: and TEAM_MEMORY: lines become memory documents in the bot’s and the team’s namespaces', async () => {
     const memory: { store?: MemoryStore } = {};
     await open({ memory });
-    // The key the bots host asks by is the memory store's own.
-    expect(MemoryNotesKey.id).toBe(MemoryStoreKey.id);
-    // …and the memory store is what the host's narrow port describes (a type check).
-    const sink: MemoryNoteSink = memory.store!;
-    expect(typeof sink.storeDocument).toBe('function');
     const bot = await call<Bot>('bots.create', { name: 'scout' });
     model.enqueue({ text: 'Noted.\nMEMORY: the user prefers short answers\nTEAM_MEMORY: releases go out on Fridays\nMEMORY: the user prefers short answers' });
     const sent = await call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'Remember: short answers. We release on Fridays.' });
