@@ -153,7 +153,8 @@ export function validateConfig(input: unknown, modules: readonly WorldModule[], 
 /** The whole schema: the shared sections and `[worlds]` with one section per module. */
 export function configSchema(modules: readonly WorldModule[]) {
   const worlds: Record<string, z.ZodType<Record<string, unknown>>> = {};
-  for (const m of modules) worlds[m.kind] = m.configSchema.extend({ enabled: z.boolean().default(true) }).prefault({});
+  // A world's section gets `enabled` (a hard off); a host has no tick to switch off.
+  for (const m of modules) worlds[m.kind] = (m.host ? m.configSchema : m.configSchema.extend({ enabled: z.boolean().default(true) })).prefault({});
   return z.strictObject({ ...baseConfigShape, worlds: z.strictObject(worlds).prefault({}) });
 }
 

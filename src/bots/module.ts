@@ -22,6 +22,7 @@ import type { BotsTables } from './tables.js';
 
 export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, typeof botsContract>({
   kind: 'bots',
+  host: true,
   description: 'AI teammates: bots with a persona and tools, direct and group threads, tasks, routines, and approvals a person answers.',
   config: botsConfigSchema,
   tables: { names: BOTS_TABLES, migrations: botsMigrations },

@@ -112,6 +112,11 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
   tab?: string;
   /** Whether its world runs when nobody switched it (default true). */
   enabledByDefault?: boolean;
+  /**
+   * A host (the bots runtime, the harness): no world, so no tick to switch off. Its section has
+   * no `enabled` key, and `create` must not return a world (a world module must).
+   */
+  host?: boolean;
   cli?: { name: string; description: string; register(command: Command, cli: CliContext<MethodsOf<C>, EventsOf<C>>): void };
   simulate?: SimulateHooks<z.output<S>, T, MethodsOf<C>>;
   create(ctx: ModuleContext<z.output<S>, T, EventsOf<C>>): ModuleParts<MethodsOf<C>> | Promise<ModuleParts<MethodsOf<C>>>;
@@ -159,6 +164,7 @@ export interface WorldModule {
   readonly provides: readonly ServiceKey<unknown>[];
   readonly tab: string | undefined;
   readonly enabledByDefault: boolean;
+  readonly host: boolean;
   readonly cli: { name: string; description: string; register(command: Command, setup: CliSetup): void } | undefined;
   readonly simulate:
     | {
@@ -194,6 +200,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
     provides: def.provides ?? [],
     tab: def.tab,
     enabledByDefault: def.enabledByDefault ?? true,
+    host: def.host ?? false,
     cli: def.cli && {
       name: def.cli.name,
       description: def.cli.description,
@@ -242,6 +249,8 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         trigger: () => shared.trigger(def.kind),
       };
       const parts = await def.create(ctx);
+      if (def.host && parts.world) throw new Error(`module ${def.kind} is a host but returned a world`);
+      if (!def.host && !parts.world) throw new Error(`module ${def.kind} returned no world; a module without one is declared \`host: true\``);
       for (const p of parts.provides ?? []) {
         if (!(def.provides ?? []).some((k) => k.id === p.key.id)) throw new Error(`module ${def.kind} provides ${p.key.id} without declaring it`);
       }

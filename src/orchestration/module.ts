@@ -35,6 +35,7 @@ const CHECKPOINT_RETENTION_MS = 7 * 24 * 3_600_000;
 
 export const orchestrationModule = defineModule<typeof orchestrationConfigSchema, OrchestrationTables, typeof orchestrationContract>({
   kind: 'orchestration',
+  host: true,
   description: 'The closed-loop harness: channel messages through a quick tier, a reasoning tier and a subconscious layer that steers it.',
   config: orchestrationConfigSchema,
   tables: { names: ORCHESTRATION_TABLES, migrations: orchestrationMigrations },

@@ -111,6 +111,8 @@ describe('config', () => {
     ['[worlds.tasks]\nenabled = 1\n', 'worlds.tasks.enabled', /boolean/],
     ['[worlds.nope]\nx = 1\n', 'worlds', /unknown key.*"nope"/],
     ['timezone = "Nowhere/Else"\n', 'timezone', /IANA/],
+    // A host (no tick) has nothing to switch off: `enabled` there is a mistake, said plainly.
+    ['[worlds.bots]\nenabled = false\n', 'worlds.bots', /unknown key.*"enabled"/],
   ])('rejects %j naming the key and the reason', (toml, key, reason) => {
     write(toml);
     const err = failure(() => loadConfig({ workspace, env: {} }));

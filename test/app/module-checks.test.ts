@@ -11,7 +11,7 @@ const contract = defineContract()({ methods: {}, events: [] });
 const Thing = serviceKey<{ n: number }>('test.thing');
 
 function mod(kind: string, over: Partial<Parameters<typeof defineModule>[0]> = {}): WorldModule {
-  return defineModule({ kind, description: kind, config: z.strictObject({}), contract, create: () => ({ handlers: {} }), ...over });
+  return defineModule({ kind, description: kind, host: true, config: z.strictObject({}), contract, create: () => ({ handlers: {} }), ...over });
 }
 
 describe('module checks', () => {

@@ -30,6 +30,7 @@ const emptyContract = defineContract<Record<string, never>>()({ methods: {}, eve
 function heartbeatProbe(seen: { api?: BotsHeartbeatApi }) {
   return defineModule({
     kind: 'probe',
+    host: true,
     description: 'test: needs BotsHeartbeatKey',
     config: z.strictObject({}),
     contract: emptyContract,
@@ -45,6 +46,7 @@ function heartbeatProbe(seen: { api?: BotsHeartbeatApi }) {
 function memoryProvider(dialect: DialectName, holder: { store?: MemoryStore }) {
   return defineModule({
     kind: 'memory',
+    host: true,
     description: 'test: provides the memory store',
     config: z.strictObject({}),
     tables: { names: [], migrations: memoryMigrations },
