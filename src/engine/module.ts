@@ -26,7 +26,7 @@ import {
   type Transport,
   type WireEvent,
 } from '../protocol/index.js';
-import { tablesView, type AnyTables, type MigrationSet } from '../store/index.js';
+import { tablesView, type AnyTables, type DialectName, type MigrationSet } from '../store/index.js';
 import type { World } from './types.js';
 
 /** What every module is handed by the app. */
@@ -38,6 +38,8 @@ export interface ModuleContext<Config, Tables extends object, Events extends obj
   config: Config;
   /** Its own tables, and only those. */
   db: Kysely<Tables>;
+  /** The store's dialect, for what only one of them has (full-text search). */
+  dialect: DialectName;
   llm: Llm;
   clock: Clock;
   ids: IdGen;
@@ -126,6 +128,7 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
 export interface SharedContext {
   workspace: string;
   db: Kysely<AnyTables>;
+  dialect: DialectName;
   llm: Llm;
   clock: Clock;
   ids: IdGen;
@@ -238,6 +241,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         workspace: shared.workspace,
         config: parse(rawConfig),
         db: tablesView<T>(shared.db),
+        dialect: shared.dialect,
         llm: shared.llm,
         clock: shared.clock,
         ids: shared.ids,

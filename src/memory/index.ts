@@ -40,7 +40,6 @@ export { parseQuery, fts5Match, isEmptyQuery, MAX_QUERY_TERMS, type ParsedQuery 
 export { sqliteRecallSql, readSnippet, MATCH_OPEN, MATCH_CLOSE, SNIPPET_OPEN, SNIPPET_CLOSE } from './recall.js';
 export { documentHash, canonicalJson, sha256Hex } from './hash.js';
 export { memoryMigrations, MEMORY_STORE_TABLES, PG_INDEXED_BODY_CHARS } from './migrations.js';
-export { dialectOf } from './dialect.js';
 export type * from './tables.js';
 export { memorySourcesSchema, memorySourceSchema, folderSourceSchema, resolveSourcePath, type MemorySourceConfig, type FolderSourceConfig } from './config.js';
 export { FolderSource, type FolderSourceDeps, type FolderSourceOptions, type SyncResult, type SkippedFile } from './sources/folder.js';

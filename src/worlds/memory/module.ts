@@ -20,16 +20,7 @@ import { AgentRunnerKey } from '../../agent/index.js';
 import { provide } from '../../core/index.js';
 import { defineModule } from '../../engine/index.js';
 import { tablesView } from '../../store/index.js';
-import {
-  MEMORY_STORE_TABLES,
-  MemorySources,
-  MemoryStore,
-  MemoryStoreKey,
-  MemorySyncKey,
-  dialectOf,
-  memoryMigrations,
-  type MemoryTables,
-} from '../../memory/index.js';
+import { MEMORY_STORE_TABLES, MemorySources, MemoryStore, MemoryStoreKey, MemorySyncKey, memoryMigrations, type MemoryTables } from '../../memory/index.js';
 import { memoryContract, type MemoryEvents } from '../../protocol/memory.js';
 import { memoryWorldConfigSchema } from './config.js';
 import { MEMORY_WORLD_TABLES, memoryWorldMigrations } from './migrations.js';
@@ -55,7 +46,7 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
     const emit = <K extends keyof MemoryEvents>(type: K, data: MemoryEvents[K]) => ctx.events.emit(type, data);
     // The store's tables and the world's: one module, two narrower views of its own tables.
     const storeDb = tablesView<MemoryTables>(ctx.db);
-    const store = new MemoryStore({ db: storeDb, dialect: dialectOf(storeDb), clock: ctx.clock, ids: ctx.ids, emit, log: ctx.log });
+    const store = new MemoryStore({ db: storeDb, dialect: ctx.dialect, clock: ctx.clock, ids: ctx.ids, emit, log: ctx.log });
     const sources = new MemorySources({ store, db: storeDb, clock: ctx.clock, log: ctx.log, emit, workspace: ctx.workspace, sources: ctx.config.sources });
     const ready = (signal?: AbortSignal) => sources.ready(signal);
     const world = createMemoryWorld({

@@ -21,12 +21,8 @@ import { FakeClock, silentLogger, type RpcResponse } from '../../../src/core/ind
 import { DECISION_SYSTEM, memoryModule } from '../../../src/worlds/memory/index.js';
 import { consciousModule } from '../../../src/worlds/conscious/index.js';
 import type { Actionable, MemoryNamespace, MemoryNotification } from '../../../src/protocol/index.js';
-import { dialectOf, type MemoryTables } from '../../../src/memory/index.js';
-import { tablesView } from '../../../src/store/index.js';
 import { startModelServer, type ModelServer, type RecordedRequest } from '../../support/model-server.js';
-import { openTestStore, testDialects } from '../../support/stores.js';
 
-const dialects = await testDialects();
 const FIXTURES = fileURLToPath(new URL('../../memory/fixtures/inbox', import.meta.url));
 const MODEL = 'scripted';
 
@@ -181,16 +177,5 @@ describe('memory and conscious modules in the app', () => {
     expect(note).toMatchObject({ thread: 'subconscious:user', message: 'The Initech contract renews on Monday: decide by Friday.' });
     // The review's prompt carried the change, fenced.
     expect(text(reviews()[0]!, 'user')).toMatch(/<untrusted-data label="memory_diff">[\s\S]*Initech contract renewal/);
-  });
-});
-
-describe('dialectOf (the module context names no dialect; recall needs it)', () => {
-  it.each(dialects)('reads %s from the connection without a query', async (dialect) => {
-    const store = await openTestStore(dialect);
-    try {
-      expect(dialectOf(tablesView<MemoryTables>(store.db))).toBe(dialect);
-    } finally {
-      await store.dispose();
-    }
   });
 });
