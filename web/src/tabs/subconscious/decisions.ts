@@ -10,6 +10,7 @@ export const DECISION_LOOK: Record<Decision, { color: DotColor; pulse?: boolean;
   failed: { color: 'coral', label: 'Failed' },
   cancelled: { color: 'gray', label: 'Cancelled' },
   dismissed: { color: 'gray', label: 'Skipped' },
+  resolved: { color: 'green', label: 'Resolved by itself' },
 };
 
 /** act shows its result text and failed its error message; the others show the seed's fixed text. */
