@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { EventBus, FakeClock, silentLogger, uuid, type BusEvent } from '../../../src/core/index.js';
 import { createLlm, type LlmService } from '../../../src/llm/index.js';
-import { AgentRunner, ApprovalStore, McpManager } from '../../../src/agent/index.js';
+import { AgentRunner, ApprovalStore, McpManager, type McpServerInput } from '../../../src/agent/index.js';
 import { Instance } from '../../../src/engine/index.js';
 import { StoreCheckpointer } from '../../../src/graph/index.js';
 import type { DialectName } from '../../../src/store/index.js';
@@ -55,11 +55,15 @@ export interface HarnessOptions {
   timeoutMs?: number;
   /** A memory store (its tables migrated by the caller). */
   memoryStore?: MemoryChanges | undefined;
+  /** More MCP servers beside `fs` (a skill a test can break). */
+  servers?: McpServerInput[];
+  /** The clock (default a new FakeClock), when something else made before the harness needs it too. */
+  clock?: FakeClock;
 }
 
 export async function createTasksHarness(opts: HarnessOptions = {}): Promise<TasksHarness> {
   const store = opts.store ?? (await openTestStore(opts.dialect ?? 'sqlite'));
-  const clock = new FakeClock();
+  const clock = opts.clock ?? new FakeClock();
   const server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const llm = createLlm({
@@ -77,7 +81,10 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
   let approvals: ApprovalStore | undefined;
   if (opts.agent !== false) {
     mcp = new McpManager({
-      servers: [{ name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), store.workspace] }],
+      servers: [
+        { name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), store.workspace] },
+        ...(opts.servers ?? []),
+      ],
       clock,
     });
     approvals = new ApprovalStore({ db: store.db, clock, ids: uuid, events: bus });
