@@ -227,7 +227,7 @@ const title = z
   .trim()
   .min(1, 'must not be empty')
   .max(500, 'at most 500 characters')
-  .refine((t) => VISIBLE.test(t), 'must contain visible text: control or invisible characters alone do not make a task title');
+  .refine((t) => t.length === 0 || VISIBLE.test(t), 'must contain visible text: control or invisible characters alone do not make a task title');
 const recurrence = z.string().trim().min(1, 'must be "pending", "once" or "cron:<expr>"');
 const decision = z.enum(LOG_DECISIONS);
 
