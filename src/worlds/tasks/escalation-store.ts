@@ -74,12 +74,13 @@ export class EscalationStore {
    * pending one is listed (however old) and the `limit` newest resolved ones after them.
    */
   async list(status?: EscalationStatus, limit = 200): Promise<Escalation[]> {
-    const query = (only: EscalationStatus | 'resolved') => {
+    // `answered`: every status but pending (approved, dismissed, resolved by itself).
+    const query = (only: EscalationStatus | 'answered') => {
       let q = this.db.selectFrom('subconscious_escalations').selectAll();
-      q = only === 'resolved' ? q.where('status', '!=', 'pending') : q.where('status', '=', only);
+      q = only === 'answered' ? q.where('status', '!=', 'pending') : q.where('status', '=', only);
       return q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
     };
-    const rows = status ? await query(status) : [...(await query('pending')), ...(await query('resolved'))];
+    const rows = status ? await query(status) : [...(await query('pending')), ...(await query('answered'))];
     return rows.map(toEscalation).sort((a, b) => {
       if (a.status === 'pending' && b.status === 'pending') return PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.created_at - b.created_at;
       if (a.status === 'pending') return -1;
