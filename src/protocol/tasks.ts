@@ -122,7 +122,7 @@ export type ToolCallDetail = { tool: string; arguments: string; outcome: string;
 
 export type ExecutionDetail = {
   mode: ExecMode;
-  /** The ledger's purpose: `execute` (local text), `execute_full`, `execute_analysis`, `approved_action`. */
+  /** The ledger's purpose: `execute` (local text), `execute_write` (a write task, tainted), `execute_analysis`, `approved_action` (older rows: `execute_full`). */
   purpose: string;
   /** The answer as the model gave it (capped). */
   answer: string | null;
