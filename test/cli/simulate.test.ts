@@ -185,12 +185,12 @@ describe('subconscious simulate', () => {
     const day = await simulateJson(24);
     expectConsistent(day, 24);
     // The default tasks are not about time: a new day changes nothing for them.
-    expect(day.worlds[0]).toMatchObject({ ticks: 288, evaluated: 4, quiet: 284 });
+    expect(day.worlds.find((w) => w.world === 'tasks')).toMatchObject({ ticks: 288, evaluated: 4, quiet: 284 });
     expect(day.model_calls).toBe(4);
     writeFileSync(path.join(workspace, 'subconscious.toml'), '[worlds.tasks]\nreevaluate_unchanged_after_minutes = 0\n');
     const literal = await simulateJson(24);
     expectConsistent(literal, 24);
-    expect(literal.worlds[0]).toMatchObject({ ticks: 288, evaluated: 288, quiet: 0 });
+    expect(literal.worlds.find((w) => w.world === 'tasks')).toMatchObject({ ticks: 288, evaluated: 288, quiet: 0 });
     expect(literal.modules.tasks).toMatchObject({ idle: { evaluation_calls: 288, unchanged_skip: false } });
   });
 
