@@ -602,7 +602,9 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await page.getByRole('tab', { name: 'Subconscious' }).click();
     await page.getByRole('tab', { name: 'Subconscious' }).focus();
     await page.keyboard.press('ArrowRight');
-    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Usage' }).waitFor();
+    await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Bots' }).waitFor();
+    await page.getByRole('tab', { name: 'Usage' }).click();
+    await page.getByRole('tab', { name: 'Usage' }).focus();
     await page.keyboard.press('ArrowRight');
     await page.locator('[role="tab"][aria-selected="true"]', { hasText: 'Skills' }).waitFor();
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skills');
