@@ -44,7 +44,7 @@ function patchWorld(data: StatusResult, world: string, patch: Partial<WorldStatu
 }
 
 function WorldCard(props: { world: WorldStatus; now: number; status: Resource<StatusResult> }) {
-  const { notify } = useShell();
+  const { notify, navigate } = useShell();
   const w = props.world;
   const state = stateOf(w);
   const name = worldLabel(w.world);
@@ -88,6 +88,19 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
           <Dot color={state.color} pulse={state.pulse} /> {state.label}
         </span>
       </header>
+      {w.description && (
+        <p className="muted world-note" data-testid="world-description">
+          {w.description}
+          {w.tab && w.tab !== 'subconscious' && (
+            <>
+              {' '}
+              <button type="button" className="link" onClick={() => navigate(w.tab!)} aria-label={`Open the ${name} tab`}>
+                Open
+              </button>
+            </>
+          )}
+        </p>
+      )}
       <dl className="world-facts">
         <div>
           <dt>Last tick</dt>
