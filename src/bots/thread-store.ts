@@ -183,6 +183,35 @@ export class ThreadStore {
     return this.getMessage(id);
   }
 
+  /**
+   * Bot messages still `streaming`/`queued` and not written since `before` (seed 2 rule 7), by the
+   * (status, role) index: only messages being written are read, however many threads there are.
+   */
+  async staleBotMessages(before: number, limit = 100): Promise<Message[]> {
+    const rows = await this.db
+      .selectFrom('bots_messages')
+      .selectAll()
+      .where('status', 'in', ['streaming', 'queued'])
+      .where('role', '=', 'bot')
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toMessage);
+  }
+
+  /** A stale message (as above) becomes `error` + interrupted, its text kept; undefined when it moved on meanwhile. */
+  async interruptIfStale(id: string, before: number, error: string): Promise<Message | undefined> {
+    const res = await this.db
+      .updateTable('bots_messages')
+      .set({ status: 'error', interrupted: 1, error, updated_at: this.o.clock.now() })
+      .where('id', '=', id)
+      .where('status', 'in', ['streaming', 'queued'])
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1 ? this.getMessage(id) : undefined;
+  }
+
   /** A page of a thread, oldest first: the newest `limit` messages with seq below `before`. */
   async page(threadId: string, opts: { before?: number | undefined; limit: number }): Promise<{ messages: Message[]; hasMore: boolean }> {
     let q = this.db.selectFrom('bots_messages').selectAll().where('thread_id', '=', threadId);

@@ -8,6 +8,7 @@
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
 import { engineContract } from './engine.js';
+import { heartbeatContract } from './heartbeat.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
 
@@ -17,9 +18,10 @@ export * from './engine.js';
 export * from './usage.js';
 export * from './agent.js';
 export * from './tasks.js';
+export * from './heartbeat.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, tasksContract] as const;
+export const productContracts = [engineContract, usageContract, agentContract, tasksContract, heartbeatContract] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;
