@@ -155,7 +155,7 @@ export class LogStore {
       q = q.where('bot_id', 'in', [...f.botIds]);
     }
     if (f.before !== undefined) q = q.where('last_at', '<', f.before);
-    const rows = await q.orderBy('last_at', 'desc').orderBy('id').limit(f.limit).execute();
+    const rows = await q.orderBy('last_at', 'desc').orderBy('seq', 'desc').orderBy('id').limit(f.limit).execute();
     return rows.map(toLogEntry);
   }
 

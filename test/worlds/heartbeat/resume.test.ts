@@ -5,7 +5,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message, SendResult } from '../../../src/protocol/bots.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { commitTick, observe, runPulses } from '../../../src/worlds/heartbeat/index.js';
+import { createHeartbeatHarness, gate, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
 
 const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
 beforeAll(async () => {
@@ -107,5 +108,165 @@ describe.each(await testDialects())('heartbeat resume on %s', (dialect) => {
     expect(beat.next_heartbeat_at).toBeNull();
     expect(beat.last_outcome).toBe('skipped: nothing_unfinished');
     expect((await h.logOf(bot.id))[0]).toMatchObject({ outcome: 'skipped', skip: 'nothing_unfinished', tier: 0 });
+  });
+
+  it('no second resume before settle: a tick while the resume runs finds the bot busy', async () => {
+    const bot = await h.createBot('busy');
+    const t = await interruptedTask(h, bot.id);
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id });
+    const release = gate();
+    h.model.handle(async () => {
+      await release.wait;
+      return { text: 'Done now.' };
+    });
+    await h.tick();
+    await until(() => h.model.chatRequests.length === 1);
+    await h.due(bot.id);
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(1);
+    expect((await h.logOf(bot.id))[0]).toMatchObject({ outcome: 'skipped', skip: 'busy' });
+    release.open();
+    await settled(h, t.id, 'done');
+    expect(h.model.chatRequests).toHaveLength(1);
+    expect((await h.task(t.id)).attempts).toBe(1);
+  });
+
+  it('a crash between claim and begin: the claim stays, attempts stay counted, the stale claim is taken over after 5 minutes, one run', async () => {
+    const bot = await h.createBot('crashy');
+    const t = await interruptedTask(h, bot.id);
+    // The "crashed" worker: it claimed (attempt 1) and died before dispatching.
+    const claimed = await h.hb.core.queue.claim(t.id, t.version);
+    expect(claimed?.attempts).toBe(1);
+    await h.due(bot.id);
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(0); // claimed and fresh: not ours
+    const next = (await h.beat(bot.id)).next_heartbeat_at!;
+    expect(next).toBeGreaterThan(h.clock.now() + 4 * 60_000);
+
+    await h.advance(5 * 60_000 + 1000);
+    h.verdict({ taskId: t.id });
+    h.model.enqueue({ text: 'Picked it up again and finished.' });
+    await h.tick();
+    await settled(h, t.id, 'done');
+    expect(await h.task(t.id)).toMatchObject({ attempts: 2, claimed_by: null });
+    expect(h.model.chatRequests).toHaveLength(1);
+  });
+
+  it('a commit that runs again (a crash mid-commit) dispatches nothing twice', async () => {
+    const bot = await h.createBot('twice');
+    const t = await interruptedTask(h, bot.id);
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id });
+    const hold = gate();
+    h.model.handle(async () => {
+      await hold.wait;
+      return { text: 'ok' };
+    });
+    const core = h.hb.core;
+    const obs = await observe(core, 6);
+    const reflection = await runPulses(core, obs, new AbortController().signal);
+    const first = await commitTick(core, obs, reflection, 'tick-1');
+    const again = await commitTick(core, obs, reflection, 'tick-1');
+    expect(first.resumed).toBe(1);
+    expect(again.resumed).toBe(0);
+    hold.open();
+    await settled(h, t.id, 'done');
+    expect(h.model.chatRequests).toHaveLength(1);
+    expect((await h.task(t.id)).attempts).toBe(1);
+    expect((await h.db.selectFrom('bots_messages').selectAll().where('role', '=', 'system').execute()).length).toBe(1);
+  });
+
+  it('a tick in the gap between one job and the next sees the bot busy (seed 2 §5.1)', async () => {
+    await h.dispose();
+    h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value!, bots: { next_job_delay_ms: 250 } });
+    const bot = await h.createBot('gap');
+    await interruptedTask(h, bot.id);
+    await h.advance(120_000);
+    h.model.enqueue({ text: 'first' }, { text: 'second' });
+    const a = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'one' });
+    await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'two' });
+    await h.advance(250);
+    await until(async () => (await h.task(a.dispatched[0]!.task_id)).status === 'done' && h.host.runtime.statusOf(bot.id).status === 'queued');
+    // The second job waits its 250 ms: not idle, though nothing runs.
+    expect(h.host.runtime.statusOf(bot.id).status).not.toBe('idle');
+    expect(h.host.runtime.isIdle(bot.id)).toBe(false);
+    await h.due(bot.id);
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(0);
+    expect((await h.logOf(bot.id))[0]).toMatchObject({ skip: 'busy' });
+  });
+
+  it('cancel between claim and begin: never resurrected, the claim released, no run', async () => {
+    await h.dispose();
+    h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value!, bots: { next_job_delay_ms: 5000 } });
+    const bot = await h.createBot('cancel');
+    const t = await interruptedTask(h, bot.id);
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id });
+    await h.tick();
+    expect((await h.logOf(bot.id)).some((e) => e.outcome === 'resumed')).toBe(true);
+    const cancelled = await h.call<{ status: string }>('bots.cancel_intent', { task_id: t.id });
+    expect(cancelled.status).toBe('cancelled');
+    await h.advance(6000);
+    await until(() => h.host.runtime.isIdle(bot.id));
+    expect(await h.task(t.id)).toMatchObject({ status: 'cancelled', claimed_by: null });
+    expect(h.model.chatRequests).toHaveLength(0);
+    await h.due(bot.id);
+    await h.advance(120_000);
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(1); // never pulsed again: nothing unfinished
+  });
+
+  it('a person’s message preempts a running resume (failed + interrupted + preempted), runs first, and the task may resume later', async () => {
+    const bot = await h.createBot('preempt');
+    const t = await interruptedTask(h, bot.id, { attempts: 1 });
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id });
+    h.model.handle((req) => {
+      const last = req.body!.messages!.at(-1)!.content as string;
+      if (last.includes('[Heartbeat wake-up')) return { hang: true };
+      return { text: 'Here is the answer to your question.' };
+    });
+    await h.tick();
+    await until(() => h.model.chatRequests.length === 1);
+    expect((await h.task(t.id)).attempts).toBe(2);
+
+    // Acceptance 4: the person's run starts without waiting for the resume (no clock moves).
+    const before = h.clock.now();
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'quick question: what is the status?' });
+    await settled(h, sent.dispatched[0]!.task_id, 'done');
+    expect(h.clock.now()).toBe(before);
+    expect(h.model.chatRequests).toHaveLength(2);
+    expect(await h.task(t.id)).toMatchObject({ status: 'failed', error_kind: 'preempted', interrupted: true });
+    // The person's message reset the attempts once the preempted run settled (§7.5).
+    await until(async () => (await h.task(t.id)).attempts === 0);
+
+    // Later, the preempted work may come back (the pulse decides).
+    await h.advance(10 * 60_000);
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id, verdict: 'idle', reason: 'the person moved on' });
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(2);
+    const prompt = h.pulse.chatRequests[1]!.body!.messages!.at(-1)!.content as string;
+    expect(prompt).toContain('interrupted_task');
+    expect(prompt).toContain('preempted');
+  });
+
+  it('a stop during a resume cancels the task for good: it is never a candidate again', async () => {
+    const bot = await h.createBot('stopper');
+    const t = await interruptedTask(h, bot.id);
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id });
+    h.model.handle(() => ({ hang: true }));
+    await h.tick();
+    await until(() => h.model.chatRequests.length === 1);
+    await h.call('bots.stop_bot', { id: bot.id });
+    expect((await h.task(t.id)).status).toBe('cancelled');
+    await h.advance(3600_000);
+    await h.due(bot.id);
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(1);
+    expect((await h.beat(bot.id)).next_heartbeat_at).toBeNull();
   });
 });
