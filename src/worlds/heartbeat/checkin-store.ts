@@ -38,6 +38,7 @@ export class CheckinStore {
       thread_id: c.threadId,
       task_id: c.taskId,
       message_id: c.messageId ?? null,
+      asked_message_id: null,
       source: c.source,
       question: c.question,
       state: 'pending',
@@ -66,6 +67,22 @@ export class CheckinStore {
       if (done) superseded.push(done);
     }
     return { checkin: toCheckin(row), superseded };
+  }
+
+  /** The message that asks the check-in's question. */
+  async setAskedMessage(id: string, messageId: string): Promise<void> {
+    await this.db.updateTable('heartbeat_checkins').set({ asked_message_id: messageId }).where('id', '=', id).execute();
+  }
+
+  /** Which of these messages ask a check-in's question (any state). */
+  async askedIn(messageIds: readonly string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('heartbeat_checkins')
+      .select('asked_message_id')
+      .where('asked_message_id', 'in', [...messageIds])
+      .execute();
+    return new Set(rows.map((r) => r.asked_message_id!));
   }
 
   async get(id: string): Promise<CheckinRow | undefined> {

@@ -168,7 +168,8 @@ export class HeartbeatCore {
     for (const s of added.superseded) this.d.emit('heartbeat.checkin_changed', { checkin: s });
     try {
       await this.host.postSystemNote(c.threadId, 'Heartbeat: needs you', { ...(c.taskId ? { taskId: c.taskId } : {}), heartbeat: true });
-      await this.host.postBotMessage(c.botId, c.threadId, c.question, c.taskId ? { taskId: c.taskId } : {});
+      const asked = await this.host.postBotMessage(c.botId, c.threadId, c.question, c.taskId ? { taskId: c.taskId } : {});
+      await this.checkins.setAskedMessage(c.id, asked.id);
     } catch (err) {
       this.d.log.warn({ err: describeError(err), bot: c.botId }, 'heartbeat: could not post a check-in message');
     }

@@ -100,6 +100,7 @@ async function init(db: AnyDb): Promise<void> {
     .addColumn('thread_id', 'text', (c) => c.notNull())
     .addColumn('task_id', 'text')
     .addColumn('message_id', 'text')
+    .addColumn('asked_message_id', 'text')
     .addColumn('source', 'text', (c) => c.notNull())
     .addColumn('question', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull())
@@ -110,6 +111,7 @@ async function init(db: AnyDb): Promise<void> {
   await db.schema.createIndex('heartbeat_checkins_thread').ifNotExists().on('heartbeat_checkins').columns(['thread_id', 'state']).execute();
   await db.schema.createIndex('heartbeat_checkins_bot').ifNotExists().on('heartbeat_checkins').columns(['bot_id', 'state']).execute();
   await db.schema.createIndex('heartbeat_checkins_task').ifNotExists().on('heartbeat_checkins').column('task_id').execute();
+  await db.schema.createIndex('heartbeat_checkins_asked').ifNotExists().on('heartbeat_checkins').column('asked_message_id').execute();
 
   await db.schema
     .createTable('heartbeat_followups')

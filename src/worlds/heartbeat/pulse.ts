@@ -82,8 +82,8 @@ export function parseVerdict(raw: string, candidates: readonly string[], opts: {
   let value: unknown;
   try {
     value = JSON.parse(extractJson(raw));
-  } catch (err) {
-    return invalid(err instanceof Error ? err.message : 'not JSON');
+  } catch {
+    return invalid('not exactly one JSON value');
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return invalid('not a JSON object');
   const o = value as Record<string, unknown>;

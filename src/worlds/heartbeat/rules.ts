@@ -51,6 +51,8 @@ export interface BotView {
   exhaustedAsked: ReadonlySet<string>;
   /** Task ids messages point at that no longer exist. */
   missingTaskIds: ReadonlySet<string>;
+  /** Messages that ask a check-in's question (the host wrote them; they are not turns of the conversation). */
+  checkinMessageIds: ReadonlySet<string>;
   budget: { botPulses: number; globalPulses: number; globalMaxPulses: number };
   globalTimezone: string;
 }
@@ -86,16 +88,16 @@ export type Triage =
 
 const rank = (r: CandidateRule) => CANDIDATE_RULES.indexOf(r);
 
-/** A bot message that asks the person something (a check-in is tracked by its own row instead). */
+/** A bot message that asks the person something (a check-in's question is tracked by its own row instead). */
 export function asksQuestion(m: Message): boolean {
-  return m.role === 'bot' && !m.heartbeat && m.status === 'done' && /\?[\s"'”’»)\]*_.]*$/u.test(m.text.trim());
+  return m.role === 'bot' && m.status === 'done' && /\?[\s"'”’»)\]*_.]*$/u.test(m.text.trim());
 }
 
-/** The last message that is a turn of the conversation (no host notes, no check-in messages). */
-function lastTurn(messages: readonly Message[]): Message | undefined {
+/** The last message that is a turn of the conversation (no host notes, no check-in questions). */
+export function lastTurn(messages: readonly Message[], checkinMessageIds: ReadonlySet<string> = new Set()): Message | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === 'system' || m.heartbeat) continue;
+    if (m.role === 'system' || checkinMessageIds.has(m.id)) continue;
     if (m.role === 'bot' && (m.status === 'queued' || m.status === 'streaming')) continue;
     return m;
   }
@@ -131,7 +133,7 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
   if (!v.forced && v.backoffUntil !== null && v.backoffUntil > now) {
     return skip('backoff', `pulse errors: backing off until ${new Date(v.backoffUntil).toISOString()}`, v.backoffUntil);
   }
-  const turn = lastTurn(v.messages);
+  const turn = lastTurn(v.messages, v.checkinMessageIds);
   if (turn && asksQuestion(turn) && turn.bot_id === v.botId) {
     return skip('waiting_user', 'the bot asked a question the person has not answered', null);
   }
@@ -142,7 +144,7 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
   const timeBased: number[] = [];
   const pendingCheckinFor = (key: { taskId?: string | null; messageId?: string | null }) =>
     v.checkins.some((c) => (key.taskId && c.task_id === key.taskId) || (key.messageId && c.message_id === key.messageId));
-  const botMessages = v.messages.filter((m) => m.role === 'bot' && m.bot_id === v.botId && !m.heartbeat);
+  const botMessages = v.messages.filter((m) => m.role === 'bot' && m.bot_id === v.botId && !v.checkinMessageIds.has(m.id));
   const latestBot = [...botMessages].reverse().find((m) => m.status !== 'queued' && m.status !== 'streaming');
 
   // ── tasks: rules 1, 2, 5, 6 ─────────────────────────────────────────────

@@ -98,6 +98,8 @@ export interface HeartbeatCheckinsTable {
   task_id: string | null;
   /** The interrupted message a check-in is about (rule 3, no task). */
   message_id: string | null;
+  /** The bot message that asks the question (not a turn of the conversation: triage looks past it). */
+  asked_message_id: string | null;
   source: CheckinSource;
   question: string;
   state: CheckinState;

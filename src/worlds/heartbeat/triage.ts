@@ -20,7 +20,7 @@ import { type RecordedStep } from '../../agent/index.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
 import { buildDigest, type Digest } from './digest.js';
-import { asksQuestion, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
+import { asksQuestion, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
 import { quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
 
@@ -107,7 +107,8 @@ export async function observe(core: HeartbeatCore, maxPulses: number): Promise<H
     const activity = await host.userActivity(threadId);
     const failedSince = botTasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
     const approvals: BotApproval[] = failedSince.length > 0 ? await host.expiredApprovals(row.bot_id, Math.min(...failedSince)) : [];
-    const missingTaskIds = await missingTasks(core, messages, row.bot_id, botTasks);
+    const checkinMessageIds = await core.checkins.askedIn(messages.filter((m) => m.role === 'bot' && m.heartbeat && m.status === 'done').map((m) => m.id));
+    const missingTaskIds = await missingTasks(core, messages, row.bot_id, botTasks, checkinMessageIds);
     const botDay = core.days(now, s, settings).bot;
     const view: BotView = {
       botId: row.bot_id,
@@ -128,6 +129,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number): Promise<H
         exhaustedCheckins.filter((c) => botTasks.some((t) => t.id === c.task_id && Number(c.created_at) >= (t.last_heartbeat_at ?? 0))).map((c) => c.task_id!),
       ),
       missingTaskIds,
+      checkinMessageIds,
       budget: { botPulses: counts.get(`${row.bot_id}|${botDay}`)?.pulses ?? 0, globalPulses, globalMaxPulses: settings.global_pulses_per_day },
       globalTimezone: settings.timezone,
     };
@@ -137,7 +139,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number): Promise<H
       const primaryTask = triage.primary.taskId ? botTasks.find((t) => t.id === triage.primary.taskId) : undefined;
       plan.steps = (primaryTask?.checkpoint?.steps ?? []) as RecordedStep[];
       if (settings.mode !== 'triage' && !triage.fastPath) {
-        const turn = [...messages].reverse().find((m) => m.role !== 'system' && !m.heartbeat);
+        const turn = lastTurn(messages, checkinMessageIds);
         const model = pulseModel(s.model);
         plan.pulse = {
           digest: buildDigest({
@@ -195,8 +197,14 @@ async function sweep(core: HeartbeatCore, now: number): Promise<void> {
 }
 
 /** Task ids the bot's newest interrupted message points at that no longer exist (rule 3). */
-async function missingTasks(core: HeartbeatCore, messages: readonly Message[], botId: string, open: readonly Task[]): Promise<Set<string>> {
-  const newest = [...messages].reverse().find((m) => m.role === 'bot' && m.bot_id === botId && !m.heartbeat);
+async function missingTasks(
+  core: HeartbeatCore,
+  messages: readonly Message[],
+  botId: string,
+  open: readonly Task[],
+  checkinMessageIds: ReadonlySet<string>,
+): Promise<Set<string>> {
+  const newest = [...messages].reverse().find((m) => m.role === 'bot' && m.bot_id === botId && !checkinMessageIds.has(m.id));
   if (!newest?.interrupted || newest.task_id === null || open.some((t) => t.id === newest.task_id)) return new Set();
   return (await core.host.getTask(newest.task_id)) ? new Set() : new Set([newest.task_id]);
 }
