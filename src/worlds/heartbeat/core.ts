@@ -188,6 +188,7 @@ export class HeartbeatCore {
     const patch: BotPatch = { state: 'waiting_user', last_outcome: `checked_in: ${c.source}`, last_reason: c.reason.slice(0, 200) };
     if (c.version !== undefined) await this.schedule(c.botId, c.version, this.now() + ASK_RECHECK_MS, patch);
     else {
+      await this.bots.ensure(c.botId, c.threadId);
       await this.update(c.botId, patch);
       await this.mark(c.botId, this.now() + ASK_RECHECK_MS);
     }

@@ -101,7 +101,7 @@ export class FollowUpStore {
 
   /** Pending ones that match, moved to `to` (a reply resolves `user` ones, a completed task clears its own). */
   async moveWhere(
-    f: { threadId?: string; taskId?: string; botId?: string; kind?: FollowUpKind; createdBefore?: number },
+    f: { threadId?: string; taskId?: string; botId?: string; kind?: FollowUpKind; exceptIds?: readonly string[] },
     to: FollowUpState,
   ): Promise<FollowUp[]> {
     let q = this.db.selectFrom('heartbeat_followups').select('id').where('state', '=', 'pending');
@@ -109,7 +109,7 @@ export class FollowUpStore {
     if (f.taskId !== undefined) q = q.where('task_id', '=', f.taskId);
     if (f.botId !== undefined) q = q.where('bot_id', '=', f.botId);
     if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
-    if (f.createdBefore !== undefined) q = q.where('created_at', '<', f.createdBefore);
+    if (f.exceptIds !== undefined && f.exceptIds.length > 0) q = q.where('id', 'not in', [...f.exceptIds]);
     const out: FollowUp[] = [];
     for (const { id } of await q.limit(FOLLOWUPS_CAP_PER_BOT * 10).execute()) {
       const done = await this.move(id, 'pending', to);

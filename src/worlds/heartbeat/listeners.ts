@@ -46,6 +46,8 @@ export class HeartbeatListeners {
   readonly persona = new PersonaCache();
   /** Tasks whose attempts reset when their in-flight resume settles (§7.5: never earlier). */
   private readonly resetAfterSettle = new Set<string>();
+  /** Follow-ups a settling run just wrote (its control lines come before its settle): its own are kept. */
+  private readonly justAdded = new Map<string, Set<string>>();
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(private readonly core: HeartbeatCore) {}
@@ -106,9 +108,11 @@ export class HeartbeatListeners {
     const task = i.task;
     if (task.status === 'done' || task.status === 'review') {
       // Follow-ups of earlier runs of a completed task are obsolete (this run's own came just before).
-      const cleared = await core.followups.moveWhere({ taskId: task.id, createdBefore: task.started_at ?? now }, 'cleared');
+      const own = this.justAdded.get(task.id) ?? new Set<string>();
+      const cleared = await core.followups.moveWhere({ taskId: task.id, exceptIds: [...own] }, 'cleared');
       for (const f of cleared) core.d.emit('heartbeat.followup_changed', { followup: f });
     }
+    this.justAdded.delete(task.id);
     if (task.status === 'cancelled' || task.status === 'dismissed') {
       for (const c of await core.checkins.resolveWhere({ taskId: task.id }, 'cancelled')) core.d.emit('heartbeat.checkin_changed', { checkin: c });
     }
@@ -169,6 +173,9 @@ export class HeartbeatListeners {
           dueAt,
         });
         if (!added) continue;
+        const own = this.justAdded.get(i.taskId) ?? new Set<string>();
+        own.add(added.followup.id);
+        this.justAdded.set(i.taskId, own);
         for (const f of [added.followup, ...added.cleared]) core.d.emit('heartbeat.followup_changed', { followup: f });
         if (dueAt !== null) await core.mark(i.botId, dueAt, i.threadId);
       } else if (c.kind === 'blocked' && mode === 'resume') {
@@ -188,6 +195,7 @@ export class HeartbeatListeners {
   }
 
   private async dropped(i: DroppedJobInfo): Promise<void> {
+    if (this.resetAfterSettle.delete(i.taskId)) await this.core.host.resetAttempts(i.taskId);
     if (!i.heartbeat) return;
     const core = this.core;
     const g = await core.settings.global(1000);
