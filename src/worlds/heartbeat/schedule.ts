@@ -43,7 +43,7 @@ export function restartCheck(now: number, tickMs: number, random: Random): numbe
 
 /** `idle` pulse: the interval grows ×1.5 up to the cap (the adaptive interval). */
 export function idleInterval(currentMs: number, baseMs: number): number {
-  return Math.min(Math.max(currentMs, baseMs) * 1.5, MAX_INTERVAL_MS);
+  return Math.min(Math.round(Math.max(currentMs, baseMs) * 1.5), MAX_INTERVAL_MS);
 }
 
 /** `wait`: the pulse's eta, clamped to 1–1440 minutes, and at least a minute. */
