@@ -60,12 +60,21 @@ export interface PulseVerdict {
 const RAW_TAIL = 200;
 
 /**
+ * `cleanLine` removes control-line prefixes where a line starts; a pulse's fields travel on (the
+ * preamble, a check-in's question, the log), so a keyword further in loses its colon too.
+ */
+const KEYWORD_COLON = /\b(TEAM_MEMORY|MEMORY|HANDOFF|FOLLOWUP|BLOCKED|RECOMMENDED ACTION)\s*:/gi;
+export function defang(text: string): string {
+  return text.replace(KEYWORD_COLON, '$1');
+}
+
+/**
  * Validate a pulse reply (§6.3). `candidates` are the ids the digest offered (primary first);
  * `waitingUser`: the thread waits for the person, so `resume` is refused.
  */
 export function parseVerdict(raw: string, candidates: readonly string[], opts: { waitingUser?: boolean } = {}): PulseVerdict {
   const primary = candidates[0]!;
-  const tail = cleanLine(raw.slice(-RAW_TAIL), RAW_TAIL);
+  const tail = defang(cleanLine(raw.slice(-RAW_TAIL), RAW_TAIL));
   const invalid = (why: string): PulseVerdict => ({
     verdict: 'idle',
     candidateId: primary,
@@ -101,8 +110,8 @@ export function parseVerdict(raw: string, candidates: readonly string[], opts: {
 
   if (typeof o.reason !== 'string' && o.reason !== undefined) return invalid('reason must be a string');
   if (typeof o.instruction !== 'string' && o.instruction !== undefined && o.instruction !== null) return invalid('instruction must be a string');
-  const reason = cleanLine(o.reason ?? '', MAX_REASON_CHARS);
-  const instruction = cleanLine(o.instruction ?? '', MAX_INSTRUCTION_CHARS);
+  const reason = defang(cleanLine(o.reason ?? '', MAX_REASON_CHARS));
+  const instruction = defang(cleanLine(o.instruction ?? '', MAX_INSTRUCTION_CHARS));
 
   let etaMinutes = 0;
   if (o.etaMinutes !== undefined && o.etaMinutes !== null) {
