@@ -262,13 +262,18 @@ const id = z.string().trim().min(1, 'must be a non-empty id').max(200, 'is too l
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a local time HH:MM (00:00–23:59)');
 export const quietHoursSchema = z.strictObject({ enabled: z.boolean(), start: hhmm, end: hhmm });
 const timezone = z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"');
-export const PULSE_MODEL_PATTERN = /^(?:(?:local|agent)(?::.+)?|[^:\s][^\s]*)$/;
+/** `local`, `agent`, `local:<model>`, `agent:<model>`, or a model name on the local endpoint (no spaces). */
+export function isPulseModel(spec: string): boolean {
+  if (/\s/.test(spec) || spec === '') return false;
+  const role = /^(local|agent):(.*)$/.exec(spec);
+  return role ? role[2]!.length > 0 : true;
+}
 const pulseModel = z
   .string()
   .trim()
-  .min(1)
+  .min(1, 'must name the pulse model')
   .max(200)
-  .regex(PULSE_MODEL_PATTERN, 'must be local, agent, local:<model>, agent:<model> or a model on the local endpoint');
+  .refine(isPulseModel, 'must be local, agent, local:<model>, agent:<model> or a model on the local endpoint');
 
 /** Ranges of §15 (one source for the config file and the RPC). */
 export const heartbeatRanges = {

@@ -56,7 +56,7 @@ export class SettingsStore {
   /** The store-wide settings in effect (read from the store; `maxAgeMs` allows a cached copy). */
   async global(maxAgeMs = 0): Promise<HeartbeatSettings> {
     const now = this.d.clock.now();
-    if (!this.cached || now - this.cached.at > maxAgeMs) {
+    if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= maxAgeMs) {
       const row = await this.d.db.selectFrom('heartbeat_settings').select('overrides').where('id', '=', SETTINGS_ID).executeTakeFirst();
       this.cached = { overrides: row ? readOverrides(row.overrides) : {}, at: now };
     }
