@@ -72,6 +72,7 @@ export class BotStateStore {
         last_log_key: null,
         log_seq: 0,
         forced_at: null,
+        stopped_at: null,
         version: 1,
         created_at: now,
         updated_at: now,

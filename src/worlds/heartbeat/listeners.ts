@@ -251,6 +251,9 @@ export class HeartbeatListeners {
         return;
       case 'stop':
         for (const botId of a.botIds) {
+          // Stop is permanent: nothing that stopped before it is ever resumed (§7.4).
+          await core.bots.ensure(botId);
+          await core.update(botId, { stopped_at: a.at, state: 'idle', last_outcome: 'stopped by a person' });
           for (const c of await core.checkins.pending({ botIds: [botId] })) {
             const task = c.task_id ? await core.host.getTask(c.task_id) : undefined;
             if (task?.status === 'cancelled') emitCheckins(await core.checkins.resolveWhere({ taskId: task.id }, 'cancelled'));

@@ -44,6 +44,7 @@ async function init(db: AnyDb): Promise<void> {
     .addColumn('last_log_key', 'text')
     .addColumn('log_seq', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('forced_at', 'bigint')
+    .addColumn('stopped_at', 'bigint')
     .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())

@@ -33,6 +33,8 @@ export interface BotView {
   cooldownUntil: number | null;
   /** A person asked for a check now. */
   forced: boolean;
+  /** A person stopped the bot then: work that stopped before is never resumed. */
+  stoppedAt: number | null;
   /** Single-flight in this process (`isIdle`). */
   idle: boolean;
   /** Open work of the bot, every thread: queued/working, failed with a resumable kind. */
@@ -169,6 +171,10 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
     }
     if (!lastStop && latestBot && latestBot.created_at > at && !latestBot.interrupted && latestBot.task_id !== t.id) {
       permanent.push({ rule: 'superseded', reason: `the bot answered since "${c.title}" stopped` });
+      continue;
+    }
+    if (v.stoppedAt !== null && at <= v.stoppedAt) {
+      permanent.push({ rule: 'user_driving', reason: `the person stopped the bot after "${c.title}" stopped` });
       continue;
     }
     if (pendingCheckinFor({ taskId: t.id })) {

@@ -51,6 +51,8 @@ export interface HeartbeatBotsTable {
   log_seq: number;
   /** A person asked for a check now: the next check ignores user-active, quiet hours and cooldown. */
   forced_at: number | null;
+  /** A person stopped the bot: work that stopped before this is theirs, never resumed. */
+  stopped_at: number | null;
   /** Every write bumps it: the tick's schedule write is compare-and-set, so a change in between wins. */
   version: number;
   created_at: number;

@@ -117,6 +117,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number): Promise<H
       backoffUntil: numOrNull(row.backoff_until),
       cooldownUntil: numOrNull(row.cooldown_until),
       forced: row.forced_at !== null,
+      stoppedAt: numOrNull(row.stopped_at),
       idle: host.isIdle(row.bot_id),
       tasks: botTasks,
       orphanIds,

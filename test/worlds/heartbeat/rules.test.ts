@@ -87,6 +87,7 @@ function view(o: Partial<BotView> = {}): BotView {
     backoffUntil: null,
     cooldownUntil: null,
     forced: false,
+    stoppedAt: null,
     idle: true,
     tasks: [],
     orphanIds: new Set(),
@@ -233,6 +234,12 @@ describe('triage: skip rules', () => {
     expect(triage(view({ tasks: [t], messages: [answered] }))).toMatchObject({ skip: 'superseded', next: null });
     const p = task({ error_kind: 'preempted' });
     expect(rule(triage(view({ tasks: [p], messages: [answered] })))).toBe('interrupted_task');
+  });
+
+  it('work that stopped before a person stopped the bot is never resumed', () => {
+    const t = task();
+    expect(triage(view({ tasks: [t], stoppedAt: NOW - 1000 }))).toMatchObject({ skip: 'user_driving', next: null });
+    expect(rule(triage(view({ tasks: [t], stoppedAt: NOW - 900_000 })))).toBe('interrupted_task');
   });
 
   it('cancelled, dismissed and done work is never a candidate', () => {
