@@ -103,6 +103,10 @@ export interface BotsHeartbeatApi {
   repairOrphan(taskId: string, olderThanMs?: number): Promise<Task | undefined>;
   /** A thread by id (undefined: none). */
   thread(id: string): Promise<Thread | undefined>;
+  /** Triage's reads for many bots in one query each: threads' newest messages, the person's activity, expired approvals. */
+  recentMessages(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>>;
+  userActivities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>>;
+  expiredApprovalsOf(botIds: readonly string[], since: number): Promise<BotApproval[]>;
 }
 
 /** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */
@@ -195,6 +199,9 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     onHumanAction: (l) => service.onHumanAction(l),
     bots: (ids) => bots.byIds(ids),
     thread: (id) => threads.get(id),
+    recentMessages: (threadIds, limit) => threads.recentMany(threadIds, limit),
+    userActivities: (threadIds) => threads.activities(threadIds),
+    expiredApprovalsOf: (botIds, since) => links.expiredSinceMany(botIds, since),
     repairOrphan: async (taskId, olderThanMs = ORPHAN_AFTER_MS) => {
       const row = await tasks.row(taskId);
       if (!row || (row.status !== 'queued' && row.status !== 'working') || Number(row.updated_at) >= clock.now() - olderThanMs || !runtime.isOrphan(row))

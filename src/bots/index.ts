@@ -47,6 +47,7 @@
  *   staleMessages / reconcileMessage   rule 7: a bot message left streaming with no run
  *   repairOrphan(taskId)           rule 2: an orphan marked failed + interrupted before its claim
  *   thread(id)                     a thread by id
+ *   recentMessages / userActivities / expiredApprovalsOf   the same reads for many bots, one query each
  *   SettledInfo.usage              a run's model calls and tokens (the heartbeat's cost figures)
  */
 export { createBotsHost, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';

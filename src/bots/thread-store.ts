@@ -237,6 +237,45 @@ export class ThreadStore {
     return out;
   }
 
+  /**
+   * Each thread's newest `limit` messages, oldest first, in one query: a range of the
+   * (thread_id, seq) index per thread, from its counter (seed 2's triage reads many bots at once).
+   */
+  async recentMany(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>> {
+    const out = new Map<string, Message[]>();
+    if (threadIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('bots_messages as m')
+      .innerJoin('bots_threads as t', 't.id', 'm.thread_id')
+      .selectAll('m')
+      .where('m.thread_id', 'in', [...threadIds])
+      .where((eb) => eb('m.seq', '>', eb('t.next_seq', '-', limit)))
+      .orderBy('m.thread_id')
+      .orderBy('m.seq')
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.thread_id) ?? [];
+      list.push(toMessage(r));
+      out.set(r.thread_id, list);
+    }
+    return out;
+  }
+
+  /** The person's activity in many threads at once. */
+  async activities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>> {
+    const out = new Map<string, { userActiveAt: number | null; readAt: number | null }>();
+    if (threadIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('bots_thread_activity')
+      .selectAll()
+      .where('thread_id', 'in', [...threadIds])
+      .execute();
+    for (const r of rows) {
+      out.set(r.thread_id, { userActiveAt: r.user_active_at == null ? null : num(r.user_active_at), readAt: r.read_at == null ? null : num(r.read_at) });
+    }
+    return out;
+  }
+
   // ── the person's activity ───────────────────────────────────────────────
 
   /** A person acted in the thread (sent, read, answered an approval): seed 2's user activity. */

@@ -117,7 +117,6 @@ export class HeartbeatListeners {
       for (const c of await core.checkins.resolveWhere({ taskId: task.id }, 'cancelled')) core.d.emit('heartbeat.checkin_changed', { checkin: c });
     }
     if (this.resetAfterSettle.delete(task.id)) await core.host.resetAttempts(task.id);
-    if (g.mode === 'off') return;
 
     if (i.heartbeat) {
       const { s } = await this.botSettings(i.botId);
@@ -143,9 +142,10 @@ export class HeartbeatListeners {
         resume_output_tokens: i.usage.outputTokens,
       });
       // After the cooldown, one look: a failed resume may go again within its attempts; a done one finds nothing.
-      await core.mark(i.botId, until, i.threadId);
+      if (g.mode !== 'off') await core.mark(i.botId, until, i.threadId);
       return;
     }
+    if (g.mode === 'off') return;
     if (task.status === 'failed' && task.error_kind !== null && RESUMABLE.has(task.error_kind)) {
       const thread = await core.host.thread(i.threadId);
       if (thread?.kind !== 'direct') return;

@@ -24,8 +24,8 @@ import { asksQuestion, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, t
 import { quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
 
-/** Due bots read per tick, and bots triaged in depth (per-bot reads) per tick. */
-export const DUE_LIMIT = 500;
+/** Due bots read per tick, and bots triaged in depth (their thread, activity, approvals) per tick. */
+export const DUE_LIMIT = 200;
 export const DEEP_LIMIT = 100;
 const MESSAGES_READ = 20;
 
@@ -51,14 +51,16 @@ export interface HeartbeatObservation {
   deferred: number;
 }
 
-export async function observe(core: HeartbeatCore, maxPulses: number): Promise<HeartbeatObservation> {
+export async function observe(core: HeartbeatCore, maxPulses: number, limits: { due?: number; deep?: number } = {}): Promise<HeartbeatObservation> {
+  const dueLimit = limits.due ?? DUE_LIMIT;
+  const deepLimit = limits.deep ?? DEEP_LIMIT;
   const settings = await core.settings.global();
   const now = core.now();
   const empty: HeartbeatObservation = { at: now, mode: settings.mode, settings, plans: [], deferred: 0 };
   if (settings.mode === 'off') return empty;
   await sweep(core, now);
 
-  const due = await core.bots.due(now, DUE_LIMIT);
+  const due = await core.bots.due(now, dueLimit);
   if (due.length === 0) return empty;
   const host = core.host;
   const ids = due.map((r) => r.bot_id);
@@ -84,30 +86,58 @@ export async function observe(core: HeartbeatCore, maxPulses: number): Promise<H
   const counts = await core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]);
   let globalPulses = counts.get(`${GLOBAL_SCOPE}|${globalDay}`)?.pulses ?? 0;
 
-  const plans: Plan[] = [];
-  let pulses = 0;
-  let deep = 0;
+  // The bots read in depth this tick: every due bot without open work (it goes back to sleep)
+  // and, of those with work, about what this tick's pulses can take; the rest stay due.
+  const deepRows: BotRow[] = [];
+  let withWork = 0;
   let deferred = 0;
   for (const row of due) {
-    const bot = alive.get(row.bot_id);
-    if (!bot) {
+    if (!alive.has(row.bot_id)) {
       // The bot was deleted: its heartbeat rows go too.
       await forget(core, row.bot_id);
       continue;
     }
-    if (deep >= DEEP_LIMIT || (pulses >= maxPulses && hasOpenWork(row, tasks, followUps))) {
+    const work = hasOpenWork(row, tasks, followUps);
+    if (deepRows.length >= deepLimit || (work && withWork >= 2 * maxPulses)) {
       deferred++;
       continue;
     }
-    deep++;
+    if (work) withWork++;
+    deepRows.push(row);
+  }
+  // Their reads, batched: one query each for all of them.
+  for (const row of deepRows) if (row.thread_id === null) row.thread_id = (await host.directThread(row.bot_id)).id;
+  const threadIds = deepRows.map((r) => r.thread_id!);
+  const failedSince = tasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
+  const [recent, activities, expired] = await Promise.all([
+    host.recentMessages(threadIds, MESSAGES_READ),
+    host.userActivities(threadIds),
+    failedSince.length > 0
+      ? host.expiredApprovalsOf(
+          deepRows.map((r) => r.bot_id),
+          Math.min(...failedSince),
+        )
+      : Promise.resolve([] as BotApproval[]),
+  ]);
+  const asked = await core.checkins.askedIn(
+    [...recent.values()].flatMap((list) => list.filter((m) => m.role === 'bot' && m.heartbeat && m.status === 'done').map((m) => m.id)),
+  );
+
+  const plans: Plan[] = [];
+  let pulses = 0;
+  for (const row of deepRows) {
+    const bot = alive.get(row.bot_id)!;
+    if (pulses >= maxPulses && hasOpenWork(row, tasks, followUps)) {
+      deferred++;
+      continue;
+    }
     const s = core.settings.forBot(row, settings);
-    const threadId = row.thread_id ?? (await host.directThread(row.bot_id)).id;
+    const threadId = row.thread_id!;
     const botTasks = tasks.filter((t) => t.bot_id === row.bot_id);
-    const messages = await host.messages(threadId, { limit: MESSAGES_READ });
-    const activity = await host.userActivity(threadId);
-    const failedSince = botTasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
-    const approvals: BotApproval[] = failedSince.length > 0 ? await host.expiredApprovals(row.bot_id, Math.min(...failedSince)) : [];
-    const checkinMessageIds = await core.checkins.askedIn(messages.filter((m) => m.role === 'bot' && m.heartbeat && m.status === 'done').map((m) => m.id));
+    const messages = recent.get(threadId) ?? [];
+    const activity = activities.get(threadId) ?? { userActiveAt: null, readAt: null };
+    const approvals = expired.filter((a) => a.bot_id === row.bot_id);
+    const checkinMessageIds = new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
     const missingTaskIds = await missingTasks(core, messages, row.bot_id, botTasks, checkinMessageIds);
     const botDay = core.days(now, s, settings).bot;
     const view: BotView = {
