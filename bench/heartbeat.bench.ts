@@ -503,7 +503,10 @@ async function dayBench(): Promise<string[]> {
       const body = req.body!;
       const last = body.messages!.at(-1)!.content as string;
       if (body.model === 'pulse-model') {
-        const idle = last.includes('(judge idle)');
+        // Judge the primary candidate (the first in the digest): its data sits JSON-escaped on the fence's middle line.
+        const fenced = last.split('\n').find((l) => l.startsWith('"{'));
+        const digest = fenced ? (JSON.parse(JSON.parse(fenced) as string) as { candidates: { title: string }[] }) : { candidates: [] };
+        const idle = digest.candidates[0]?.title.includes('(judge idle)') ?? false;
         return {
           json: {
             verdict: idle ? 'idle' : 'resume',
@@ -634,19 +637,38 @@ async function dayBench(): Promise<string[]> {
     const intervalCalls = DAY_BOTS * 48;
     const intervalTokens = intervalCalls * avgPrompt;
     const usage = await s.hb.service.usage({ days: 2, time_zone: 'UTC' });
+    const idleRows = await db
+      .selectFrom('heartbeat_log')
+      .select(['input_tokens', 'output_tokens'])
+      .where('outcome', '=', 'verdict')
+      .where('verdict', '=', 'idle')
+      .execute();
+    const idleVerdicts = idleRows.length;
+    const idleTokens = idleRows.reduce((n, r) => n + Number(r.input_tokens) + Number(r.output_tokens), 0);
+    const missed: string[] = [];
+    for (const [key, v] of becameResumable) {
+      if (firstResume.has(key)) continue;
+      const taskId = key.startsWith('followup:') ? null : key;
+      const task = taskId ? await s.host.heartbeat.getTask(taskId) : undefined;
+      const last = task ? (await s.hb.core.logs.list({ botId: task.bot_id, limit: 1 }))[0] : undefined;
+      missed.push(`${v.kind} (${task?.status ?? 'follow-up'}; last: ${last?.reason ?? 'no log'})`);
+    }
     const med = (xs: number[]) => (xs.length ? median(xs) : NaN);
     const max = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
     const eventsBy = (k: Event['kind']) => events.filter((e) => e.kind === k).length;
     return [
       `${DAY_BOTS} bots, ${ticks} ticks (a simulated day) in ${fmt(wall, 1)} s of wall time; interruptions: ${eventsBy('restart')} restarts mid-run, ${eventsBy('provider')} provider failures, ${eventsBy('followup')} FOLLOWUP: promises, ${eventsBy('idle')} cut-off chores the pulse judges idle`,
       `  heartbeat: ${pulses.calls} pulses (${pulses.input} in / ${pulses.output} out tokens), ${resumes.calls} resume calls (${resumes.input} in / ${resumes.output} out) = ${heartbeatTokens} tokens`,
+      `    of the pulses, ${idleVerdicts} said idle (${idleTokens} tokens: chores the pulse keeps declining, rechecked at most hourly — the adaptive interval's cap)`,
       `  measured average prompt of a full bot call: ${fmt(avgPrompt, 0)} tokens (${full.calls} calls)`,
       `  interval heartbeat (1 call per bot per 30 min): ${intervalCalls} calls × ${fmt(avgPrompt, 0)} = ${fmt(intervalTokens, 0)} tokens`,
       `  ratio heartbeat / interval: ${fmt(heartbeatTokens / intervalTokens, 5)} (${fmt(intervalTokens / heartbeatTokens, 0)}× fewer tokens; calls ${pulses.calls + resumes.calls} vs ${intervalCalls})`,
+      `    without the declined chores' rechecks: ${fmt((heartbeatTokens - idleTokens) / intervalTokens, 5)} (${fmt(intervalTokens / (heartbeatTokens - idleTokens), 0)}× fewer)`,
       `  bots.heartbeat_usage says: ratio ${usage.ratio === null ? 'n/a' : fmt(usage.ratio, 5)} (pulses ${usage.pulses.calls}, resume runs ${usage.resumes.runs}, prompt ${usage.measured_prompt_tokens})`,
       `  resumable work: ${resumable}; resumed: ${firstResume.size >= resumable ? resumable : [...becameResumable.keys()].filter((k) => firstResume.has(k)).length}`,
       `    within 3 ticks of the interruption: ${within3}/${resumable} (${fmt((100 * within3) / resumable, 1)}%)`,
       `    within 3 ticks of its first check:  ${within3OfDue}/${resumable} (${fmt((100 * within3OfDue) / resumable, 1)}%)  — a provider failure is retried after its interval (±20%), by design`,
+      ...(missed.length ? [`    not resumed: ${missed.join('; ')}`] : []),
       `    ticks to resume, median / max: restart ${med(delays.restart!)} / ${max(delays.restart!)}, follow-up ${med(delays.followup!)} / ${max(delays.followup!)}, provider failure ${med(delays.provider!)} / ${max(delays.provider!)}`,
     ];
   } finally {
