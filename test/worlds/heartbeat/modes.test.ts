@@ -348,4 +348,68 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     expect(usage.interval.calls).toBe(Math.round((h.clock.now() - usage.from) / (30 * 60_000)));
     expect(usage.ratio).toBeCloseTo(usage.heartbeat_tokens / usage.interval.tokens!, 10);
   });
+
+  it('pulse_concurrency: at most that many pulses in flight; a bot’s own pulse model (role:model) is the one called', async () => {
+    await h.call('bots.set_heartbeat_settings', { pulse_concurrency: 2 });
+    const bots = [];
+    for (const n of ['p1', 'p2', 'p3', 'p4']) {
+      const bot = await h.createBot(n);
+      await interruptedTask(h, bot.id);
+      await h.due(bot.id);
+      bots.push(bot);
+    }
+    await h.call('bots.set_heartbeat_settings', { id: bots[0]!.id, model: 'local:tiny-pulse' });
+    let inFlight = 0;
+    let most = 0;
+    h.pulse.handle(async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 30));
+      inFlight--;
+      return { json: { verdict: 'idle', taskId: null, reason: 'later', instruction: '', etaMinutes: 0, urgency: 'low', confidence: 0.5 } };
+    });
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(4);
+    expect(most).toBe(2);
+    expect(h.pulse.chatRequests.map((r) => r.body!.model).sort()).toEqual(['pulse-model', 'pulse-model', 'pulse-model', 'tiny-pulse']);
+    for (const r of h.pulse.chatRequests) expect(r.body).toMatchObject({ temperature: 0, max_tokens: 180 });
+    // One attempt: a 429 is not retried.
+    const one = await h.createBot('once');
+    await interruptedTask(h, one.id);
+    await h.due(one.id);
+    h.pulse.handle(undefined);
+    h.pulse.enqueue({ status: 429, retryAfter: 1, message: 'slow down' });
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(5);
+    expect((await h.logOf(one.id))[0]).toMatchObject({ outcome: 'pulse_error' });
+  });
+
+  it('Check now is a person’s reset: attempts back to 0 and pending check-ins superseded, then a check at once', async () => {
+    const bot = await h.createBot('resetme');
+    const t = await interruptedTask(h, bot.id, { attempts: 3 });
+    await h.hb.core.checkIn({
+      id: 'ci-reset',
+      botId: bot.id,
+      threadId: t.thread_id,
+      taskId: t.id,
+      source: 'exhausted',
+      question: 'Try again?',
+      mode: 'resume',
+      reason: 'test',
+    });
+    const beat = await h.call<BotHeartbeat>('bots.heartbeat_now', { id: bot.id });
+    expect(beat.next_heartbeat_at).toBe(h.clock.now());
+    expect((await h.task(t.id)).attempts).toBe(0);
+    expect((await h.hdb.selectFrom('heartbeat_checkins').select('state').where('id', '=', 'ci-reset').executeTakeFirstOrThrow()).state).toBe('superseded');
+    expect((await h.logOf(bot.id))[0]).toMatchObject({ outcome: 'reset' });
+    h.verdict({ taskId: t.id });
+    h.model.enqueue({ text: 'Done after the reset.' });
+    await h.tick();
+    await settled(h, t.id, 'done');
+    expect((await h.task(t.id)).attempts).toBe(1);
+    const off = await h.call<BotHeartbeat>('bots.set_heartbeat', { id: bot.id, enabled: false });
+    expect(off.enabled).toBe(false);
+    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    expect('error' in refused && refused.error.message).toMatch(/switched off/);
+  });
 });
