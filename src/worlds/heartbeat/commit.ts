@@ -14,11 +14,12 @@ import type { HeartbeatMode, HeartbeatSettings, HeartbeatState, SkipRule } from 
 import type { BotPatch } from './bot-state.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
+import type { NewLogEntry } from './log-store.js';
 import { resumePreamble, wakeNote } from './preamble.js';
 import type { PulseVerdict } from './pulse.js';
 import type { HeartbeatReflection, PulseResult } from './reflect.js';
 import type { Candidate } from './rules.js';
-import { CLAIM_RETRY_MS, MAX_PULSE_ERRORS, errorBackoff, idleInterval, jitter, nextMidnight, waitDelay } from './schedule.js';
+import { ASK_RECHECK_MS, CLAIM_RETRY_MS, MAX_PULSE_ERRORS, errorBackoff, idleInterval, jitter, nextMidnight, waitDelay } from './schedule.js';
 import type { HeartbeatObservation, Plan } from './triage.js';
 
 export interface CommitCounts {
@@ -152,15 +153,8 @@ async function commitPlan(
   if (t.kind === 'skip') {
     // A bot whose only work just got its exhaustion check-in is left to its person (state written by checkIn).
     if (t.skip === 'exhausted' && t.terminal.length > 0 && obs.mode === 'resume') {
-      await core.record({
-        id: pc.id('skip'),
-        botId: plan.botId,
-        mode: obs.mode,
-        tier: 0,
-        outcome: 'skipped',
-        skip: 'exhausted',
-        reason: `exhausted: ${t.reason}`,
-      });
+      plan.version = Number((await core.bots.get(plan.botId))?.version ?? plan.version);
+      await pc.skip('exhausted', t.reason, core.now() + ASK_RECHECK_MS);
       return;
     }
     await pc.skip(t.skip, t.reason, t.next);
@@ -180,7 +174,7 @@ async function commitPlan(
       taskId: primary.taskId,
       reason: `${primary.rule}: ${cleanLine(primary.title, 100)}${t.candidates.length > 1 ? ` (+${t.candidates.length - 1} more)` : ''}`,
     });
-    await core.schedule(plan.botId, plan.version, now + jitter(currentInterval(plan), core.random), {
+    await core.schedule(plan.botId, plan.version, now + jitter(plan.settings.intervalMs, core.random), {
       ...pc.base(now),
       state: 'idle',
       last_outcome: `candidate: ${primary.rule}`,
@@ -210,10 +204,6 @@ async function commitPlan(
     case 'verdict':
       return verdict(pc, result);
   }
-}
-
-function currentInterval(plan: Plan): number {
-  return plan.settings.intervalMs;
 }
 
 async function pulseError(pc: PlanCommit, r: Extract<PulseResult, { kind: 'error' }>): Promise<void> {
@@ -341,19 +331,16 @@ async function verdict(pc: PlanCommit, r: Extract<PulseResult, { kind: 'verdict'
   await resume(pc, candidate, v, v.reason, entry);
 }
 
+/** What every log entry of one resume attempt shares. */
+type LogBase = Omit<NewLogEntry, 'id' | 'tier' | 'outcome' | 'reason'>;
+
 /** §5.5: re-check, reserve, claim, write, then dispatch (or a check-in when there is no task to continue). */
-async function resume(
-  pc: PlanCommit,
-  c: Candidate,
-  v: PulseVerdict | null,
-  reason: string,
-  entry: Partial<Parameters<HeartbeatCore['record']>[0]> = {},
-): Promise<void> {
+async function resume(pc: PlanCommit, c: Candidate, v: PulseVerdict | null, reason: string, entry: Partial<NewLogEntry> = {}): Promise<void> {
   const { core, plan } = pc;
   const host = core.host;
   const now = core.now();
   const tier = v ? 2 : 0;
-  const logBase = { botId: plan.botId, mode: pc.mode, rule: c.rule, verdict: v ? ('resume' as const) : null, taskId: c.taskId, ...entry };
+  const logBase: LogBase = { botId: plan.botId, mode: pc.mode, rule: c.rule, verdict: v ? 'resume' : null, taskId: c.taskId, ...entry };
 
   // A reply cut off with no task to continue: the bot acknowledges it and asks (no run).
   const followUpAlone = c.followUpId !== null && !c.claimable;
@@ -463,14 +450,14 @@ async function dispatched(
   c: Candidate,
   d: { taskId: string; messageId: string },
   reason: string,
-  logBase: Record<string, unknown>,
+  logBase: LogBase,
   tier: 0 | 1 | 2,
   attempts?: number,
 ): Promise<void> {
   pc.counts.resumed++;
   await pc.core.record({
     id: pc.id('resumed'),
-    ...(logBase as { botId: string; mode: HeartbeatMode }),
+    ...logBase,
     tier,
     outcome: 'resumed',
     taskId: d.taskId,
@@ -482,11 +469,11 @@ async function dispatched(
   await pc.core.update(pc.plan.botId, { last_resume_task_id: d.taskId, last_outcome: `resumed: ${c.rule}` });
 }
 
-async function claimLost(pc: PlanCommit, c: Candidate, why: string, logBase: Record<string, unknown>): Promise<void> {
+async function claimLost(pc: PlanCommit, c: Candidate, why: string, logBase: LogBase): Promise<void> {
   const now = pc.core.now();
   await pc.core.record({
     id: pc.id('lost'),
-    ...(logBase as { botId: string; mode: HeartbeatMode }),
+    ...logBase,
     tier: 2,
     outcome: 'claim_lost',
     reason: `${c.rule}: claim lost — ${why}`,
@@ -494,12 +481,12 @@ async function claimLost(pc: PlanCommit, c: Candidate, why: string, logBase: Rec
   await pc.core.schedule(pc.plan.botId, pc.plan.version, now + CLAIM_RETRY_MS, { ...pc.base(now), state: 'idle', last_outcome: 'claim_lost' });
 }
 
-async function dispatchFailed(pc: PlanCommit, c: Candidate, err: unknown, logBase: Record<string, unknown>): Promise<void> {
+async function dispatchFailed(pc: PlanCommit, c: Candidate, err: unknown, logBase: LogBase): Promise<void> {
   const now = pc.core.now();
   pc.counts.errors++;
   await pc.core.record({
     id: pc.id('dispatch'),
-    ...(logBase as { botId: string; mode: HeartbeatMode }),
+    ...logBase,
     tier: 2,
     outcome: 'claim_lost',
     reason: `${c.rule}: the resume could not be queued; the attempt stays counted`,
