@@ -23,7 +23,7 @@ const ALLOWED: Record<string, string[]> = {
   engine: ['core', 'store', 'graph', 'llm', 'protocol'],
   agent: ['core', 'store', 'llm', 'protocol'],
   // Hosts (no tick) use the same module front door as worlds, hence `engine`.
-  bots: ['core', 'store', 'llm', 'engine', 'agent', 'protocol'],
+  bots: ['core', 'store', 'llm', 'engine', 'agent', 'memory', 'protocol'],
   memory: ['core', 'store', 'engine', 'protocol'],
   orchestration: ['core', 'store', 'llm', 'graph', 'engine', 'protocol'],
   worlds: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],

@@ -146,6 +146,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     const shared: SharedContext = {
       workspace,
       db: store.db,
+      dialect: store.dialect,
       llm,
       clock,
       ids,

@@ -143,17 +143,18 @@ export function validateConfig(input: unknown, modules: readonly WorldModule[], 
   }
   const { worlds, ...base } = result.data;
   const sections: Record<string, WorldSection> = {};
-  for (const [kind, section] of Object.entries(worlds as Record<string, Record<string, unknown>>)) {
+  for (const [kind, section] of Object.entries(worlds)) {
     const { enabled, ...settings } = section;
     sections[kind] = { enabled: enabled !== false, settings };
   }
-  return { ...(base as BaseConfig), worlds: sections, warnings };
+  return { ...base, worlds: sections, warnings };
 }
 
 /** The whole schema: the shared sections and `[worlds]` with one section per module. */
 export function configSchema(modules: readonly WorldModule[]) {
-  const worlds: Record<string, z.ZodType> = {};
-  for (const m of modules) worlds[m.kind] = m.configSchema.extend({ enabled: z.boolean().default(true) }).prefault({});
+  const worlds: Record<string, z.ZodType<Record<string, unknown>>> = {};
+  // A world's section gets `enabled` (a hard off); a host has no tick to switch off.
+  for (const m of modules) worlds[m.kind] = (m.host ? m.configSchema : m.configSchema.extend({ enabled: z.boolean().default(true) })).prefault({});
   return z.strictObject({ ...baseConfigShape, worlds: z.strictObject(worlds).prefault({}) });
 }
 

@@ -28,7 +28,10 @@ export function parseModelSpec(spec: string): { model_role: 'agent' | 'local'; m
     if (s.startsWith(`${role}:`)) {
       const model = s.slice(role.length + 1).trim();
       if (!model)
-        throw new SubconsciousError('invalid_params', `model: "${s}" names no model after "${role}:"`, { hint: `Give "${role}" alone, or "${role}:<model>".` });
+        throw new SubconsciousError('invalid_params', `model: "${s}" names no model after "${role}:"`, {
+          hint: `Give "${role}" alone, or "${role}:<model>".`,
+          details: { field: 'model' },
+        });
       return { model_role: role, model };
     }
   }
@@ -40,7 +43,7 @@ export interface BotStoreOptions {
   clock: Clock;
   ids: IdGen;
   /** The configured MCP servers; when given, a bot's tools must name some of them. */
-  knownServers?: (() => readonly string[]) | undefined;
+  knownServers?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
 }
 
 export class BotStore {
@@ -99,7 +102,7 @@ export class BotStore {
       persona: input.persona ?? '',
       model_role: model.model_role,
       model: model.model,
-      tools: JSON.stringify(this.checkTools(input.tools ?? [])),
+      tools: JSON.stringify(await this.checkTools(input.tools ?? [])),
       created_at: now,
       updated_at: now,
     };
@@ -122,7 +125,7 @@ export class BotStore {
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.persona !== undefined) set.persona = patch.persona;
     if (patch.model !== undefined) Object.assign(set, parseModelSpec(patch.model));
-    if (patch.tools !== undefined) set.tools = JSON.stringify(this.checkTools(patch.tools));
+    if (patch.tools !== undefined) set.tools = JSON.stringify(await this.checkTools(patch.tools));
     try {
       await this.o.db.updateTable('bots_bots').set(set).where('id', '=', id).execute();
     } catch (err) {
@@ -148,9 +151,9 @@ export class BotStore {
     });
   }
 
-  private checkTools(tools: readonly string[]): string[] {
+  private async checkTools(tools: readonly string[]): Promise<string[]> {
     const unique = [...new Set(tools.map((t) => t.trim()))];
-    const known = this.o.knownServers?.();
+    const known = await this.o.knownServers?.();
     if (known) {
       const unknown = unique.filter((t) => !known.includes(t));
       if (unknown.length > 0) {

@@ -1,8 +1,10 @@
 /**
  * `subconscious bots list|create|send|stop|approve|deny`: a bot without the page. Each command is
  * one or two RPC calls (the methods the page uses). `send` streams the reply as it is written: it
- * takes an event subscription (the daemon's `/events`, or an in-process bus), subscribes before
- * sending so no delta is missed, and prints until the bot's message is finished.
+ * takes an event subscription (the daemon's `/events`, or this process's bus), subscribes before
+ * sending so no delta is missed, and prints until the bot's message is finished. It also asks
+ * the thread now and then, so a stream that went quiet (the daemon stopped, an event lost) ends
+ * the command with what happened instead of leaving it waiting.
  *
  * `program` may be the `bots` command itself (the subcommands are added to it) or the root
  * program (a `bots` command is created).
@@ -18,10 +20,11 @@ export type BotsCall = RpcCall<BotsMethods>;
 export type BotsWireEvent = { [K in keyof BotsEvents]: { type: K; data: BotsEvents[K] } }[keyof BotsEvents] | { type: string; data: unknown };
 
 /**
- * Listen to events until unsubscribed. `onEnd` is called if the stream ends by itself (the
- * daemon went away), with a reason.
+ * Listen to events until unsubscribed (the subscription may take a moment to open: it resolves
+ * once events flow). `onEnd`, when the source can tell, is called if the stream ends by itself
+ * (the daemon went away), with a reason.
  */
-export type EventSubscribe = (listener: (event: BotsWireEvent) => void, onEnd: (reason: string) => void) => () => void;
+export type EventSubscribe = (listener: (event: BotsWireEvent) => void, onEnd: (reason: string) => void) => (() => void) | Promise<() => void>;
 
 export interface BotsCliOptions {
   /** Events for `send` to stream from; without it, `send` prints the ids and returns. */
@@ -30,6 +33,8 @@ export interface BotsCliOptions {
   print?: ((line: string) => void) | undefined;
   /** Streamed text as it comes (default process.stdout.write). */
   write?: ((chunk: string) => void) | undefined;
+  /** How often `send` asks the thread whether the reply finished, in case the stream went quiet (default 3 s). */
+  checkEveryMs?: number | undefined;
 }
 
 const FINISHED: readonly Message['status'][] = ['done', 'error', 'stopped'];
@@ -89,7 +94,7 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
     .action(async (who: string, words: string[], opts: { wait: boolean; json?: boolean }) => {
       const bot = await resolveBot(call, who);
       const stream = opts.wait && options.subscribe ? options.subscribe : undefined;
-      const watcher = stream ? watchReply(stream, { write, print }) : undefined;
+      const watcher = stream ? await watchReply(stream, { write, print }) : undefined;
       let sent;
       try {
         sent = await call('bots.send_message', { bot_id: bot.id, text: words.join(' ') });
@@ -102,7 +107,14 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
         if (opts.json) return print(JSON.stringify(sent, null, 2));
         return print(`sent to @${bot.name}: task ${mine.task_id}${opts.wait ? ' (no event stream to follow; see `bots list` or the page)' : ''}`);
       }
-      const final = await watcher.follow(mine.message_id, mine.task_id);
+      const final = await watcher.follow(mine.message_id, mine.task_id, {
+        everyMs: options.checkEveryMs ?? 3000,
+        check: async () => {
+          const [view, list] = await Promise.all([call('bots.thread', { id: sent.thread_id, limit: 50 }), call('bots.list', {})]);
+          const b = list.find((x) => x.id === bot.id);
+          return { message: view.messages.find((m) => m.id === mine.message_id), running: b !== undefined && b.status !== 'idle' };
+        },
+      });
       if (opts.json) print(JSON.stringify({ ...sent, reply: final }, null, 2));
       if (final.status !== 'done') {
         print(`(${final.status}${final.error ? `: ${final.error}` : ''})`);
@@ -155,27 +167,67 @@ export async function resolveBot(call: BotsCall, who: string): Promise<BotWithSt
   return bot;
 }
 
+/** How `follow` makes sure a quiet stream does not leave it waiting. */
+export interface FollowCheck {
+  /** The message as the daemon has it now (undefined: not found), and whether its bot still has work going. */
+  check: () => Promise<{ message: Message | undefined; running: boolean }>;
+  everyMs: number;
+}
+
+/** Checks in a row that found the reply unfinished with nothing running it, before giving up on it. */
+const ORPHAN_CHECKS = 2;
+
 /**
  * Follow one bot message over the event stream: subscribe first (events before the message id
- * is known are kept), then print its deltas and approval requests until it is finished.
+ * is known are kept), then print its deltas and approval requests until it is finished. With a
+ * `FollowCheck`, the message is also read now and then: finished there while the stream said
+ * nothing, the rest of its text is printed and it ends; a failed read ends it with that error;
+ * and a reply still unfinished while its bot runs nothing (the daemon that ran it was killed,
+ * and the calls now reach the store itself) ends it with that reason instead of waiting forever.
  */
-export function watchReply(subscribe: EventSubscribe, out: { write: (chunk: string) => void; print: (line: string) => void }) {
+export async function watchReply(subscribe: EventSubscribe, out: { write: (chunk: string) => void; print: (line: string) => void }) {
   const early: BotsWireEvent[] = [];
   let target: string | null = null;
   let targetTask: string | null = null;
   let settle: ((m: Message) => void) | null = null;
   let fail: ((err: Error) => void) | null = null;
-  let wrote = false;
+  let written = '';
   let atLineStart = true;
   let ended: string | null = null;
+  let finished = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
   const emit = (chunk: string) => {
     if (!chunk) return;
     out.write(chunk);
-    wrote = true;
+    written += chunk;
     atLineStart = chunk.endsWith('\n');
+  };
+  const streamEnded = (reason: string) =>
+    new SubconsciousError('cancelled', `The event stream ended before the reply finished: ${reason}`, {
+      hint: 'Is the daemon still running? The reply continues there; see the page.',
+    });
+
+  const finish = (m: Message): void => {
+    if (finished) return;
+    finished = true;
+    if (timer !== null) clearTimeout(timer);
+    // What the stream did not bring (all of it, when no delta came) is printed from the message.
+    if (!written) emit(m.text);
+    else if (m.text.startsWith(written)) emit(m.text.slice(written.length));
+    if (!atLineStart) emit('\n');
+    unsubscribe?.();
+    settle?.(m);
+  };
+  const abort = (err: Error): void => {
+    if (finished) return;
+    finished = true;
+    if (timer !== null) clearTimeout(timer);
+    unsubscribe?.();
+    fail?.(err);
   };
 
   const handle = (e: BotsWireEvent): void => {
+    if (finished) return;
     if (target === null) {
       early.push(e);
       return;
@@ -191,33 +243,53 @@ export function watchReply(subscribe: EventSubscribe, out: { write: (chunk: stri
       }
     } else if (e.type === 'bots.message_changed') {
       const m = (e.data as BotsEvents['bots.message_changed']).message;
-      if (m.id === target && FINISHED.includes(m.status)) {
-        if (!wrote) emit(m.text);
-        if (!atLineStart) emit('\n');
-        unsubscribe();
-        settle?.(m);
-      }
+      if (m.id === target && FINISHED.includes(m.status)) finish(m);
     }
   };
-  const unsubscribe = subscribe(handle, (reason) => {
+  let unsubscribe: (() => void) | null = null;
+  unsubscribe = await subscribe(handle, (reason) => {
     ended = reason;
-    fail?.(
-      new SubconsciousError('cancelled', `The event stream ended before the reply finished: ${reason}`, {
-        hint: 'Is the daemon still running? The reply continues there; see the page.',
-      }),
-    );
+    if (target !== null) abort(streamEnded(reason));
   });
 
   return {
-    cancel: unsubscribe,
-    follow(messageId: string, taskId: string): Promise<Message> {
+    cancel: () => {
+      finished = true;
+      if (timer !== null) clearTimeout(timer);
+      unsubscribe?.();
+    },
+    follow(messageId: string, taskId: string, watch?: FollowCheck): Promise<Message> {
       return new Promise<Message>((resolve, reject) => {
         settle = resolve;
         fail = reject;
         target = messageId;
         targetTask = taskId;
-        if (ended !== null) return fail(new SubconsciousError('cancelled', `The event stream ended before the reply finished: ${ended}`));
+        if (ended !== null) return abort(streamEnded(ended));
         for (const e of early.splice(0)) handle(e);
+        if (!watch || finished) return;
+        let orphaned = 0;
+        const tick = () => {
+          timer = setTimeout(() => {
+            timer = null;
+            watch.check().then(
+              ({ message: m, running }) => {
+                if (finished) return;
+                if (m && FINISHED.includes(m.status)) return finish(m);
+                orphaned = running ? 0 : orphaned + 1;
+                if (orphaned >= ORPHAN_CHECKS) {
+                  return abort(
+                    new SubconsciousError('cancelled', 'The reply stopped: nothing is running it any more (the daemon that ran it went away).', {
+                      hint: 'Start the daemon again (`subconscious start`): the task is marked interrupted and can be resumed; its text so far is kept.',
+                    }),
+                  );
+                }
+                tick();
+              },
+              (err: unknown) => abort(err instanceof Error ? err : new Error(String(err))),
+            );
+          }, watch.everyMs);
+        };
+        tick();
       });
     },
   };

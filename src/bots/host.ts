@@ -12,6 +12,7 @@ import { ApprovalLinks } from './approval-links.js';
 import { BotStore } from './bot-store.js';
 import type { BotsConfig } from './config.js';
 import type { BotsEmit } from './events.js';
+import { memoryNotesListener, type MemoryNoteSink } from './memory-notes.js';
 import { NoteStore } from './note-store.js';
 import { repairAfterRestart, type RepairResult } from './repair.js';
 import { RoutineStore } from './routine-store.js';
@@ -49,8 +50,10 @@ export interface BotsHostDeps {
   presence: () => boolean;
   /** The resolved `[worlds.bots]` section. */
   config: BotsConfig;
+  /** The memory store, when there is one (asked at each settle): MEMORY:/TEAM_MEMORY: lines become documents there too. */
+  memoryNotes?: (() => MemoryNoteSink | undefined) | undefined;
   /** The configured MCP server names (a bot's tools must be some of them); unchecked when absent. */
-  mcpServers?: (() => readonly string[]) | undefined;
+  mcpServers?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
 }
 
 /**
@@ -154,6 +157,10 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
   const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit });
   const scheduler = new RoutineScheduler({ routines, bots, threads, tasks, runtime, clock, log, emit, tickMs: config.routine_tick_seconds * 1000 });
   let started = false;
+  if (deps.memoryNotes) {
+    const sink = deps.memoryNotes;
+    runtime.onControlLines(memoryNotesListener({ sink, botName: async (id) => (await bots.get(id))?.name, log }));
+  }
 
   const taskOut = (row: Awaited<ReturnType<TaskStore['row']>>) => {
     if (!row) return undefined;
@@ -262,7 +269,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     async start() {
       if (started) throw new Error('the bots host is already started');
       started = true;
-      const repaired = await repairAfterRestart({ db, tasks, links, approvals: deps.approvals, clock, log, emit });
+      const repaired = await repairAfterRestart({ db, tasks, links, approvals: deps.approvals, clock, log, emit, busy: (botId) => !runtime.isIdle(botId) });
       scheduler.start();
       return repaired;
     },

@@ -2,7 +2,11 @@
  * The bots host (issue 11): bots, direct and group threads, messages, tasks, runs, approvals and
  * routines — the host seed 2's heartbeat lives in. A host module without a tick of its own.
  *
- * Wiring (the composition root):
+ * As a module: `botsModule` (module.ts) — `[worlds.bots]`, its tables, `botsContract`, the
+ * `bots` CLI, the Bots tab; needs AgentRunnerKey, ApprovalStoreKey, PresenceKey; uses the memory
+ * store (`MemoryStoreKey`) and SkillsKey; provides BotsHeartbeatKey.
+ *
+ * Wiring by hand (what the module does):
  *   await applyMigrations(store.db, store.dialect, botsMigrations);
  *   const host = createBotsHost({
  *     db: tablesView<BotsTables>(store.db), clock, ids, log,
@@ -12,10 +16,11 @@
  *     presence: () => sse.size > 0, // is a page or client attached? (unattended approvals fail fast without)
  *     config: parseBotsConfig(raw.worlds?.bots),
  *     mcpServers: () => mcp.health().map((s) => s.name),
+ *     memoryNotes: () => services.find(MemoryStoreKey),   // MEMORY:/TEAM_MEMORY: → memory documents
  *   });
  *   await host.start();             // restart repair FIRST, then the routine timer
  *   implement(botsContract, host.rpc).forEach((m) => dispatcher.add(m));
- *   registerBotsCommands(program, call, { subscribe });   // CLI (phase 2)
+ *   registerBotsCommands(command, call, { subscribe, print });   // CLI: `subconscious bots …`
  *   await host.stop();              // at shutdown: running work settles failed + interrupted
  *
  * For the heartbeat (seed 2, issue 12) — `host.heartbeat: BotsHeartbeatApi`, nothing else:
@@ -76,3 +81,5 @@ export { personaText, historyMessages, type PersonaSection } from './prompt.js';
 export type { JobPriority } from './queue.js';
 export type { RoutineFiring } from './routines.js';
 export { BotsHeartbeatKey } from './services.js';
+export { botsModule } from './module.js';
+export { memoryNotesListener, botNamespace, TEAM_NAMESPACE, type MemoryNoteSink } from './memory-notes.js';

@@ -181,7 +181,8 @@ async function init(db: AnyDb): Promise<void> {
   await db.schema.createIndex('bots_notes_kind').ifNotExists().on('bots_notes').columns(['kind', 'created_at']).execute();
 }
 
-const TABLES = [
+/** Every table of the bots host (children first, the order they are dropped in). */
+export const BOTS_TABLES = [
   'bots_notes',
   'bots_thread_activity',
   'bots_routines',
@@ -197,7 +198,7 @@ export const botsMigrations: Record<string, Migration> = {
   'bots/0001_init': {
     up: (db) => init(db),
     down: async (db) => {
-      for (const t of TABLES) await db.schema.dropTable(t).ifExists().execute();
+      for (const t of BOTS_TABLES) await db.schema.dropTable(t).ifExists().execute();
     },
   },
 };

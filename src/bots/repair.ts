@@ -6,7 +6,8 @@
  *   - pending approvals past their expiry, or of a run that died → `expired` with `expired_at`
  *     (seed 2 rule 5 compares it).
  * Only rows of this process, of a process on this host that is gone, or of no known process are
- * touched: a second daemon sharing Postgres keeps its live work.
+ * touched: a second daemon sharing Postgres keeps its live work, and so does this process's own
+ * runtime (`busy`): a request served before the repair ran is not taken for a dead run's.
  */
 import type { Kysely } from 'kysely';
 import type { ApprovalStore } from '../agent/index.js';
@@ -27,6 +28,8 @@ export interface RepairDeps {
   clock: Clock;
   log: Logger;
   emit: BotsEmit;
+  /** This process's runtime holds work for the bot (its rows are live, not left over). */
+  busy?: ((botId: string) => boolean) | undefined;
 }
 
 export interface RepairResult {
@@ -48,7 +51,7 @@ export async function repairAfterRestart(d: RepairDeps): Promise<RepairResult> {
     .execute();
   const liveElsewhere = new Set<string>();
   for (const t of open) {
-    if (!isDead(t.owner)) {
+    if (!isDead(t.owner) || (ownedByThisProcess(t.owner) && d.busy?.(t.bot_id))) {
       liveElsewhere.add(t.id);
       continue;
     }

@@ -46,7 +46,8 @@ export async function buildRunOptions(
     role: bot.model_role,
     model: bot.model ?? undefined,
     servers: bot.tools,
-    capMs: Math.round(config.run_cap_minutes * 60_000),
+    // Unset here: the agent runner's own caps (the app's `[agent]` section).
+    capMs: config.run_cap_minutes !== undefined ? Math.round(config.run_cap_minutes * 60_000) : undefined,
     maxSteps: config.max_steps,
     approvalExpiryMs: config.unattended_approval_minutes * 60_000,
   };

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { createApp, WEB_ROOT, type App } from '../app/app.js';
 import { describeError } from '../core/errors.js';
+import type { WorldModule } from '../engine/index.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { createHttpApp, listen, type Listening } from '../server/http.js';
 import { isLoopback, isWildcard } from '../server/host.js';
@@ -22,6 +23,8 @@ export interface DaemonOptions {
   host?: string;
   /** Default: JSON lines on stderr (`SUBCONSCIOUS_LOG_LEVEL`). */
   log?: Logger;
+  /** Default: the product's modules. */
+  modules?: readonly WorldModule[];
 }
 
 export interface Daemon {
@@ -36,7 +39,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const overrides = { ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host !== undefined ? { host: opts.host } : {}) };
   const log = opts.log ?? createLogger();
   securePrivateFolder(path.resolve(opts.workspace), log);
-  const app = await createApp({ workspace: opts.workspace, overrides, log });
+  const app = await createApp({ workspace: opts.workspace, overrides, log, ...(opts.modules ? { modules: opts.modules } : {}) });
   let http: Listening;
   const metrics = createMetrics(app.llm.ledger, app.events);
   const token = ensureToken(app.workspace);

@@ -26,7 +26,7 @@ import {
   type Transport,
   type WireEvent,
 } from '../protocol/index.js';
-import { tablesView, type AnyTables, type MigrationSet } from '../store/index.js';
+import { tablesView, type AnyTables, type DialectName, type MigrationSet } from '../store/index.js';
 import type { World } from './types.js';
 
 /** What every module is handed by the app. */
@@ -38,6 +38,8 @@ export interface ModuleContext<Config, Tables extends object, Events extends obj
   config: Config;
   /** Its own tables, and only those. */
   db: Kysely<Tables>;
+  /** The store's dialect, for what only one of them has (full-text search). */
+  dialect: DialectName;
   llm: Llm;
   clock: Clock;
   ids: IdGen;
@@ -112,6 +114,11 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
   tab?: string;
   /** Whether its world runs when nobody switched it (default true). */
   enabledByDefault?: boolean;
+  /**
+   * A host (the bots runtime, the harness): no world, so no tick to switch off. Its section has
+   * no `enabled` key, and `create` must not return a world (a world module must).
+   */
+  host?: boolean;
   cli?: { name: string; description: string; register(command: Command, cli: CliContext<MethodsOf<C>, EventsOf<C>>): void };
   simulate?: SimulateHooks<z.output<S>, T, MethodsOf<C>>;
   create(ctx: ModuleContext<z.output<S>, T, EventsOf<C>>): ModuleParts<MethodsOf<C>> | Promise<ModuleParts<MethodsOf<C>>>;
@@ -121,6 +128,7 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
 export interface SharedContext {
   workspace: string;
   db: Kysely<AnyTables>;
+  dialect: DialectName;
   llm: Llm;
   clock: Clock;
   ids: IdGen;
@@ -159,6 +167,7 @@ export interface WorldModule {
   readonly provides: readonly ServiceKey<unknown>[];
   readonly tab: string | undefined;
   readonly enabledByDefault: boolean;
+  readonly host: boolean;
   readonly cli: { name: string; description: string; register(command: Command, setup: CliSetup): void } | undefined;
   readonly simulate:
     | {
@@ -194,6 +203,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
     provides: def.provides ?? [],
     tab: def.tab,
     enabledByDefault: def.enabledByDefault ?? true,
+    host: def.host ?? false,
     cli: def.cli && {
       name: def.cli.name,
       description: def.cli.description,
@@ -231,6 +241,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         workspace: shared.workspace,
         config: parse(rawConfig),
         db: tablesView<T>(shared.db),
+        dialect: shared.dialect,
         llm: shared.llm,
         clock: shared.clock,
         ids: shared.ids,
@@ -242,6 +253,8 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         trigger: () => shared.trigger(def.kind),
       };
       const parts = await def.create(ctx);
+      if (def.host && parts.world) throw new Error(`module ${def.kind} is a host but returned a world`);
+      if (!def.host && !parts.world) throw new Error(`module ${def.kind} returned no world; a module without one is declared \`host: true\``);
       for (const p of parts.provides ?? []) {
         if (!(def.provides ?? []).some((k) => k.id === p.key.id)) throw new Error(`module ${def.kind} provides ${p.key.id} without declaring it`);
       }

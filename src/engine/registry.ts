@@ -45,10 +45,13 @@ export class Registry {
     this.scheduler.start();
   }
 
-  /** Run now in the background: returns the worlds started at once; the ticks run on. */
+  /**
+   * Run now in the background: returns the worlds asked; the ticks run on. A world ticking already
+   * runs once more right after (presses in between join that one): a press never supersedes.
+   */
   trigger(kind: string | 'all' = 'all'): { triggered: string[]; done: Promise<TickOutcome[]> } {
     const targets = kind === 'all' ? this.list() : [this.get(kind)];
-    const done = Promise.all(targets.map((i) => this.scheduler.fire(i, true)));
+    const done = Promise.all(targets.map((i) => this.scheduler.runNow(i)));
     return { triggered: targets.map((i) => i.name), done };
   }
 

@@ -3,6 +3,10 @@
  * every instance whose cadence is due; worlds tick concurrently and independently. A tick still
  * running when it is due again has overrun: it is superseded, unless it is committing — then it
  * is left to finish, and its end wakes the loop.
+ *
+ * Run now (`runNow`) never supersedes: pressed while a tick runs, it asks for one more tick right
+ * after that one, and further presses join that request — at most one tick ever waits (issue 9:
+ * 50 presses in a row had superseded each other into hundreds of cancelled rows).
  */
 import type { Clock, Logger } from '../core/index.js';
 import type { Instance } from './instance.js';
@@ -17,6 +21,10 @@ export interface SchedulerOptions {
 export class Scheduler {
   private readonly nextDue = new Map<string, number>();
   private readonly inflight = new Map<string, Promise<TickOutcome>>();
+  /** Ticks that ended (so a finished one is never put back as the one in flight). */
+  private readonly settled = new WeakSet<Promise<TickOutcome>>();
+  /** Run-now presses waiting for the running tick to end: one follow-up tick per instance. */
+  private readonly again = new Map<string, { instance: Instance; done: Promise<TickOutcome>; resolve: (outcome: TickOutcome) => void }>();
   private loop: Promise<void> | null = null;
   private stopping = new AbortController();
   private waking = new AbortController();
@@ -43,6 +51,25 @@ export class Scheduler {
     await this.loop;
     this.loop = null;
     await Promise.allSettled([...this.inflight.values()]);
+    for (const [name, waiting] of this.again) {
+      this.again.delete(name);
+      waiting.resolve({ world: name, kind: 'skipped', message: 'stopped before the requested tick ran', generation: 0, durationMs: 0, resumed: false });
+    }
+  }
+
+  /**
+   * Run now: a tick at once; while one runs, one more right after it (pressing again while that
+   * one waits joins it). The running tick is left alone. Resolves with the outcome of the tick
+   * that serves the press.
+   */
+  runNow(instance: Instance): Promise<TickOutcome> {
+    if (!this.inflight.has(instance.name)) return this.fire(instance, false);
+    const waiting = this.again.get(instance.name);
+    if (waiting) return waiting.done;
+    let resolve!: (outcome: TickOutcome) => void;
+    const done = new Promise<TickOutcome>((r) => (resolve = r));
+    this.again.set(instance.name, { instance, done, resolve });
+    return done;
   }
 
   /** Recompute now (after a trigger, an enable, a config change). */
@@ -56,7 +83,7 @@ export class Scheduler {
     this.wake();
   }
 
-  /** Start a tick outside the cadence (Run now); it supersedes a running one. */
+  /** Start a tick outside the cadence; with `supersede` it discards a running one (an overrun). */
   fire(instance: Instance, supersede: boolean): Promise<TickOutcome> {
     const previous = this.inflight.get(instance.name);
     // Provisional: not due again while this tick runs (it moves to end + interval when it ends).
@@ -75,9 +102,18 @@ export class Scheduler {
         () => 'failed' as const,
       )
       .then((kind) => {
+        this.settled.add(p);
         if (this.inflight.get(instance.name) === p) {
-          if (previous && previous !== p) this.inflight.set(instance.name, previous);
+          // A tick this one could not supersede (it was committing) may still run: it is the one in flight again.
+          if (previous && previous !== p && !this.settled.has(previous)) this.inflight.set(instance.name, previous);
           else this.inflight.delete(instance.name);
+        }
+        // A Run-now press came while this tick ran: its one follow-up tick starts now.
+        const waiting = this.again.get(instance.name);
+        if (waiting && !this.inflight.has(instance.name) && !this.stopping.signal.aborted) {
+          this.again.delete(instance.name);
+          void this.fire(waiting.instance, false).then(waiting.resolve);
+          return;
         }
         // A tick that ran may change what is due; one that was only skipped changed nothing, and
         // waking for it could make the loop spin against a tick that cannot be superseded.

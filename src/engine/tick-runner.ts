@@ -235,12 +235,19 @@ export class TickRunner {
       await this.keys.set('last_outcome', 'superseded');
       return this.outcome('superseded', 'superseded by a newer tick; result discarded', startedAt, resumed);
     }
-    const message = describeError(error);
+    const extra = this.world.hint?.(error);
+    const halt = this.gate.haltFor(error, describeError(error));
+    const message = [
+      describeError(error),
+      halt ? 'The world is halted until its model or provider changes, or a person clears the halt (subconscious.clear_halt).' : '',
+      extra ?? '',
+    ]
+      .filter(Boolean)
+      .join(' ');
     const failures = ((await this.keys.get('consecutive_failures')) ?? 0) + 1;
     const kind = error instanceof GateClosed ? 'skipped' : 'failed';
     const updates: Partial<EngineKeys> = { consecutive_failures: failures, last_outcome: kind, last_error: message };
-    const halt = this.gate.haltFor(error, message);
-    if (halt) updates.halt = halt;
+    if (halt) updates.halt = { ...halt, reason: message };
     if (!(error instanceof GateClosed) && modelErrorKind(error) === 'unreachable')
       updates.provider = { available: false, reason: message, at: this.deps.clock.now() };
     await this.keys.setMany(updates);

@@ -101,6 +101,11 @@ export interface World<O = unknown, C = unknown, R = unknown> {
    * `cancelled`, failed rows `failed`). Must not throw for lack of an observation.
    */
   abandon?(ctx: TickContext, reason: AbandonReason, observation: Observation<O> | undefined, error: unknown): Promise<void>;
+  /**
+   * What a person can do about this failure in this world's own terms (its config keys, its page
+   * card), appended to the lower layers' message; undefined when the world has nothing to add.
+   */
+  hint?(error: unknown): string | undefined;
   /** Release resources at shutdown. */
   close?(): Promise<void>;
 }

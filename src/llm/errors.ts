@@ -137,7 +137,7 @@ export function classifyStatus(status: number, message: string, headers: Record<
     return new ModelError('rate_cap', `The request is larger than ${where} will ever accept (${status}): ${truncate(message, 300)}`, {
       status,
       cause,
-      hint: 'Pick a model or plan with a higher limit (the halt lifts when the model or provider changes), or lower context_budget_tokens and clear the halt ("Try again" on the page, or subconscious.clear_halt); retrying will not help as it is.',
+      hint: 'Pick a model or plan with a higher limit, or make the requests smaller; retrying will not help as it is.',
     });
   }
   if (status === 429) {

@@ -23,7 +23,7 @@ const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 const FENCE_TAG = /<\s*\/?\s*untrusted-data\b[^<>]*>?/gi;
 
 export interface FenceOptions {
-  /** What the data is (`memory`, `task_title`, `tool_result`…); shown in the tag. */
+  /** What the data is (e.g. memory, task_title, tool_result); shown in the tag. */
   label?: string;
   /** Cap on the text's length before escaping (default 4000). */
   maxChars?: number;

@@ -5,7 +5,7 @@
  *   await applyMigrations(db, dialect, memoryMigrations);
  *   const memory = new MemoryStore({ db: tablesView<MemoryTables>(db), dialect, clock, ids, emit, log });
  *   const sources = new MemorySources({ store: memory, db, clock, log, emit, workspace, sources: config.sources });
- *   await sources.start();
+ *   await sources.start();                             // the daemon; a world's observe awaits sources.ready()
  *   dispatcher.add(...implement(…, memoryStoreHandlers(memory)))   // via the memory module's contract
  *
  * What it provides to other modules:
@@ -15,6 +15,11 @@
  *   memory.createCheckpoint(label) / diffSinceCheckpoint(id) / diffSince(baseline) + renderDiff(diff)
  *   memory.storeDocument / deleteDocument / write(namespace, ops)   (bots' MEMORY: notes via noteDocument)
  *   recentMemory(memory)                               the tasks world's MemorySource
+ *
+ * Services (`services.ts`): `MemoryStoreKey` (the store) and `MemorySyncKey` (`ready()`: the
+ * sources' first sync; await it in observe so a one-shot `tick` reads the folders first).
+ * The memory module (`src/worlds/memory/module.ts`) creates the store and the sources and
+ * provides both.
  */
 export { MemoryStore } from './store.js';
 export type {
@@ -32,9 +37,9 @@ export type {
 } from './store.js';
 export { renderDiff, totalChanges, emptyTotals, RENDER_LINES_PER_SOURCE, type MemoryDiff, type NamespaceDiff, type DiffEntry } from './diff.js';
 export { parseQuery, fts5Match, isEmptyQuery, MAX_QUERY_TERMS, type ParsedQuery } from './query.js';
-export { sqliteRecallSql, MATCH_OPEN, MATCH_CLOSE } from './recall.js';
+export { sqliteRecallSql, readSnippet, MATCH_OPEN, MATCH_CLOSE, SNIPPET_OPEN, SNIPPET_CLOSE } from './recall.js';
 export { documentHash, canonicalJson, sha256Hex } from './hash.js';
-export { memoryMigrations, PG_INDEXED_BODY_CHARS } from './migrations.js';
+export { memoryMigrations, MEMORY_STORE_TABLES, PG_INDEXED_BODY_CHARS } from './migrations.js';
 export type * from './tables.js';
 export { memorySourcesSchema, memorySourceSchema, folderSourceSchema, resolveSourcePath, type MemorySourceConfig, type FolderSourceConfig } from './config.js';
 export { FolderSource, type FolderSourceDeps, type FolderSourceOptions, type SyncResult, type SkippedFile } from './sources/folder.js';
@@ -44,6 +49,6 @@ export { parseEmail, type ParsedEmail } from './sources/email.js';
 export { splitMbox, type MboxMessage } from './sources/mbox.js';
 export { ParseError } from './sources/mime.js';
 export { htmlToText } from './sources/html.js';
-export { memoryStoreHandlers, type MemoryStoreHandlers } from './rpc.js';
+export { memoryStoreHandlers, memorySourcesHandlers, type MemoryStoreHandlers } from './rpc.js';
 export { recentMemory, noteDocument, type RecentMemoryItem } from './adapters.js';
-export { MemoryStoreKey } from './services.js';
+export { MemoryStoreKey, MemorySyncKey, type MemorySync } from './services.js';

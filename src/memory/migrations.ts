@@ -7,6 +7,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from '../store/index.js';
 
+/** The memory store's tables (SQLite's FTS5 table `memory_fts` and its shadow tables sit beside them). */
+export const MEMORY_STORE_TABLES = ['memory_documents', 'memory_namespaces', 'memory_state', 'memory_checkpoints', 'memory_source_files'] as const;
+
 /** Postgres indexes at most this much of a body (a tsvector is capped at 1 MB). */
 export const PG_INDEXED_BODY_CHARS = 300_000;
 

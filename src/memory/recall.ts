@@ -14,9 +14,16 @@ import { fts5Match, isEmptyQuery, parseQuery, type ParsedQuery } from './query.j
 import { parseMetadata } from './rows.js';
 import type { MemoryTables } from './tables.js';
 
-/** Snippet match markers (Markdown bold: readable in a terminal, easy to render on the page). */
+/** How matches are marked in `RecallHit.snippet` (Markdown bold: readable in a terminal and a prompt). */
 export const MATCH_OPEN = '**';
 export const MATCH_CLOSE = '**';
+/**
+ * What the engines mark matches with: private-use characters, which the store strips from every
+ * title and body (`store.ts`), so a document's own `**` is never taken for a match. They become
+ * `highlights` (offsets) and the `**` of `snippet`.
+ */
+export const SNIPPET_OPEN = '\uE000';
+export const SNIPPET_CLOSE = '\uE001';
 /** Postgres builds headlines from at most this much of a body (ts_headline reads all it is given). */
 const PG_HEADLINE_CHARS = 100_000;
 
@@ -47,17 +54,45 @@ export async function recall(
     source_kind: r.source_kind,
     external_id: r.external_id,
     title: r.title,
-    snippet: (r.snippet ?? '').replace(/\s+/g, ' ').trim(),
+    ...readSnippet(r.snippet ?? ''),
     score: Number(r.score),
     updated_at: Number(r.updated_at),
     metadata: parseMetadata(r.metadata),
   }));
 }
 
+/**
+ * An engine's marked passage as the three forms a hit carries: `snippet` with `**` around
+ * matches, `snippet_text` without marks, and `highlights`, the matches' `[start, end)` offsets
+ * (UTF-16) in `snippet_text`. Whitespace runs become one space first.
+ */
+export function readSnippet(marked: string): { snippet: string; snippet_text: string; highlights: Array<[number, number]> } {
+  const flat = marked.replace(/\s+/g, ' ').trim();
+  let text = '';
+  const highlights: Array<[number, number]> = [];
+  let open: number | null = null;
+  for (const ch of flat) {
+    if (ch === SNIPPET_OPEN) open ??= text.length;
+    else if (ch === SNIPPET_CLOSE) {
+      if (open !== null && text.length > open) highlights.push([open, text.length]);
+      open = null;
+    } else text += ch;
+  }
+  // An unclosed mark (a fragment cut inside a match) runs to the end.
+  if (open !== null && text.length > open) highlights.push([open, text.length]);
+  let snippet = '';
+  let at = 0;
+  for (const [start, end] of highlights) {
+    snippet += `${text.slice(at, start)}${MATCH_OPEN}${text.slice(start, end)}${MATCH_CLOSE}`;
+    at = end;
+  }
+  return { snippet: snippet + text.slice(at), snippet_text: text, highlights };
+}
+
 /** The FTS5 statement recall runs (the benchmark runs it directly as the floor). */
 export function sqliteRecallSql(withNamespace: boolean): string {
   return `SELECT d.id, d.namespace, d.source_kind, d.external_id, d.title, d.updated_at, d.metadata,
-      snippet(memory_fts, 1, '${MATCH_OPEN}', '${MATCH_CLOSE}', '…', 24) AS snippet,
+      snippet(memory_fts, 1, '${SNIPPET_OPEN}', '${SNIPPET_CLOSE}', '…', 24) AS snippet,
       -bm25(memory_fts, 4.0, 1.0) AS score
     FROM memory_fts JOIN memory_documents d ON d.id = memory_fts.rowid
     WHERE memory_fts MATCH ?${withNamespace ? ' AND d.namespace = ?' : ''}
@@ -89,7 +124,7 @@ async function recallPostgres(db: Kysely<MemoryTables>, q: ParsedQuery, namespac
     )
     SELECT d.id, d.namespace, d.source_kind, d.external_id, d.title, d.updated_at, d.metadata, r.score,
       ts_headline('english', left(d.body, ${sql.lit(PG_HEADLINE_CHARS)}), q.q,
-        ${`StartSel=${MATCH_OPEN}, StopSel=${MATCH_CLOSE}, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`}) AS snippet
+        ${`StartSel="${SNIPPET_OPEN}", StopSel="${SNIPPET_CLOSE}", MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`}) AS snippet
     FROM ranked r JOIN memory_documents d ON d.id = r.id, q
     ORDER BY r.score DESC, d.updated_at DESC
   `.execute(db);

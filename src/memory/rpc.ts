@@ -5,7 +5,8 @@
  */
 import { SubconsciousError } from '../core/errors.js';
 import type { Handlers } from '../protocol/contract.js';
-import type { MemoryStoreMethods } from '../protocol/memory.js';
+import type { MemorySourceMethods, MemoryStoreMethods } from '../protocol/memory.js';
+import type { MemorySources } from './sources/manager.js';
 import type { MemoryStore } from './store.js';
 
 export type MemoryStoreHandlers = Handlers<MemoryStoreMethods>;
@@ -30,5 +31,21 @@ export function memoryStoreHandlers(store: MemoryStore): MemoryStoreHandlers {
     'memory.list_documents': (p) => store.listDocuments({ namespace: p.namespace, limit: p.limit ?? 100, offset: p.offset ?? 0 }),
     'memory.recall': async (p) => ({ hits: await store.recall({ query: p.query, namespace: p.namespace, limit: p.limit ?? 10 }) }),
     'memory.namespaces': () => store.namespaces(),
+  };
+}
+
+/** `memory.sources` and `memory.sync`: the configured sources (`[[worlds.memory.sources]]`). */
+export function memorySourcesHandlers(sources: MemorySources): Handlers<MemorySourceMethods> {
+  return {
+    'memory.sources': () => sources.status(),
+    'memory.sync': (p) => {
+      const started = sources.syncNow(p.namespace);
+      return {
+        started,
+        message: started.length
+          ? `Syncing ${started.join(', ')}; memory.synced tells how it went.`
+          : 'No memory source is configured: add one under [[worlds.memory.sources]] in subconscious.toml, or push documents with memory.store_document.',
+      };
+    },
   };
 }

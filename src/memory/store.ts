@@ -547,14 +547,17 @@ interface NormalizedDoc {
   content_hash: string;
 }
 
+/** Recall's match markers (private-use characters): a stored text never holds them, so a snippet's marks are always the engine's. */
+const SNIPPET_MARKERS = /[\uE000\uE001]/g;
+
 function normalize(doc: Omit<DocumentInput, 'namespace'>): NormalizedDoc {
   const metadata: Record<string, unknown> = { ...(doc.metadata ?? {}) };
-  let body = doc.body;
+  let body = doc.body.replace(SNIPPET_MARKERS, '');
   if (body.length > MAX_BODY_CHARS) {
     metadata.truncated_from_chars = body.length;
     body = body.slice(0, MAX_BODY_CHARS);
   }
-  const collapsed = doc.title.replace(/\s+/g, ' ').trim();
+  const collapsed = doc.title.replace(SNIPPET_MARKERS, '').replace(/\s+/g, ' ').trim();
   const title = (collapsed || '(untitled)').slice(0, MAX_TITLE_CHARS);
   const source_kind = doc.source_kind ?? DEFAULT_KIND;
   return { external_id: doc.external_id, source_kind, title, body, metadata, content_hash: documentHash({ source_kind, title, body, metadata }) };

@@ -1,7 +1,9 @@
 /**
- * The harness's settings (the `[orchestration]` section of `subconscious.toml`). Seed 5's numbers
- * are the defaults: the gate forwards at 3 queued diffs; the context manager evicts at 0.85
- * utilisation (clamped to 0.8–0.9, the seed's lifecycle band) and keeps the 2 newest entries.
+ * The harness's settings (the `[worlds.orchestration]` section of `subconscious.toml`). Seed 5's
+ * numbers are the defaults: the gate forwards at 3 queued diffs; the context manager evicts at
+ * 0.85 utilisation (clamped to 0.8–0.9, the seed's lifecycle band) and keeps the 2 newest entries.
+ * Finished cycles, their world diff and their compressed history are kept 30 days and at most
+ * 5,000 cycles, whichever bound is reached first.
  */
 import { z } from 'zod';
 
@@ -39,6 +41,10 @@ export const orchestrationConfigSchema = z.strictObject({
     .optional(),
   /** Live: the MCP servers the reasoning tier may use (absent: every configured server; []: none). */
   servers: z.array(z.string().min(1)).optional(),
+  /** Finished cycles (with their world diff and compressed history) older than this are deleted. */
+  retention_days: z.number().int('must be a whole number of days').min(1, 'at least 1').max(3650, 'at most 3650 (ten years)').default(30),
+  /** At most this many finished cycles are kept (the newest). */
+  retention_cycles: z.number().int('must be a whole number').min(100, 'at least 100').max(10_000_000, 'at most 10,000,000').default(5000),
 });
 
 export type OrchestrationConfig = z.output<typeof orchestrationConfigSchema>;

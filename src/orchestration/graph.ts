@@ -193,11 +193,16 @@ const subconsciousEval: Node = async (s, ctx) => {
       line(
         s,
         'subconscious_eval',
-        `${ctx.runtime.mode === 'live' ? 'forwarded to the steering world' : 'deep reflection'} (${summary.reasons.join(' + ')}); steering: ${steering ? `"${oneLine(steering, 120)}"` : 'none'}; triggers cleared`,
+        `${byWorld(ctx) ? 'forwarded to the steering world' : 'deep reflection'} (${summary.reasons.join(' + ')}); steering: ${steering ? `"${oneLine(steering, 120)}"` : 'none'}; triggers cleared`,
       ),
     ],
   };
 };
+
+/** The steering world reflects (it reviews on its own tick), not the offline stand-in. */
+function byWorld(ctx: CycleContext): boolean {
+  return (ctx.runtime.subconscious ?? (ctx.runtime.mode === 'live' ? 'steering_world' : 'stand_in')) === 'steering_world';
+}
 
 /** Wrap a node so its patch records the node in `path`. */
 function tracked(name: HarnessNode, fn: Node): Node {

@@ -11,6 +11,9 @@
  *   steering world deps: { harness: harness.store }           // its HarnessHistory
  *
  *   const { state, rendering } = await runClosedLoopExample(); // `subconscious example closed-loop`
+ *
+ * In the app: `orchestrationModule` (module.ts) builds all of this from `[worlds.orchestration]`
+ * and provides `HarnessKey`; the steering module provides `SubconsciousLayerKey` back.
  */
 import { HarnessService, type HarnessServiceDeps } from './service.js';
 
@@ -19,15 +22,18 @@ export function createHarness(deps: HarnessServiceDeps): HarnessService {
 }
 
 export { HarnessService, type HarnessServiceDeps, type SendOptions } from './service.js';
-export { HarnessStore, HARNESS_ID } from './store.js';
+export { HarnessStore, HARNESS_ID, type PruneResult } from './store.js';
+export { orchestrationModule } from './module.js';
+export { harnessCheckpointer, HARNESS_CHECKPOINT_TABLES } from './checkpoints.js';
+export { registerExampleCommands } from './cli.js';
 export { orchestrationRpcHandlers } from './rpc.js';
 export { orchestrationMigrations } from './migrations.js';
-export type { OrchestrationTables } from './tables.js';
+export { ORCHESTRATION_TABLES, type OrchestrationTables } from './tables.js';
 export { orchestrationConfigSchema, DEFAULT_ORCHESTRATION_CONFIG, EVICTION_BAND, type OrchestrationConfig, type OrchestrationConfigInput } from './config.js';
 export type { OrchestrationEvents, OrchestrationEmit, Emit } from './events.js';
 export { buildHarnessGraph, cycleTranscript, HARNESS_GRAPH, PRESSURE_ESCALATION } from './graph.js';
 export { initialState, applyPatch, startCycle, activeContextTokens, utilization } from './state.js';
-export { offlineRuntime, retrieveByTerms, simulateExecution, ANOMALY_TERMS } from './offline.js';
+export { offlineRuntime, retrieveByTerms, simulateExecution, ANOMALY_TERMS, type OfflineRuntimeOptions } from './offline.js';
 export { liveRuntime, HARNESS_WORLD, type LiveRuntimeDeps } from './live.js';
 export type { HarnessRuntime, CycleContext, ReasoningInput, ReasoningResult, EvictionDoc } from './runtime.js';
 export {
@@ -47,4 +53,4 @@ export { runClosedLoopExample, EXAMPLE_MEMORY, EXAMPLE_PACKETS, EXAMPLE_SETTINGS
 export type { ClosedLoopExampleOptions, ClosedLoopExampleResult, ExampleCycle, ExamplePacket } from './example.js';
 export { renderExample } from './render.js';
 export type * from './types.js';
-export { HarnessKey } from './services.js';
+export { HarnessKey, SubconsciousLayerKey, HarnessMemoryKey, HarnessAgentKey, type SubconsciousLayer, type HarnessMemory } from './services.js';

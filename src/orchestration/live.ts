@@ -51,6 +51,7 @@ export function liveRuntime(deps: LiveRuntimeDeps): HarnessRuntime {
 
   return {
     mode: 'live',
+    subconscious: 'steering_world',
 
     async instruct({ channel, text, recent }, ctx) {
       const { text: out } = await deps.llm.text(call('quick_instruct', ctx), {

@@ -80,4 +80,52 @@ export const orchestrationMigrations: Record<string, Migration> = {
       }
     },
   },
+  // The running cycle's graph checkpoints (checkpoints.ts): the graph runtime's two tables, the harness's copy.
+  'orchestration/0002_checkpoints': {
+    async up(db) {
+      await db.schema
+        .createTable('orchestration_graph_threads')
+        .ifNotExists()
+        .addColumn('thread_id', 'text', (c) => c.primaryKey())
+        .addColumn('graph', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('next_node', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('orchestration_graph_threads_graph_status')
+        .ifNotExists()
+        .on('orchestration_graph_threads')
+        .columns(['graph', 'status', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('orchestration_graph_threads_status_updated')
+        .ifNotExists()
+        .on('orchestration_graph_threads')
+        .columns(['status', 'updated_at'])
+        .execute();
+      await db.schema
+        .createTable('orchestration_graph_checkpoints')
+        .ifNotExists()
+        .addColumn('thread_id', 'text', (c) => c.notNull().references('orchestration_graph_threads.thread_id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('node', 'text', (c) => c.notNull())
+        .addColumn('node_update', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('orchestration_graph_checkpoints_pk', ['thread_id', 'seq'])
+        .execute();
+      // Retention deletes finished cycles by number (seq) and age (created_at).
+      await db.schema.createIndex('orchestration_cycles_created').ifNotExists().on('orchestration_cycles').column('created_at').execute();
+    },
+    async down(db) {
+      await db.schema.dropIndex('orchestration_cycles_created').ifExists().execute();
+      await db.schema.dropTable('orchestration_graph_checkpoints').ifExists().execute();
+      await db.schema.dropTable('orchestration_graph_threads').ifExists().execute();
+    },
+  },
 };

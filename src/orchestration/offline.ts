@@ -7,26 +7,42 @@
  *              the instruction carries critical anomaly terms;
  *   summarise  extractive (compress.ts), within budget by construction;
  *   steer      a directive from the gated summary's figures.
+ *
+ * With `steering` (a host that runs the steering world, such as the app) the subconscious layer
+ * is that world, as in live mode: the reasoning stand-in is steered by its directive and the
+ * `subconscious_eval` node reports the directive in force. Without it (the example) the stand-in
+ * reflects itself and steers the next cycles with its own line.
  */
 import { extractiveSummarizer } from './compress.js';
 import type { EvictionDoc, HarnessRuntime, ReasoningInput, ReasoningResult } from './runtime.js';
 import { firstSentence, keyTerms, oneLine, plural } from './text.js';
-import type { MemoryRecord, RetrievedTrace } from './types.js';
+import type { MemoryRecord, RetrievedTrace, SteeringSource } from './types.js';
 
 /** Terms that make the reasoning stand-in escalate (seed 5: "critical anomaly terms"). */
 export const ANOMALY_TERMS = ['critical', 'anomaly', 'anomalous', 'outage', 'breach', 'incident', 'emergency', 'failure', 'failing', 'crash', 'corrupted'];
 
-export function offlineRuntime(): HarnessRuntime {
+export interface OfflineRuntimeOptions {
+  /** The steering world's directives; absent: the stand-in steers itself (`subconscious_steering`). */
+  steering?: SteeringSource | undefined;
+}
+
+export function offlineRuntime(opts: OfflineRuntimeOptions = {}): HarnessRuntime {
+  const { steering } = opts;
   return {
     mode: 'offline',
+    subconscious: steering ? 'steering_world' : 'stand_in',
     instruct: async ({ channel, text }) => `Resolve the ${channel} request: ${oneLine(text, 280)}`,
     respond: async ({ channel, reply }) => `[${channel}] ${firstSentence(reply, 280)}`,
     retrieve: async (query, state, ctx) => ({ traces: retrieveByTerms(query, state.long_term_memory, ctx.settings.retrieval_limit) }),
-    directive: async (_cycle, state) => (state.subconscious_steering ? { id: 'offline', text: state.subconscious_steering } : null),
+    directive: async (cycle, state) => {
+      if (steering) return steering.forCycle(cycle);
+      return state.subconscious_steering ? { id: 'offline', text: state.subconscious_steering } : null;
+    },
     execute: async (input) => simulateExecution(input),
     evict: async (docs) => docs.map(toRecord),
     summarize: (req) => extractiveSummarizer(req),
     steer: async (summary, state) => {
+      if (steering) return state.directive?.text ?? null;
       const critical = [...state.cycle_diffs].reverse().find((d) => d.critical);
       if (summary.critical_event_count > 0) {
         return `Stabilise first: investigate the ${critical?.entity ?? 'reported'} anomaly before taking on new work.`;

@@ -47,6 +47,12 @@ export interface EvictionDoc {
 
 export interface HarnessRuntime {
   readonly mode: HarnessMode;
+  /**
+   * Who does the deep reflection: the steering world (it reviews the forwarded history on its own
+   * tick; `steer` reports the directive in force), or the offline stand-in (`steer` writes the
+   * steering itself). Default: the steering world in live mode, the stand-in offline.
+   */
+  readonly subconscious?: 'steering_world' | 'stand_in' | undefined;
   /** Quick tier, first pass: the raw packet becomes a macro instruction. */
   instruct(input: { channel: string; text: string; recent: ChannelMessage[] }, ctx: CycleContext): Promise<string>;
   /** Quick tier, second pass: the reasoning tier's reply becomes the channel response. */

@@ -14,6 +14,9 @@
  * state stays as it was before it (semantic history, queued diffs, triggers — nothing is lost).
  * After a cycle the gate forwarded commits, `requestReview` asks the steering world to review now
  * (the event trigger); its own schedule is the cron trigger.
+ *
+ * Retention: `prune()` deletes finished cycles past `retention_days` / `retention_cycles` with
+ * their world diff and history rows; it runs after a committed cycle at most once an hour.
  */
 import type { Kysely } from 'kysely';
 import type { ZodType } from 'zod';
@@ -32,7 +35,7 @@ import { liveRuntime } from './live.js';
 import { offlineRuntime } from './offline.js';
 import type { CycleContext, HarnessRuntime } from './runtime.js';
 import { initialState, startCycle } from './state.js';
-import { HarnessStore } from './store.js';
+import { HarnessStore, type PruneResult } from './store.js';
 import type { OrchestrationTables } from './tables.js';
 import type { EvictionSink, ReasoningAgent, Retriever, SteeringSource, SystemState } from './types.js';
 
@@ -72,6 +75,10 @@ export interface SendOptions {
 
 class Shutdown extends Error {}
 
+const DAY_MS = 24 * 3_600_000;
+/** Retention runs after a committed cycle when the last run is at least this old. */
+const PRUNE_EVERY_MS = 3_600_000;
+
 export class HarnessService {
   readonly store: HarnessStore;
   readonly runtime: HarnessRuntime;
@@ -85,6 +92,7 @@ export class HarnessService {
   private runningId: string | null = null;
   private waiting = 0;
   private closed = false;
+  private lastPruneAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: HarnessServiceDeps) {
     this.store = new HarnessStore(deps.db);
@@ -174,6 +182,16 @@ export class HarnessService {
     return n;
   }
 
+  /** Delete finished cycles past the retention bounds (with their world diff and history rows). */
+  async prune(): Promise<PruneResult> {
+    const now = this.deps.clock.now();
+    this.lastPruneAt = now;
+    const s = this.settings;
+    const result = await this.store.prune({ before: now - s.retention_days * DAY_MS, keep: s.retention_cycles });
+    if (result.cycles) this.deps.log.info({ ...result }, 'harness retention: deleted old cycles');
+    return result;
+  }
+
   /** Stop taking messages and stop the running cycle (it resumes at the next start). */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -219,6 +237,9 @@ export class HarnessService {
       this.emitCycle({ id, seq, status: 'done', channel, path, forwarded: !!state.gated_world_summary, evicted: state.evictions.length });
       log.info({ cycle: id, seq, path: path.join('>'), resumed: result.resumed }, 'harness cycle finished');
       if (state.gated_world_summary) this.askForReview(id, seq, state.gated_world_summary.reasons);
+      if (clock.now() - this.lastPruneAt >= PRUNE_EVERY_MS) {
+        await this.prune().catch((err: unknown) => log.warn({ err: describeError(err) }, 'harness retention failed; it is tried again in an hour'));
+      }
     } catch (err) {
       if (this.controller.signal.aborted && this.controller.signal.reason instanceof Shutdown) {
         log.info({ cycle: id, seq }, 'harness cycle stopped by shutdown; it resumes at the next start');
@@ -268,13 +289,13 @@ export class HarnessService {
   }
 
   private makeRuntime(): HarnessRuntime {
-    if (this.settings.mode === 'offline') return offlineRuntime();
+    if (this.settings.mode === 'offline') return offlineRuntime({ steering: this.deps.steering });
     const { llm, agent, retriever, eviction } = this.deps;
     const missing = [!llm && 'the model layer', !agent && 'the agent runner', !retriever && 'memory recall', !eviction && 'memory storage'].filter(Boolean);
     if (missing.length || !llm || !agent || !retriever || !eviction) {
-      throw new SubconsciousError('config_invalid', `orchestration.mode = "live" needs ${missing.join(', ')}, which this host did not provide.`, {
-        hint: 'Set [orchestration] mode = "offline", or run the harness where the memory store and the agent runner are configured.',
-        details: { key: 'orchestration.mode' },
+      throw new SubconsciousError('config_invalid', `worlds.orchestration.mode = "live" needs ${missing.join(', ')}, which this host did not provide.`, {
+        hint: 'Set [worlds.orchestration] mode = "offline", or run the harness where the memory store and the agent runner are configured.',
+        details: { key: 'worlds.orchestration.mode' },
       });
     }
     return liveRuntime({ llm, agent, retriever, eviction, steering: this.deps.steering, log: this.deps.log });

@@ -39,6 +39,14 @@ export interface CommitCycle {
   at: number;
 }
 
+export interface PruneResult {
+  /** Cycles up to this number were deleted (0: nothing was due). */
+  up_to_seq: number;
+  cycles: number;
+  diffs: number;
+  history: number;
+}
+
 export class HarnessStore {
   constructor(private readonly db: Kysely<OrchestrationTables>) {}
 
@@ -202,6 +210,33 @@ export class HarnessStore {
       text: r.text,
       cronDue: r.cron_due === 1,
     }));
+  }
+
+  /**
+   * Retention: delete finished cycles created before `before`, and all but the newest `keep`
+   * cycles, with their world diff and compressed history rows, in one transaction. Everything up
+   * to one cycle number goes, so a cycle never loses its diff or history row while it is kept.
+   * Queued and running cycles are never deleted.
+   */
+  async prune(p: { before: number; keep: number }): Promise<PruneResult> {
+    return this.db.transaction().execute(async (trx) => {
+      const newest = await trx
+        .selectFrom('orchestration_cycles')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .executeTakeFirst();
+      const old = await trx
+        .selectFrom('orchestration_cycles')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .where('created_at', '<', p.before)
+        .where('status', 'in', ['done', 'failed'])
+        .executeTakeFirst();
+      const upTo = Math.max(Number(newest?.seq ?? 0) - p.keep, Number(old?.seq ?? 0));
+      if (upTo <= 0) return { up_to_seq: 0, cycles: 0, diffs: 0, history: 0 };
+      const cycles = await trx.deleteFrom('orchestration_cycles').where('seq', '<=', upTo).where('status', 'in', ['done', 'failed']).executeTakeFirst();
+      const diffs = await trx.deleteFrom('orchestration_world_diff').where('seq', '<=', upTo).executeTakeFirst();
+      const history = await trx.deleteFrom('orchestration_history').where('seq', '<=', upTo).executeTakeFirst();
+      return { up_to_seq: upTo, cycles: Number(cycles.numDeletedRows), diffs: Number(diffs.numDeletedRows), history: Number(history.numDeletedRows) };
+    });
   }
 
   // ---- what the steering world reads (its `HarnessHistory`) -------------------------------------

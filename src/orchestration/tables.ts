@@ -6,8 +6,14 @@
  *   orchestration_cycles      one row per channel message: queued → running → done | failed, the
  *                             path through the graph, the gate's decision, evictions, the response;
  *   orchestration_world_diff  the append-only world-state timeline (signature, mutation, delta);
- *   orchestration_history     each finished cycle compressed 20:1 — what the steering world reviews.
+ *   orchestration_history     each finished cycle compressed 20:1 — what the steering world reviews;
+ *   orchestration_graph_*     the running cycle's graph checkpoints (checkpoints.ts), so a killed
+ *                             cycle resumes from its last finished node.
+ *
+ * Retention (config `retention_days`, `retention_cycles`): finished cycles with their world diff
+ * and history rows are deleted together once past either bound (store.ts `prune`).
  */
+import type { GraphCheckpointsTable, GraphThreadsTable } from '../graph/index.js';
 
 export interface OrchestrationStateTable {
   id: string;
@@ -82,4 +88,16 @@ export interface OrchestrationTables {
   orchestration_cycles: OrchestrationCyclesTable;
   orchestration_world_diff: OrchestrationWorldDiffTable;
   orchestration_history: OrchestrationHistoryTable;
+  orchestration_graph_threads: GraphThreadsTable;
+  orchestration_graph_checkpoints: GraphCheckpointsTable;
 }
+
+/** Every table the harness owns (the module declares them). */
+export const ORCHESTRATION_TABLES = [
+  'orchestration_state',
+  'orchestration_cycles',
+  'orchestration_world_diff',
+  'orchestration_history',
+  'orchestration_graph_threads',
+  'orchestration_graph_checkpoints',
+] as const satisfies readonly (keyof OrchestrationTables)[];

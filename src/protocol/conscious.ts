@@ -40,6 +40,32 @@ export interface Actionable {
   run_id: string;
 }
 
+export const RUN_STATUSES = ['running', 'completed', 'failed', 'interrupted'] as const;
+export type ConsciousRunStatus = (typeof RUN_STATUSES)[number];
+
+/** One run of the conscious loop (a tick that read memory; quiet ticks are not runs). */
+export interface ConsciousRun {
+  /** The tick id: `run_id` of the run's events. */
+  id: string;
+  /** `interrupted`: a newer run superseded it (its result was discarded). */
+  status: ConsciousRunStatus;
+  started_at: number;
+  finished_at: number | null;
+  /** Namespaces whose documents were read. */
+  namespaces: string[];
+  /** Documents recalled into the prompt. */
+  documents: number;
+  /** Actionables extracted, and how many of them were new. */
+  count: number;
+  new: number;
+  /** Items beyond the 20 a run keeps (dropped). */
+  cut: number;
+  duration_ms: number | null;
+  error: string | null;
+  /** The model error kind (`malformed`, `timeout`, `unreachable`, …) or `error`. */
+  error_kind: string | null;
+}
+
 // ---- events -------------------------------------------------------------------------------
 
 export type ConsciousEvents = {
@@ -48,7 +74,7 @@ export type ConsciousEvents = {
   /** `kind`: the model error kind (`malformed`, `timeout`, `unreachable`, …) or `error`. */
   'conscious.error': { run_id: string; message: string; kind: string };
   /** Actionables were added, updated, done or dismissed (the page refreshes its list). */
-  'conscious.actionables_changed': { ids: string[]; reason: 'extracted' | 'done' | 'dismissed' };
+  'conscious.actionables_changed': { ids: string[]; reason: 'extracted' | 'done' | 'dismissed' | 'reopened' };
 };
 
 // ---- the contract -------------------------------------------------------------------------
@@ -67,6 +93,11 @@ export const consciousContract = defineContract<ConsciousEvents>()({
     ).returns<Actionable[]>(),
     'conscious.dismiss': method(z.strictObject({ id }), 'Dismiss an actionable: it stays dismissed when extracted again.').returns<Actionable>(),
     'conscious.complete': method(z.strictObject({ id }), 'Mark an actionable done.').returns<Actionable>(),
+    'conscious.reopen': method(z.strictObject({ id }), 'Put a done or dismissed actionable back to new (undo).').returns<Actionable>(),
+    'conscious.runs': method(
+      z.strictObject({ limit: z.number().int().min(1).max(100, 'at most 100').optional() }),
+      'The latest conscious loop runs, newest first: time, count, errors: {limit? (default 10)}.',
+    ).returns<ConsciousRun[]>(),
   },
   events: ['conscious.started', 'conscious.completed', 'conscious.error', 'conscious.actionables_changed'],
 });

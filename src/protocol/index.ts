@@ -7,8 +7,13 @@
  */
 import type { MergedEvents, MergedMethods } from './contract.js';
 import { agentContract } from './agent.js';
+import { botsContract } from './bots.js';
+import { consciousContract } from './conscious.js';
 import { engineContract } from './engine.js';
 import { heartbeatContract } from './heartbeat.js';
+import { memoryContract } from './memory.js';
+import { orchestrationContract } from './orchestration.js';
+import { steeringContract } from './steering.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
 
@@ -18,10 +23,27 @@ export * from './engine.js';
 export * from './usage.js';
 export * from './agent.js';
 export * from './tasks.js';
+export * from './memory.js';
+export * from './conscious.js';
+// Its rows share names with the tasks world's (Task, TaskSource): import them from './bots.js'.
+export { botsContract, type BotsMethods, type BotsEvents } from './bots.js';
 export * from './heartbeat.js';
+export * from './orchestration.js';
+export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
 
-export const productContracts = [engineContract, usageContract, agentContract, tasksContract, heartbeatContract] as const;
+export const productContracts = [
+  engineContract,
+  usageContract,
+  agentContract,
+  memoryContract,
+  tasksContract,
+  consciousContract,
+  botsContract,
+  heartbeatContract,
+  orchestrationContract,
+  steeringContract,
+] as const;
 
 /** Every method the shipped daemon serves: name → params and result. */
 export type ProductMethods = MergedMethods<typeof productContracts>;

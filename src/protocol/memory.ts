@@ -58,12 +58,55 @@ export interface RecallHit {
   source_kind: string;
   external_id: string;
   title: string;
-  /** The best passage of the body, matches marked `**like this**`. */
+  /** The best passage of the body, matches marked `**like this**` (for terminals and prompts). */
   snippet: string;
+  /** The same passage without marks: what a page shows, marking `highlights`. */
+  snippet_text: string;
+  /**
+   * The matches in `snippet_text`: `[start, end)` offsets in UTF-16 code units, in order. Only
+   * the engine's matches: a document's own `**` is text (the markers the engines use internally,
+   * U+E000 and U+E001, are stripped from every stored title and body).
+   */
+  highlights: Array<[number, number]>;
   /** Higher is more relevant (comparable within one answer only). */
   score: number;
   updated_at: number;
   metadata: MemoryMetadata;
+}
+
+/** A configured source (`[[worlds.memory.sources]]`) as this daemon runs it. */
+export interface MemorySourceStatus {
+  namespace: string;
+  label: string;
+  kind: 'folder';
+  /** The folder, resolved to an absolute path. */
+  path: string;
+  /** A watcher follows the folder (otherwise only the periodic sync sees changes). */
+  watching: boolean;
+  /** A sync is running now. */
+  syncing: boolean;
+  sync_interval_minutes: number;
+  /** This process's last finished sync of it (null: none yet; `memory.namespaces` has its time). */
+  last_sync: MemorySyncSummary | null;
+  /** Every sync of this process together: how many, and the document changes they made. */
+  since_start: { syncs: number; added: number; modified: number; removed: number };
+  /** Files skipped the last time they were read, and why (at most 20; they are read again once they change). */
+  skipped: Array<{ path: string; reason: string }>;
+  skipped_total: number;
+}
+
+export interface MemorySyncSummary {
+  /** Supported files found. */
+  files: number;
+  added: number;
+  modified: number;
+  removed: number;
+  renamed: number;
+  /** Files (or mbox messages) skipped in this sync. */
+  skipped: number;
+  /** The whole sync failed (the folder is missing): nothing was changed. */
+  error: string | null;
+  duration_ms: number;
 }
 
 export interface StoreDocumentResult {
@@ -96,6 +139,19 @@ export interface MemoryDiffResult {
   totals: DiffTotals;
   /** The rendered diff: a totals line, then one `### label (kind)` section per source. */
   text: string;
+  /** The same per source, as data (what the page shows): at most 10 entries each. */
+  sources: MemoryDiffSource[];
+}
+
+export interface MemoryDiffSource {
+  namespace: string;
+  label: string;
+  kind: string;
+  totals: DiffTotals;
+  /** Added, then modified, then removed; each most recent first. */
+  entries: Array<{ change: DiffChange; title: string; external_id: string; updated_at: number }>;
+  /** Changes beyond `entries` ("…and K more"). */
+  more: number;
 }
 
 export const NOTIFICATION_PRIORITIES = ['normal', 'important', 'critical'] as const;
@@ -183,6 +239,7 @@ export const recallParams = z.strictObject({
 });
 
 const listLimit = z.number().int().min(1).max(1000, 'at most 1000').optional();
+const outputId = z.string().min(1, 'must not be empty').max(100, 'at most 100 characters');
 
 // ---- the contract -------------------------------------------------------------------------
 
@@ -207,6 +264,15 @@ export const memoryStoreMethods = {
   'memory.namespaces': method(z.strictObject({}), 'Namespaces with document counts and last sync.').returns<MemoryNamespace[]>(),
 } as const;
 
+/** The configured sources (`[[worlds.memory.sources]]`): what they are, how their syncs went, sync now. */
+export const memorySourceMethods = {
+  'memory.sources': method(z.strictObject({}), 'The configured memory sources: folder, watcher, last sync and skipped files.').returns<MemorySourceStatus[]>(),
+  'memory.sync': method(
+    z.strictObject({ namespace: namespace.optional() }),
+    'Sync configured sources now (one by {namespace}, or all) and return at once; memory.synced tells how each went.',
+  ).returns<{ started: string[]; message: string }>(),
+} as const;
+
 /** The memory world's methods: its outputs and the diff since its baseline. */
 export const memoryWorldMethods = {
   'memory.diff': method(z.strictObject({}), "What changed in memory since the memory world's baseline, rendered.").returns<MemoryDiffResult>(),
@@ -220,14 +286,23 @@ export const memoryWorldMethods = {
   'memory.goals_list': method(z.strictObject({ status: z.enum(GOAL_STATUSES).optional() }), 'The memory world’s goals: {status?}, active first.').returns<
     MemoryGoal[]
   >(),
+  'memory.todos_update': method(
+    z.strictObject({ id: outputId, status: z.enum(TODO_STATUSES) }),
+    'A person settles a to-do: {id, status: open | done | dropped}.',
+  ).returns<MemoryTodo>(),
+  'memory.goals_update': method(
+    z.strictObject({ id: outputId, status: z.enum(GOAL_STATUSES) }),
+    'A person updates a goal: {id, status: active | achieved | dropped}.',
+  ).returns<MemoryGoal>(),
 } as const;
 
 export const memoryContract = defineContract<MemoryEvents>()({
-  methods: { ...memoryStoreMethods, ...memoryWorldMethods },
+  methods: { ...memoryStoreMethods, ...memorySourceMethods, ...memoryWorldMethods },
   events: ['memory.changed', 'memory.synced', 'memory.notification', 'memory.todos_changed', 'memory.goals_changed'],
 });
 
 export type MemoryContract = typeof memoryContract;
 export type MemoryMethods = MemoryContract['methods'];
 export type MemoryStoreMethods = typeof memoryStoreMethods;
+export type MemorySourceMethods = typeof memorySourceMethods;
 export type MemoryWorldMethods = typeof memoryWorldMethods;

@@ -27,7 +27,7 @@ const failure = (fn: () => unknown) => {
 describe('config', () => {
   it('has sane defaults with no file and no environment (Ollama, port 7777, seed 1 task loop)', () => {
     const c = loadConfig({ workspace, env: {} });
-    expect(c.worlds.tasks).toEqual({
+    expect(c.worlds.tasks).toMatchObject({
       enabled: true,
       settings: { interval_minutes: 5, inference_enabled: true, context_budget_tokens: 40_000, log_retention_days: 30 },
     });
@@ -111,6 +111,8 @@ describe('config', () => {
     ['[worlds.tasks]\nenabled = 1\n', 'worlds.tasks.enabled', /boolean/],
     ['[worlds.nope]\nx = 1\n', 'worlds', /unknown key.*"nope"/],
     ['timezone = "Nowhere/Else"\n', 'timezone', /IANA/],
+    // A host (no tick) has nothing to switch off: `enabled` there is a mistake, said plainly.
+    ['[worlds.bots]\nenabled = false\n', 'worlds.bots', /unknown key.*"enabled"/],
   ])('rejects %j naming the key and the reason', (toml, key, reason) => {
     write(toml);
     const err = failure(() => loadConfig({ workspace, env: {} }));
@@ -121,7 +123,7 @@ describe('config', () => {
   it('reads [worlds.tasks], whose keys win over the old [heartbeat] section key by key', () => {
     write('[heartbeat]\ninterval_minutes = 15\ncontext_budget_tokens = 8000\n[worlds.tasks]\ninterval_minutes = 10\nenabled = false\n');
     const c = loadConfig({ workspace, env: {} });
-    expect(c.worlds.tasks).toEqual({
+    expect(c.worlds.tasks).toMatchObject({
       enabled: false,
       settings: { interval_minutes: 10, inference_enabled: true, context_budget_tokens: 8000, log_retention_days: 30 },
     });

@@ -4,12 +4,10 @@ import { defaultBotsConfig, parseBotsConfig } from '../../src/bots/index.js';
 import { isSubconsciousError } from '../../src/core/index.js';
 
 describe('bots config', () => {
-  it('defaults to seed 2: 30 s routine tick, 10-minute unattended approvals, 20-minute runs, 250 ms between jobs', () => {
+  it('defaults to seed 2: 30 s routine tick, 10-minute unattended approvals, 250 ms between jobs; run caps left to the agent runner', () => {
     expect(defaultBotsConfig).toEqual({
       routine_tick_seconds: 30,
       unattended_approval_minutes: 10,
-      run_cap_minutes: 20,
-      max_steps: 25,
       next_job_delay_ms: 250,
       stream_flush_ms: 250,
       history_messages: 40,
@@ -30,6 +28,9 @@ describe('bots config', () => {
     [{ timezone: 'Mars/Olympus' }, 'worlds.bots.timezone: must be an IANA time zone such as "Europe/Paris" or "UTC"'],
     [{ routine_tick: 30 }, 'worlds.bots: unknown key(s) "routine_tick"'],
     [{ stream_flush_ms: 5 }, 'worlds.bots.stream_flush_ms: must be at least 20'],
+    [{ run_cap_minutes: 0 }, 'worlds.bots.run_cap_minutes: must be above 0'],
+    [{ max_steps: 500 }, 'worlds.bots.max_steps: must be at most 200'],
+    [{ next_job_delay_ms: -1 }, 'worlds.bots.next_job_delay_ms: must be 0 or more'],
   ])('refuses %j', (raw, message) => {
     expect(() => parseBotsConfig(raw)).toThrow(message);
     try {

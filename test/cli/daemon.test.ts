@@ -159,9 +159,16 @@ describe('one-shot commands', () => {
       expect(tick.err).toBe('');
       expect(tick.code).toBe(0);
       expect(tick.out).toMatch(/^tasks: committed — /m);
+      // No memory source: the memory world makes its baseline and the conscious loop has nothing to read (no call).
+      expect(tick.out).toMatch(/^memory: quiet — baseline created \(/m);
+      expect(tick.out).toMatch(/^conscious: quiet — memory unchanged: nothing to read \(/m);
+      // No harness history: the steering world has nothing to review (no call).
+      expect(tick.out).toMatch(/^steering: quiet — no unreviewed harness history/m);
       const status = await cli(['status', '--json'], workspace, modelEnv());
       const parsed = JSON.parse(status.out) as { instances: { world: string; total_ticks: number; consecutive_failures: number }[] };
-      expect(parsed.instances).toEqual([expect.objectContaining({ world: 'tasks', total_ticks: 1, consecutive_failures: 0 })]);
+      expect(parsed.instances).toEqual(
+        ['memory', 'tasks', 'conscious', 'steering'].map((world) => expect.objectContaining({ world, total_ticks: 1, consecutive_failures: 0 })),
+      );
       const human = await cli(['status'], workspace, modelEnv());
       expect(human.out).toMatch(/^tasks: enabled — every 5 min, 1 ticks/m);
     } finally {

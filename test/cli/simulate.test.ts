@@ -86,7 +86,7 @@ function expectConsistent(result: SimulationResult, hours: number): void {
 }
 
 describe('subconscious simulate', () => {
-  it('a fresh workspace: every tick evaluates the system tasks and HEARTBEAT.md, with estimated tokens, and no database is made', async () => {
+  it('a fresh workspace: the first tick evaluates the system tasks and HEARTBEAT.md, then nothing changed and nothing is spent; no database is made', async () => {
     writeFileSync(
       path.join(workspace, 'HEARTBEAT.md'),
       '# Standing tasks\n- Check urgent emails\n- Send the daily digest to the team\n- Review the calendar for conflicts\n',
@@ -95,10 +95,17 @@ describe('subconscious simulate', () => {
     const result = await simulateJson(2);
 
     expectConsistent(result, 2);
-    const tasks = result.worlds[0]!;
-    expect(tasks).toMatchObject({ world: 'tasks', enabled: true, interval_minutes: 5, ticks: 24, evaluated: 24, quiet: 0 });
-    // 3 system defaults + 3 HEARTBEAT.md lines, all `pending` (every tick), in one call each tick.
-    expect(result.modules.tasks).toMatchObject({ task_decisions: { total: 24 * 6, max_per_call: 6 }, enabled_tasks: 6 });
+    const tasks = result.worlds.find((w) => w.world === 'tasks')!;
+    // 3 system defaults + 3 HEARTBEAT.md lines, all `pending`: one call for all six at the start,
+    // then they are unchanged (the two about time — "daily", "calendar" — once more if the period
+    // crosses midnight in this machine's zone).
+    const crossesMidnight = new Date(result.period.start).toDateString() !== new Date(Date.parse(result.period.end) - 1).toDateString();
+    expect(tasks).toMatchObject({ world: 'tasks', enabled: true, interval_minutes: 5, ticks: 24, evaluated: crossesMidnight ? 2 : 1 });
+    expect(result.modules.tasks).toMatchObject({
+      task_decisions: { total: crossesMidnight ? 8 : 6, max_per_call: 6 },
+      enabled_tasks: 6,
+      idle: { evaluation_calls: crossesMidnight ? 2 : 1, unchanged_skip: true, reevaluate_unchanged_after_minutes: 360 },
+    });
     expect(result.copied).toEqual({ from: null, rows: [] });
     expect(result.tokens.input).toBeGreaterThan(result.model_calls * 100);
     expect(result.tokens.output).toBeGreaterThan(0);
@@ -136,12 +143,19 @@ describe('subconscious simulate', () => {
     const end = Date.parse(result.period.end);
     let expected = 0;
     for (let at = hourly.next_run_at!; at < end; at += HOUR) if (start + Math.ceil(Math.max(0, at - start) / FIVE_MINUTES) * FIVE_MINUTES < end) expected++;
-    const tasks = result.worlds[0]!;
-    expect(tasks.evaluated).toBe(expected);
-    expect(tasks.quiet).toBe(tasks.ticks - expected);
-    expect(tasks.quiet).toBeGreaterThan(0);
-    expect(result.modules.tasks).toMatchObject({ task_decisions: { total: expected, max_per_call: 1 }, enabled_tasks: 1 });
-    expect(result.copied).toEqual({ from: `sqlite:${db} (read-only)`, rows: [{ module: 'tasks', what: 'tasks', count: 4 }] });
+    const tasks = result.worlds.find((w) => w.world === 'tasks')!;
+    // Due at each of its times, but evaluated once: after its first "nothing new" it is unchanged.
+    expect(expected).toBeGreaterThan(1);
+    expect(tasks.evaluated).toBe(1);
+    expect(tasks.quiet).toBe(tasks.ticks - 1);
+    expect(result.modules.tasks).toMatchObject({ task_decisions: { total: 1, max_per_call: 1 }, enabled_tasks: 1 });
+    expect(result.copied).toEqual({
+      from: `sqlite:${db} (read-only)`,
+      rows: [
+        { module: 'memory', what: 'memory source files', count: 0 },
+        { module: 'tasks', what: 'tasks', count: 4 },
+      ],
+    });
 
     expect(readdirSync(dir).sort()).toEqual(files); // no -wal or -shm left behind either
     expect(createHash('sha256').update(readFileSync(db)).digest('hex')).toBe(digest);
@@ -152,13 +166,32 @@ describe('subconscious simulate', () => {
     expect(res.code).toBe(0);
     const lines = res.out.trim().split('\n');
     expect(lines[0]).toMatch(/^Simulated 1 h \(.+ → .+\) — a dry run: no model was contacted\.$/);
-    expect(res.out).toContain('  tasks: 12 ticks every 5 min — 12 evaluated, 0 quiet');
-    expect(res.out).toContain('  model calls: 12 (local model scripted-model)');
+    expect(res.out).toMatch(/ {2}tasks: 12 ticks every 5 min — [12] evaluated, 1[01] quiet/);
+    expect(res.out).toMatch(/ {2}model calls: [12] \(local model scripted-model\)/);
     expect(res.out).toMatch(/ {2}tokens: [\d,]+ in, [\d,]+ out \(estimated, 4 chars\/token\)/);
-    expect(res.out).toMatch(/ {4}tasks\/evaluate: 12 calls, [\d,]+ in, [\d,]+ out/);
+    expect(res.out).toMatch(/ {4}tasks\/evaluate: [12] calls, [\d,]+ in, [\d,]+ out/);
     expect(res.out).toMatch(/ {2}largest situation report: [\d,]+ of 40,000 tokens \([\d.]+% of context_budget_tokens\)/);
-    expect(lines.at(-1)).toMatch(/^Assumes the steady state: every due task decides noop/);
+    expect(res.out).toMatch(
+      / {2}idle cost: [12] evaluation calls? for 3 enabled tasks \(unchanged tasks skipped: evaluated again on a change, a new day for a task about time, or after 360 min\)/,
+    );
+    expect(res.out).toMatch(/Assumes an idle day: every task evaluated decides noop/);
+    // No memory source: the memory and conscious worlds stay quiet and say so.
+    expect(res.out).toContain('  conscious: no extraction (no new memory to read): 0 model calls');
+    expect(res.out).toContain('  memory: no folder source configured; 0 memory reviews');
     expect(models.requests).toEqual([]);
+  });
+
+  it('an idle day: 4 evaluation calls with the unchanged-task skip (the 360-minute safety net), 288 without it', async () => {
+    const day = await simulateJson(24);
+    expectConsistent(day, 24);
+    // The default tasks are not about time: a new day changes nothing for them.
+    expect(day.worlds.find((w) => w.world === 'tasks')).toMatchObject({ ticks: 288, evaluated: 4, quiet: 284 });
+    expect(day.model_calls).toBe(4);
+    writeFileSync(path.join(workspace, 'subconscious.toml'), '[worlds.tasks]\nreevaluate_unchanged_after_minutes = 0\n');
+    const literal = await simulateJson(24);
+    expectConsistent(literal, 24);
+    expect(literal.worlds.find((w) => w.world === 'tasks')).toMatchObject({ ticks: 288, evaluated: 288, quiet: 0 });
+    expect(literal.modules.tasks).toMatchObject({ idle: { evaluation_calls: 288, unchanged_skip: false } });
   });
 
   it('--hours outside 1-168 is a clear error, and nothing is run', async () => {

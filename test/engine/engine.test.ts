@@ -237,6 +237,45 @@ describe.each(dialects)('engine on %s', (dialect) => {
     expect(world.commits).toEqual([]);
   });
 
+  it('a quiet tick goes through the same commit checks: with its lease taken during observe, it does not commit', async () => {
+    let committed = 0;
+    const world = inboxWorld({ hooks: { afterObserve: () => stealLease().then(() => undefined), beforeCommit: () => void committed++ } });
+    const instance = engine.instance(world);
+    const outcome = await instance.tick();
+    expect(outcome.kind).toBe('superseded');
+    expect(outcome.message).toMatch(/lease was lost to another worker before commit/);
+    expect(committed).toBe(0);
+    const status = await instance.status();
+    expect(status.total_ticks).toBe(0);
+    expect(status.last_tick_at).toBeNull();
+  });
+
+  it('a quiet tick overtaken by a newer one never commits (the superseded-generation check)', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let committed = 0;
+    let first = true;
+    const world = inboxWorld({
+      hooks: {
+        afterObserve: async () => {
+          if (!first) return;
+          first = false;
+          await held;
+        },
+        beforeCommit: () => void committed++,
+      },
+    });
+    const instance = engine.instance(world);
+    const old = instance.tick();
+    await vi.waitFor(() => expect(first).toBe(false), UNTIL);
+    const newer = instance.tick({ supersede: true });
+    release();
+    expect((await old).kind).toBe('superseded');
+    expect((await newer).kind).toBe('quiet');
+    expect(committed).toBe(1);
+    expect((await instance.status()).total_ticks).toBe(1);
+  });
+
   it('a tainted observation makes every later stage tainted, resumed ticks too: full work is downgraded to need approval', async () => {
     const seen: Array<[string, boolean, string]> = [];
     const world = inboxWorld();

@@ -166,3 +166,31 @@ it('a tick committing past its cadence is left to finish: the loop sleeps, never
   await vi.waitFor(() => expect(world.commits).toHaveLength(1), { timeout: 10_000, interval: 5 });
   expect((await registry.get('inbox').status()).consecutive_failures).toBe(0);
 });
+
+it('Run now pressed 50 times while a tick runs: never supersedes it; one more tick follows, then nothing (issue 9)', async () => {
+  const world = inboxWorld({ kind: 'inbox', intervalMinutes: 60 });
+  registry.add(world);
+  await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  server.handle(async () => {
+    if (server.chatRequests.length === 1) await held;
+    return { json: { summary: `tick ${server.chatRequests.length}`, important: [] } };
+  });
+  const first = registry.trigger('inbox');
+  while (server.chatRequests.length === 0) await flush();
+  const presses = Array.from({ length: 50 }, () => registry.trigger('inbox').done);
+  release();
+  const outcomes = (await Promise.all([first.done, ...presses])).flat();
+  // Every press is answered by the tick that ran after it: the same one for all 50.
+  expect(new Set(outcomes.slice(1).map((o) => o.generation)).size).toBe(1);
+  expect(outcomes[0]!.kind).toBe('committed');
+  expect(world.abandoned).toEqual([]); // nothing superseded
+  expect(await totalTicks('inbox')).toBe(2);
+  await settle();
+  expect(await totalTicks('inbox')).toBe(2);
+  // With nothing running, a press starts a tick at once.
+  const [alone] = await registry.trigger('inbox').done;
+  expect(alone!.kind).toBe('quiet');
+  expect(await totalTicks('inbox')).toBe(3);
+});

@@ -14,7 +14,7 @@
  *
  * One summary line per dialect gives the counts (requests, how they were made, outcomes).
  * Batches are fuzzed too: 1–8 such calls in one request, each answered in order.
- * `FUZZ_RUNS` (default 100) is the number of single requests per method and kind (a tenth as
+ * `FUZZ_RUNS` (default 40) is the number of single requests per method and kind (a tenth as
  * many batches per method); `FUZZ_SEED` replays a run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,7 +34,7 @@ import { openTestStore, testDialects, type TestStore } from '../support/stores.j
 import { scriptPageModels } from '../web/support/models.js';
 import { anyJson, jsonSchemaOf, mutate, validParams } from './support/params.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 const TOKEN = 'fuzz-token-0123456789abcdefghijklmnop';
 
 /**
@@ -46,6 +46,11 @@ const BLOCKING: { method: string; when: (params: unknown) => boolean; why: strin
     method: 'subconscious.escalations_approve',
     when: (p) => typeof p === 'object' && p !== null && (p as { wait?: unknown }).wait === true,
     why: '{wait: true} returns only when the approved agent run has finished',
+  },
+  {
+    method: 'orchestration.send',
+    when: (p) => typeof p === 'object' && p !== null && (p as { wait?: unknown }).wait === true,
+    why: '{wait: true} returns only when the cycle has finished (live: an agent run of minutes); without it the same cycle runs, and is fuzzed',
   },
 ];
 
@@ -130,6 +135,8 @@ interface Rig {
   app: App;
   /** How many background-work events (ticks, agent runs) the app has emitted so far. */
   activity(): number;
+  /** Harness cycles queued or running (from their events): background work a send started. */
+  openCycles(): number;
   http: Listening;
   store: TestStore | null;
   workspace: string;
@@ -152,8 +159,14 @@ async function openRig(dialect: DialectName, models: ModelServer): Promise<Rig> 
     ...(store ? { store: { ...store, close: async () => undefined } } : {}),
   });
   let activity = 0;
+  const open = new Set<string>();
   const unsubscribe = app.events.subscribe((e) => {
     if (BACKGROUND_EVENTS.has(e.type)) activity++;
+    if (e.type === 'orchestration.cycle') {
+      const { cycle_id, status } = e.data as { cycle_id: string; status: string };
+      if (status === 'done' || status === 'failed') open.delete(cycle_id);
+      else open.add(cycle_id);
+    }
   });
   const metrics = createMetrics(app.llm.ledger, app.events);
   const server = await listen(
@@ -166,6 +179,7 @@ async function openRig(dialect: DialectName, models: ModelServer): Promise<Rig> 
     store,
     workspace,
     activity: () => activity,
+    openCycles: () => open.size,
     close: async () => {
       unsubscribe();
       await server.close();
@@ -200,7 +214,7 @@ async function seedData(rig: Rig, models: ModelServer): Promise<void> {
 }
 
 /** Events that mean work goes on after the answer (a tick the call triggered, an agent run). */
-const BACKGROUND_EVENTS = new Set(['tick.started', 'tick.finished', 'agent.run']);
+const BACKGROUND_EVENTS = new Set(['tick.started', 'tick.finished', 'agent.run', 'orchestration.cycle']);
 const SETTLE_MS = 20;
 
 /**
@@ -209,7 +223,7 @@ const SETTLE_MS = 20;
  * `since`: the activity count when the call was sent; nothing since, nothing to wait for.
  */
 async function quiet(rig: Rig, since = -1): Promise<void> {
-  const busy = () => rig.app.registry.list().some((inst) => inst.running) || rig.app.services.agent.activeRuns().length > 0;
+  const busy = () => rig.app.registry.list().some((inst) => inst.running) || rig.app.services.agent.activeRuns().length > 0 || rig.openCycles() > 0;
   await new Promise((r) => setImmediate(r));
   if (!busy() && rig.activity() === since) return;
   const deadline = Date.now() + 10_000;

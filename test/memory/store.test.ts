@@ -131,6 +131,24 @@ describe.each(dialects)('memory store (%s)', (dialect) => {
       const [hit] = await r.memory.recall({ query: 'lisbon', limit: 1 });
       expect(hit).toMatchObject({ namespace: 'mail', title: 'Your flight to Lisbon', source_kind: 'note' });
       expect(hit!.snippet).toContain('**Lisbon**');
+      const [start, end] = hit!.highlights[0]!;
+      expect(hit!.snippet_text.slice(start, end)).toBe('Lisbon');
+      expect(hit!.snippet_text).not.toContain('**');
+    });
+
+    it('marks only the engine’s matches: a document’s own ** and the internal markers are text', async () => {
+      await r.memory.storeDocument({
+        namespace: 'md',
+        external_id: 'h1',
+        title: 'Ledger \uE000notes\uE001',
+        body: '**Deadline** Friday: settle the ** ledger ** with the \uE000auditor\uE001 before the audit closes.',
+      });
+      expect((await r.memory.getDocument('md', 'h1'))!.body).not.toMatch(/[\uE000\uE001]/);
+      expect((await r.memory.getDocument('md', 'h1'))!.title).toBe('Ledger notes');
+      const [hit] = await r.memory.recall({ query: 'auditor', namespace: 'md' });
+      expect(hit!.snippet_text).toContain('Deadline** Friday: settle the ** ledger ** with the auditor'); // Postgres starts at a word
+      expect(hit!.highlights.map(([a, b]) => hit!.snippet_text.slice(a, b))).toEqual(['auditor']);
+      expect(hit!.snippet).toContain('with the **auditor** before');
     });
 
     it('stems words (running finds run) and ignores accents', async () => {

@@ -1,11 +1,11 @@
 /**
  * Seed 1's activity-log table, row by row: the dot colour and text the page shows for each
  * decision, and which results are collapsed. The browser tests see some of these live; this
- * pins all seven.
+ * pins all eight (seed 1's seven and `resolved`), and the reasons issue 10 adds.
  */
 import { describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../src/worlds/tasks/types.js';
-import { DECISION_LOOK, EXPAND_OVER, logText } from '../../web/src/tabs/subconscious/decisions.js';
+import { DECISION_LOOK, EXPAND_OVER, logText, whyLine } from '../../web/src/tabs/subconscious/decisions.js';
 import { relativeTime } from '../../web/src/ui/format.js';
 
 const SEED_TABLE = [
@@ -14,8 +14,9 @@ const SEED_TABLE = [
   ['noop', 'gray', false, 'Nothing new'],
   ['escalate', 'amber', false, 'Waiting for approval'],
   ['failed', 'coral', false, null], // the error message
-  ['cancelled', 'gray', false, 'Cancelled'],
+  ['cancelled', 'gray', false, null], // why it was cancelled, when the row says
   ['dismissed', 'gray', false, 'Skipped'],
+  ['resolved', 'green', false, null], // how it resolved by itself
 ] as const;
 
 function entry(decision: LogEntry['decision'], result: string | null): LogEntry {
@@ -54,6 +55,21 @@ describe('activity log decisions (seed 1)', () => {
   it('act and failed without text fall back to a word, never an empty row', () => {
     expect(logText(entry('act', null))).toBe('Done');
     expect(logText(entry('failed', '   '))).toBe('Failed');
+    expect(logText(entry('cancelled', null))).toBe('Cancelled');
+  });
+
+  it('every row shows the model’s reason: "Nothing new: …", and "Why: …" under a result', () => {
+    const noop = { ...entry('noop', 'Nothing new'), reason: 'No release date moved since the last check.' };
+    expect(logText(noop)).toBe('Nothing new: No release date moved since the last check.');
+    expect(whyLine(noop)).toBeNull();
+    // The model gave none: nothing is made up.
+    expect(logText({ ...noop, reason: 'no decision' })).toBe('Nothing new');
+    expect(logText({ ...noop, reason: '(noop, no reason given)' })).toBe('Nothing new');
+    const acted = { ...entry('act', 'Build is green.'), reason: 'The nightly build finished.' };
+    expect(logText(acted)).toBe('Build is green.');
+    expect(whyLine(acted)).toBe('The nightly build finished.');
+    // An approved action running says so, not "Evaluating...".
+    expect(logText({ ...entry('in_progress', 'Running the approved action...'), exec_state: 'running' })).toBe('Running the approved action...');
   });
 
   it('results over 120 characters are the ones collapsed', () => {

@@ -230,8 +230,9 @@ describe('page shell in Chromium', () => {
       await banner.waitFor({ state: 'detached' });
       await vi.waitFor(
         async () => {
-          const after = (await capped.rpc<{ instances: { world: string; halted: boolean; last_outcome: string | null }[] }>('subconscious.status'))
-            .instances[0]!;
+          const after = (
+            await capped.rpc<{ instances: { world: string; halted: boolean; last_outcome: string | null }[] }>('subconscious.status')
+          ).instances.find((i) => i.world === 'tasks')!;
           expect(after).toMatchObject({ halted: false, last_outcome: 'committed' });
         },
         { timeout: 15_000, interval: 100 },

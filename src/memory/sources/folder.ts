@@ -103,6 +103,7 @@ export class FolderSource {
   private running: Promise<SyncResult> | null = null;
   private queued: Promise<SyncResult> | null = null;
   private lastResult: SyncResult | null = null;
+  private readonly sinceStart = { syncs: 0, added: 0, modified: 0, removed: 0 };
   private watcher: FSWatcher | null = null;
   private debounce: AbortController | null = null;
   private firstEventAt: number | null = null;
@@ -125,9 +126,29 @@ export class FolderSource {
     return this.lastResult;
   }
 
+  /** Syncs finished by this object, and the document changes they made. */
+  get totals(): { syncs: number; added: number; modified: number; removed: number } {
+    return { ...this.sinceStart };
+  }
+
   /** A debounced sync is waiting for file events to settle. */
   get pending(): boolean {
     return this.debounce !== null;
+  }
+
+  /** Resolves when no sync is running or queued (a sync started meanwhile is waited for too). */
+  async idle(): Promise<void> {
+    for (let p = this.queued ?? this.running; p; p = this.queued ?? this.running) await p.catch(() => undefined);
+  }
+
+  /** A sync is running now. */
+  get syncing(): boolean {
+    return this.running !== null;
+  }
+
+  /** A watcher follows the folder. */
+  get watching(): boolean {
+    return this.watcher !== null;
   }
 
   /** Sync now. Calls during a running sync share one more sync after it (and get its result). */
@@ -150,16 +171,28 @@ export class FolderSource {
     return this.sync();
   }
 
-  /** Files skipped the last time they were read (they are read again once they change). */
-  async skippedFiles(): Promise<SkippedFile[]> {
+  /** Files skipped the last time they were read (they are read again once they change); `limit` caps the list. */
+  async skippedFiles(limit?: number): Promise<SkippedFile[]> {
     const rows = await this.deps.db
       .selectFrom('memory_source_files')
       .select(['path', 'error'])
       .where('namespace', '=', this.namespace)
       .where('error', 'is not', null)
       .orderBy('path')
+      .$if(limit !== undefined, (q) => q.limit(limit!))
       .execute();
     return rows.map((r) => ({ path: r.path, reason: r.error! }));
+  }
+
+  /** How many files were skipped the last time they were read. */
+  async skippedCount(): Promise<number> {
+    const row = await this.deps.db
+      .selectFrom('memory_source_files')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('namespace', '=', this.namespace)
+      .where('error', 'is not', null)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   /** Start watching the folder; returns the stop function. A folder that cannot be watched is logged (periodic syncs still run). */
@@ -349,6 +382,10 @@ export class FolderSource {
     result.duration_ms = this.deps.clock.now() - started;
     await this.deps.store.recordSync(this.namespace, result.error);
     this.lastResult = result;
+    this.sinceStart.syncs++;
+    this.sinceStart.added += result.added;
+    this.sinceStart.modified += result.modified;
+    this.sinceStart.removed += result.removed;
     this.deps.emit?.('memory.synced', {
       namespace: this.namespace,
       added: result.added,

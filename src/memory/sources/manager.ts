@@ -1,17 +1,25 @@
 /**
- * The configured sources of a workspace, run together: an initial sync at start, a watcher per
- * folder (debounced), and a full sync every `sync_interval_minutes` on the injected clock as a
- * safety net for changes a watcher misses. Syncs of one source never overlap.
+ * The configured sources of a workspace, run together: a first sync, a watcher per folder
+ * (debounced), and a full sync every `sync_interval_minutes` on the injected clock as a safety
+ * net for changes a watcher misses. Syncs of one source never overlap.
  *
  *   const sources = new MemorySources({ store, db, clock, log, emit, workspace, sources: config.sources });
- *   await sources.start();            // registers namespaces, first sync in the background
- *   await sources.syncAll();          // e.g. before a one-shot `tick`
+ *   await sources.start();            // the daemon: registers namespaces, first sync, watchers, periodic syncs
+ *   await sources.ready(signal);      // a world's observe: the first sync has finished (a one-shot
+ *                                     // `tick`, which never calls start(), runs it here)
+ *   sources.syncNow();                // "Sync now": in the background
  *   await sources.stop();
+ *
+ * `ready()` is what makes a one-shot `subconscious tick` read a folder before its worlds look at
+ * memory: every world that reads memory awaits it in its observe, and the first caller starts the
+ * sync. After that it is a resolved promise (a quiet tick pays nothing for it).
  */
 import type { Kysely } from 'kysely';
-import { describeError } from '../../core/errors.js';
+import { untilAborted } from '../../core/abort.js';
+import { SubconsciousError, describeError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import type { MemorySourceStatus } from '../../protocol/memory.js';
 import { resolveSourcePath, type MemorySourceConfig } from '../config.js';
 import type { MemoryEmit, MemoryStore } from '../store.js';
 import type { MemoryTables } from '../tables.js';
@@ -28,11 +36,17 @@ export interface MemorySourcesDeps {
   fsNow?: (() => number) | undefined;
 }
 
+/** Skipped files listed per source in `status()` (the count stays exact). */
+const SKIPPED_LISTED = 20;
+
 export class MemorySources {
   readonly folders: FolderSource[];
   private readonly stopController = new AbortController();
   private readonly unwatch: (() => void)[] = [];
   private loops: Promise<void>[] = [];
+  private first: Promise<void> | null = null;
+  private readonly background = new Set<Promise<unknown>>();
+  private started = false;
 
   constructor(private readonly deps: MemorySourcesDeps) {
     this.folders = deps.sources.map(
@@ -55,9 +69,12 @@ export class MemorySources {
     return this.folders.find((f) => f.namespace === namespace);
   }
 
-  /** Register every namespace, then sync, watch and re-sync periodically in the background. */
+  /** Register every namespace, then the first sync, watchers and periodic syncs, in the background. */
   async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
     for (const folder of this.folders) await this.deps.store.registerNamespace(folder.namespace, { label: folder.label, kind: 'folder' });
+    void this.ready();
     this.deps.sources.forEach((config, i) => {
       const folder = this.folders[i]!;
       if (config.watch) this.unwatch.push(folder.watch());
@@ -65,29 +82,112 @@ export class MemorySources {
     });
   }
 
-  /** Sync every source now (one at a time: they share the store's write lock anyway). */
+  /**
+   * Resolves once every source finished its first sync of this process (started now if nothing
+   * started it). Never rejects for a sync: a failed one is logged and recorded on its namespace.
+   * With a signal, stops waiting (rejects) when it aborts; the sync itself goes on.
+   */
+  ready(signal?: AbortSignal): Promise<void> {
+    if (this.folders.length === 0) return Promise.resolve();
+    this.first ??= this.track(this.syncEach().then(() => undefined));
+    return untilAborted(this.first, signal);
+  }
+
+  /** Sync every source now (one at a time: they share the store's write lock anyway). Rejects on a store error. */
   async syncAll(): Promise<SyncResult[]> {
     const results: SyncResult[] = [];
     for (const folder of this.folders) results.push(await folder.sync());
     return results;
   }
 
+  /** "Sync now": one source or all, in the background; returns the namespaces started. */
+  syncNow(namespace?: string): string[] {
+    const targets = namespace === undefined ? this.folders : [this.get(namespace)].filter((f) => f !== undefined);
+    if (namespace !== undefined && targets.length === 0) {
+      throw new SubconsciousError('not_found', `No configured memory source has the namespace "${namespace}".`, {
+        hint: this.folders.length
+          ? `Configured: ${this.folders.map((f) => f.namespace).join(', ')}.`
+          : 'Add one under [[worlds.memory.sources]] in subconscious.toml.',
+      });
+    }
+    for (const folder of targets) {
+      this.track(
+        folder.sync().catch((err: unknown) => this.deps.log.error({ namespace: folder.namespace, err: describeError(err) }, 'memory source sync failed')),
+      );
+    }
+    return targets.map((f) => f.namespace);
+  }
+
+  /** Every configured source as the page shows it. */
+  async status(): Promise<MemorySourceStatus[]> {
+    return Promise.all(
+      this.folders.map(async (folder, i) => {
+        const config = this.deps.sources[i]!;
+        const last = folder.last;
+        const [skipped, skippedTotal] = await Promise.all([folder.skippedFiles(SKIPPED_LISTED), folder.skippedCount()]);
+        return {
+          namespace: folder.namespace,
+          label: folder.label,
+          kind: 'folder' as const,
+          path: folder.root,
+          watching: folder.watching,
+          syncing: folder.syncing,
+          sync_interval_minutes: config.sync_interval_minutes,
+          last_sync: last && {
+            files: last.files,
+            added: last.added,
+            modified: last.modified,
+            removed: last.removed,
+            renamed: last.renamed,
+            skipped: last.skipped.length,
+            error: last.error,
+            duration_ms: last.duration_ms,
+          },
+          since_start: folder.totals,
+          skipped,
+          skipped_total: skippedTotal,
+        };
+      }),
+    );
+  }
+
+  /** Stop watchers and periodic syncs, and wait for syncs already running. */
   async stop(): Promise<void> {
     this.stopController.abort();
     for (const stop of this.unwatch.splice(0)) stop();
+    for (const folder of this.folders) folder.unwatch();
     await Promise.all(this.loops);
     this.loops = [];
+    await Promise.all([...this.background]);
+    await Promise.all(this.folders.map((f) => f.idle()));
+  }
+
+  /** Each source's sync, one after another; a failing one is logged and the others still run. */
+  private async syncEach(): Promise<void> {
+    for (const folder of this.folders) {
+      if (this.stopController.signal.aborted) return;
+      try {
+        await folder.sync();
+      } catch (err) {
+        this.deps.log.error({ namespace: folder.namespace, err: describeError(err) }, 'memory source sync failed');
+      }
+    }
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work)).catch(() => undefined);
+    return work;
   }
 
   private async loop(folder: FolderSource, intervalMs: number): Promise<void> {
     const signal = this.stopController.signal;
-    for (let first = true; !signal.aborted; first = false) {
-      if (!first) {
-        try {
-          await this.deps.clock.sleep(intervalMs, signal);
-        } catch {
-          return;
-        }
+    // The first sync is `ready()`'s; this loop is the periodic safety net after it.
+    while (!signal.aborted) {
+      try {
+        await this.deps.clock.sleep(intervalMs, signal);
+      } catch {
+        return;
       }
       try {
         await folder.sync();

@@ -1,7 +1,7 @@
 /**
  * Actionables in the world's own table. An extracted item is upserted by its deterministic id:
  * its content and `last_seen_at` are refreshed, its state never (a dismissed item stays
- * dismissed, a done one done). People change the state; nothing else does.
+ * dismissed, a done one done). People change the state (and may undo it); nothing else does.
  */
 import type { Kysely } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
@@ -75,7 +75,8 @@ export class ActionableStore {
     return row ? toActionable(row) : undefined;
   }
 
-  async setState(id: string, state: Exclude<ActionableState, 'new'>, now: number): Promise<Actionable> {
+  /** A person's choice: done, dismissed, or new again (undo). */
+  async setState(id: string, state: ActionableState, now: number): Promise<Actionable> {
     const res = await this.db.updateTable('conscious_actionables').set({ state, state_changed_at: now }).where('id', '=', id).executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) {
       throw new SubconsciousError('not_found', `No actionable "${id}".`, { hint: 'conscious.list shows the actionables and their ids.' });

@@ -6,7 +6,6 @@
 import { z } from 'zod';
 
 export const consciousConfigSchema = z.strictObject({
-  enabled: z.boolean().default(true),
   interval_minutes: z.number().min(1, 'must be at least 1').max(1440, 'at most 1440 (a day)').default(5),
   /** After start, wait this long before the first run (sources boot, memory syncs). */
   initial_delay_seconds: z.number().int('must be whole seconds').min(0, 'must not be negative').max(3600, 'at most 3600').default(60),

@@ -1,20 +1,24 @@
 /**
- * The conscious world (seed 3): memory digested into actionable items.
+ * The conscious world (seed 3): memory digested into actionable items. The app runs it through
+ * `consciousModule` (kind `conscious`, tab `actionables`); by hand:
  *
  *   await applyMigrations(db, dialect, consciousMigrations);
- *   const conscious = createConsciousWorld({ db: tablesView<ConsciousTables>(db), memory, settings, workspace, clock, emit, log });
- *   registry.add(new Instance(conscious, engineDeps));                   // first tick after conscious.initialDelaySeconds()
- *   implement(consciousContract, consciousRpcHandlers(conscious.service, () => instance.tick()));
+ *   const conscious = createConsciousWorld({ db: tablesView<ConsciousTables>(db), memory, settings, workspace, clock, emit, log, ready });
+ *   registry.add(conscious);                                             // first tick after conscious.initialDelayMs()
+ *   implement(consciousContract, consciousRpcHandlers(conscious.service, () => registry.trigger('conscious')));
  */
+export { consciousModule } from './module.js';
+export { consciousSimulation } from './simulate.js';
 export { createConsciousWorld, CURSOR_KEY } from './world.js';
 export type { ConsciousWorld, ConsciousWorldDeps, ConsciousMemory, ConsciousObservation, ConsciousContext, ConsciousReflection } from './world.js';
 export { ConsciousService, type ConsciousServiceDeps } from './service.js';
 export { ActionableStore } from './actionables.js';
 export { consciousRpcHandlers, type ConsciousTrigger } from './rpc.js';
 export { consciousConfigSchema, DEFAULT_CONSCIOUS_SETTINGS, type ConsciousSettings } from './config.js';
-export { consciousMigrations } from './migrations.js';
-export type { ConsciousTables, ConsciousActionablesTable } from './tables.js';
+export { consciousMigrations, CONSCIOUS_TABLES } from './migrations.js';
+export { RunStore, KEEP_RUNS } from './runs.js';
+export type { ConsciousTables, ConsciousActionablesTable, ConsciousRunsTable } from './tables.js';
 export type { ConsciousEvents, ConsciousEmit } from './events.js';
-export { BUILT_IN_PROMPT, loadPrompt, memoryPrompt } from './prompt.js';
+export { BUILT_IN_PROMPT, loadPrompt, memoryPrompt, isExtractionPrompt } from './prompt.js';
 export { actionablesReplySchema, actionableId, toActionables, SOURCE_ALIASES, DEFAULT_SOURCE_LABELS, type ExtractedActionable } from './schema.js';
 export { consciousContract } from '../../protocol/conscious.js';

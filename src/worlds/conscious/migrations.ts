@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from '../../store/index.js';
 
+export const CONSCIOUS_TABLES = ['conscious_actionables', 'conscious_runs'] as const;
+
 export const consciousMigrations: Record<string, Migration> = {
   'conscious/0001_init': {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
@@ -26,6 +28,27 @@ export const consciousMigrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('conscious_actionables_list').on('conscious_actionables').columns(['state', 'priority_rank', 'last_seen_at']).execute();
       await db.schema.createIndex('conscious_actionables_seen').on('conscious_actionables').column('last_seen_at').execute();
+    },
+  },
+  'conscious/0002_runs': {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('conscious_runs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('finished_at', 'bigint')
+        .addColumn('namespaces', 'text', (c) => c.notNull())
+        .addColumn('documents', 'integer', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addColumn('new', 'integer', (c) => c.notNull())
+        .addColumn('cut', 'integer', (c) => c.notNull())
+        .addColumn('duration_ms', 'bigint')
+        .addColumn('error', 'text')
+        .addColumn('error_kind', 'text')
+        .execute();
+      await db.schema.createIndex('conscious_runs_started').on('conscious_runs').column('started_at').execute();
     },
   },
 };

@@ -72,6 +72,13 @@ export interface RecalledNamespace {
   documents: MemoryDocument[];
 }
 
+const PROMPT_HEAD = /^Now: \S+\. Recalled memory from \d+ connected sources?:/;
+
+/** Whether a user message is the extraction's (`simulate` knows the call by it: the system prompt may be the workspace's own). */
+export function isExtractionPrompt(prompt: string): boolean {
+  return PROMPT_HEAD.test(prompt);
+}
+
 /** The user message: per connected source, its recalled documents, each one fenced. */
 export function memoryPrompt(recalled: RecalledNamespace[], now: number, maxChars: number): string {
   const sections = recalled.map(({ namespace: ns, documents }) => {

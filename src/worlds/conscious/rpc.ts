@@ -33,5 +33,7 @@ export function consciousRpcHandlers(service: ConsciousService, trigger: Conscio
     'conscious.list': (p) => service.list({ state: p.state, limit: p.limit }),
     'conscious.dismiss': (p) => service.dismiss(p.id),
     'conscious.complete': (p) => service.complete(p.id),
+    'conscious.reopen': (p) => service.reopen(p.id),
+    'conscious.runs': (p) => service.listRuns(p.limit ?? 10),
   };
 }

@@ -1,11 +1,12 @@
 /**
- * What the conscious world serves outside its ticks: the actionables (list, done, dismiss) and
- * the "run now" request (its force flag is read by the next observe).
+ * What the conscious world serves outside its ticks: the actionables (list, done, dismiss, reopen),
+ * its runs, and the "run now" request (its force flag is read by the next observe).
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.js';
-import type { Actionable, ActionableState } from '../../protocol/conscious.js';
+import type { Actionable, ActionableState, ConsciousRun } from '../../protocol/conscious.js';
 import { ActionableStore } from './actionables.js';
+import { RunStore } from './runs.js';
 import type { ConsciousEmit } from './events.js';
 import type { ConsciousTables } from './tables.js';
 
@@ -17,10 +18,17 @@ export interface ConsciousServiceDeps {
 
 export class ConsciousService {
   readonly actionables: ActionableStore;
+  readonly runs: RunStore;
   private forceNext = false;
 
   constructor(private readonly deps: ConsciousServiceDeps) {
     this.actionables = new ActionableStore(deps.db);
+    this.runs = new RunStore(deps.db);
+  }
+
+  /** The latest runs, newest first. */
+  listRuns(limit = 10): Promise<ConsciousRun[]> {
+    return this.runs.list(limit);
   }
 
   list(opts: { state?: ActionableState | undefined; limit?: number | undefined } = {}): Promise<Actionable[]> {
@@ -36,6 +44,13 @@ export class ConsciousService {
   async complete(id: string): Promise<Actionable> {
     const item = await this.actionables.setState(id, 'done', this.deps.clock.now());
     this.deps.emit('conscious.actionables_changed', { ids: [id], reason: 'done' });
+    return item;
+  }
+
+  /** Undo: a done or dismissed item is new again. */
+  async reopen(id: string): Promise<Actionable> {
+    const item = await this.actionables.setState(id, 'new', this.deps.clock.now());
+    this.deps.emit('conscious.actionables_changed', { ids: [id], reason: 'reopened' });
     return item;
   }
 

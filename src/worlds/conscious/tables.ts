@@ -1,4 +1,4 @@
-/** The conscious world's table: actionables keyed by sha256(`title:source`). */
+/** The conscious world's tables: actionables keyed by sha256(`title:source`), and its runs. */
 export interface ConsciousActionablesTable {
   id: string;
   title: string;
@@ -21,6 +21,26 @@ export interface ConsciousActionablesTable {
   run_id: string;
 }
 
+/** One run (a tick that read memory). */
+export interface ConsciousRunsTable {
+  /** The tick id. */
+  id: string;
+  /** running | completed | failed | interrupted. */
+  status: string;
+  started_at: number;
+  finished_at: number | null;
+  /** JSON array of namespaces. */
+  namespaces: string;
+  documents: number;
+  count: number;
+  new: number;
+  cut: number;
+  duration_ms: number | null;
+  error: string | null;
+  error_kind: string | null;
+}
+
 export interface ConsciousTables {
   conscious_actionables: ConsciousActionablesTable;
+  conscious_runs: ConsciousRunsTable;
 }

@@ -1,17 +1,19 @@
 /**
  * The `conscious` world (seed 3) on the engine's `World` contract:
  *
- *   observe         quiet (0 tokens, no write) unless memory changed since the last committed
- *                   run: the memory store's change sequence against a cursor in instance state;
- *                   or a person asked for a forced run.
- *   prepareContext  `conscious.started`; recall each namespace (its latest documents); the seed's
+ *   observe         (after the sources' first sync, when `ready` is given) quiet (0 tokens, no
+ *                   write) unless memory changed since the last committed run: the memory store's
+ *                   change sequence against a cursor in instance state; or a person asked for a
+ *                   forced run.
+ *   prepareContext  `conscious.started` and the run's row; recall each namespace (its latest documents); the seed's
  *                   prompt (CONSCIOUS_LOOP.md in the workspace overrides it); memory fenced.
  *   reflect         one `llm.object` call against the seed's schema (fails closed on malformed
  *                   output); at most 20 items.
  *   commit          upsert by sha256(title:source), states untouched; the cursor moves to what
- *                   was observed; `conscious.completed`.
- *   abandon         `conscious.error` (message, kind); the cursor stays, so the next run covers
- *                   the same window.
+ *                   was observed; the run's row; `conscious.completed`.
+ *   abandon         `conscious.error` (message, kind) and the run's row marked failed; the cursor
+ *                   stays, so the next run covers the same window. A superseded run is marked
+ *                   interrupted.
  *
  * Everything it touches is injected (`createConsciousWorld(deps)`): its own tables, the memory
  * store, settings, clock, events. The tick context gives only llm, ids, log, signal and state.
@@ -46,6 +48,8 @@ export interface ConsciousWorldDeps {
   clock: Clock;
   emit: ConsciousEmit;
   log?: Logger | undefined;
+  /** The sources' first sync (`MemorySync.ready`): observe waits for it, so a one-shot tick sees the folders first. */
+  ready?: ((signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 export interface ConsciousObservation {
@@ -70,12 +74,15 @@ export interface ConsciousReflection {
   items: ExtractedActionable[];
   /** Items beyond the seed's 20 that were dropped. */
   cut: number;
+  /** What was read (for the run's record; absent in a checkpoint from an older version). */
+  namespaces?: string[];
+  documents?: number;
 }
 
 export type ConsciousWorld = World<ConsciousObservation, ConsciousContext, ConsciousReflection> & {
   readonly service: ConsciousService;
-  /** The wait before the first run after start (the engine honours it). */
-  initialDelaySeconds(): number;
+  /** The wait before the first run after start (seed 3: 60 s for sources to boot; the engine honours it). */
+  initialDelayMs(): number;
 };
 
 /** Instance-state key of the memory change sequence the last committed run covered. */
@@ -87,6 +94,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
   const log = deps.log ?? silentLogger;
 
   async function observe(ctx: TickContext): Promise<Observation<ConsciousObservation>> {
+    await deps.ready?.(ctx.signal);
     const forced = service.forced;
     const [stored, head] = await Promise.all([ctx.state.get<number>(CURSOR_KEY), deps.memory.head()]);
     const cursor = stored ?? 0;
@@ -101,6 +109,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     const s = settings();
     const { namespaces } = observation.data;
     deps.emit('conscious.started', { run_id: ctx.tickId, namespaces });
+    await service.runs.started(ctx.tickId, ctx.startedAt, namespaces);
     const all = new Map((await deps.memory.namespaces()).map((n) => [n.namespace, n]));
     const recalled: RecalledNamespace[] = [];
     for (const name of namespaces) {
@@ -125,7 +134,8 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
   }
 
   async function reflect(ctx: TickContext, context: ConsciousContext): Promise<ConsciousReflection> {
-    if (context.documents === 0) return { items: [], cut: 0 };
+    const read = { namespaces: context.namespaces, documents: context.documents };
+    if (context.documents === 0) return { items: [], cut: 0, ...read };
     const s = settings();
     const { value, text } = await ctx.llm.object(
       { world: ctx.world, purpose: 'conscious_extract', role: s.role, model: s.model, signal: ctx.signal },
@@ -134,7 +144,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     ctx.log.info({ response: text.slice(0, 4000), promptSource: context.promptSource }, 'conscious: model response');
     const result = toActionables(value);
     if (result.cut > 0) ctx.log.warn({ returned: value.length, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
-    return result;
+    return { ...result, ...read };
   }
 
   async function commit(ctx: TickContext, input: CommitInput<ConsciousObservation, ConsciousReflection>): Promise<CommitSummary> {
@@ -149,7 +159,16 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     if (retention > 0) await service.actionables.prune(now - retention * 86_400_000);
     if (head > cursor) await ctx.state.set(CURSOR_KEY, head);
     if (forced) service.clearForce();
-    if (ran) deps.emit('conscious.completed', { run_id: ctx.tickId, count: items.length, new: fresh.length, duration_ms: Math.max(0, now - ctx.startedAt) });
+    if (ran) {
+      await service.runs.completed(ctx.tickId, ctx.startedAt, now, {
+        namespaces: reflection?.namespaces ?? observation.data.namespaces,
+        documents: reflection?.documents ?? 0,
+        count: items.length,
+        new: fresh.length,
+        cut: reflection?.cut ?? 0,
+      });
+      deps.emit('conscious.completed', { run_id: ctx.tickId, count: items.length, new: fresh.length, duration_ms: Math.max(0, now - ctx.startedAt) });
+    }
     if (items.length) deps.emit('conscious.actionables_changed', { ids: items.map((i) => i.id), reason: 'extracted' });
     const cut = reflection?.cut ? ` (${reflection.cut} beyond 20 dropped)` : '';
     return {
@@ -161,10 +180,13 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
   }
 
   async function abandon(ctx: TickContext, reason: AbandonReason, _observation: Observation<ConsciousObservation> | undefined, error: unknown): Promise<void> {
-    if (reason === 'superseded' || reason === 'shutdown') return;
+    if (reason === 'shutdown') return;
+    if (reason === 'superseded') return service.runs.interrupted(ctx.tickId, ctx.clock.now());
     const message = describeError(error) || `run ${reason}`;
+    const kind = reason === 'timeout' ? 'timeout' : errorKind(error);
     log.warn({ run: ctx.tickId, err: message }, 'conscious loop run failed; the next run covers the same memory');
-    deps.emit('conscious.error', { run_id: ctx.tickId, message, kind: reason === 'timeout' ? 'timeout' : errorKind(error) });
+    await service.runs.failed(ctx.tickId, ctx.startedAt, ctx.clock.now(), message, kind);
+    deps.emit('conscious.error', { run_id: ctx.tickId, message, kind });
   }
 
   const world: ConsciousWorld = {
@@ -174,7 +196,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     },
     service,
     intervalMinutes: () => settings().interval_minutes,
-    initialDelaySeconds: () => settings().initial_delay_seconds,
+    initialDelayMs: () => settings().initial_delay_seconds * 1000,
     observe,
     prepareContext,
     reflect,

@@ -13,7 +13,6 @@ import { z } from 'zod';
 import { memorySourcesSchema } from '../../memory/config.js';
 
 export const memoryWorldConfigSchema = z.strictObject({
-  enabled: z.boolean().default(true),
   interval_minutes: z.number().min(1, 'must be at least 1').max(1440, 'at most 1440 (a day)').default(15),
   initial_delay_seconds: z.number().int('must be whole seconds').min(0, 'must not be negative').max(3600, 'at most 3600').default(60),
   /** The decision agent's model role (it calls tools) and, optionally, another model on it. */

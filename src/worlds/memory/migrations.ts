@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from '../../store/index.js';
 
+export const MEMORY_WORLD_TABLES = ['memory_notifications', 'memory_todos', 'memory_goals'] as const;
+
 /** Named after the memory store's `memory/0001_store`, which it does not depend on. */
 export const memoryWorldMigrations: Record<string, Migration> = {
   'memory/0002_world': {

@@ -7,6 +7,7 @@
  * nothing twice (inserts are `ON CONFLICT DO NOTHING`, updates set absolute values).
  */
 import type { Kysely } from 'kysely';
+import { SubconsciousError } from '../../core/errors.js';
 import {
   USER_THREAD,
   type GoalStatus,
@@ -103,6 +104,22 @@ export class OutputStore {
     return applied;
   }
 
+  /** A person settles a to-do (done, dropped, or open again). */
+  async setTodoStatus(id: string, status: TodoStatus, now: number): Promise<MemoryTodo> {
+    const res = await this.db.updateTable('memory_todos').set({ status, updated_at: now }).where('id', '=', id).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0)
+      throw new SubconsciousError('not_found', `No to-do "${id}".`, { hint: 'memory.todos_list shows the to-dos and their ids.' });
+    return toTodo(await this.db.selectFrom('memory_todos').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+  }
+
+  /** A person updates a goal (achieved, dropped, or active again). */
+  async setGoalStatus(id: string, status: GoalStatus, now: number): Promise<MemoryGoal> {
+    const res = await this.db.updateTable('memory_goals').set({ status, updated_at: now }).where('id', '=', id).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0)
+      throw new SubconsciousError('not_found', `No goal "${id}".`, { hint: 'memory.goals_list shows the goals and their ids.' });
+    return toGoal(await this.db.selectFrom('memory_goals').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+  }
+
   async notifications(limit = 50): Promise<MemoryNotification[]> {
     const rows = await this.db.selectFrom('memory_notifications').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
     return rows.map((r) => ({ ...r, priority: r.priority as NotificationPriority, created_at: Number(r.created_at) }));
@@ -115,14 +132,7 @@ export class OutputStore {
       .selectAll()
       .$if(status !== undefined, (q) => q.where('status', '=', status!))
       .execute();
-    return sortByStatus(rows).map((r) => ({
-      id: r.id,
-      title: r.title,
-      note: r.note,
-      status: r.status as TodoStatus,
-      created_at: Number(r.created_at),
-      updated_at: Number(r.updated_at),
-    }));
+    return sortByStatus(rows).map(toTodo);
   }
 
   /** Active first, then most recently updated. */
@@ -132,18 +142,26 @@ export class OutputStore {
       .selectAll()
       .$if(status !== undefined, (q) => q.where('status', '=', status!))
       .execute();
-    return sortByStatus(rows).map((r) => ({
-      id: r.id,
-      title: r.title,
-      description: r.description,
-      status: r.status as GoalStatus,
-      created_at: Number(r.created_at),
-      updated_at: Number(r.updated_at),
-    }));
+    return sortByStatus(rows).map(toGoal);
   }
 }
 
 function sortByStatus<T extends MemoryTodosTable | MemoryGoalsTable>(rows: T[]): T[] {
   const order = (s: string) => STATUS_ORDER[s as keyof typeof STATUS_ORDER] ?? 3;
   return rows.sort((a, b) => order(a.status) - order(b.status) || Number(b.updated_at) - Number(a.updated_at) || a.id.localeCompare(b.id));
+}
+
+function toTodo(r: MemoryTodosTable): MemoryTodo {
+  return { id: r.id, title: r.title, note: r.note, status: r.status as TodoStatus, created_at: Number(r.created_at), updated_at: Number(r.updated_at) };
+}
+
+function toGoal(r: MemoryGoalsTable): MemoryGoal {
+  return {
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    status: r.status as GoalStatus,
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+  };
 }

@@ -1,6 +1,8 @@
 /** What the memory world serves outside its ticks: its outputs and the diff since its baseline. */
-import { renderDiff, type MemoryDiff } from '../../memory/diff.js';
+import type { Clock } from '../../core/clock.js';
+import { RENDER_LINES_PER_SOURCE, renderDiff, totalChanges, type MemoryDiff } from '../../memory/diff.js';
 import type { GoalStatus, MemoryBaseline, MemoryDiffResult, MemoryGoal, MemoryNotification, MemoryTodo, TodoStatus } from '../../protocol/memory.js';
+import type { MemoryWorldEmit } from './events.js';
 import type { OutputStore } from './outputs.js';
 
 export interface MemoryWorldServiceDeps {
@@ -10,6 +12,8 @@ export interface MemoryWorldServiceDeps {
   };
   outputs: OutputStore;
   label: string;
+  clock: Clock;
+  emit: MemoryWorldEmit;
 }
 
 export class MemoryWorldService {
@@ -28,10 +32,23 @@ export class MemoryWorldService {
   async diff(): Promise<MemoryDiffResult> {
     const baseline = await this.baseline();
     if (!baseline) {
-      return { baseline: null, totals: { added: 0, modified: 0, removed: 0 }, text: 'No baseline yet: the memory world makes one on its first tick.' };
+      return {
+        baseline: null,
+        totals: { added: 0, modified: 0, removed: 0 },
+        text: 'No baseline yet: the memory world makes one on its first tick.',
+        sources: [],
+      };
     }
-    const diff = await this.deps.memory.diffSince(baseline, { entriesPerNamespace: 10 });
-    return { baseline, totals: diff.totals, text: renderDiff(diff) };
+    const diff = await this.deps.memory.diffSince(baseline, { entriesPerNamespace: RENDER_LINES_PER_SOURCE });
+    const sources = diff.namespaces
+      .filter((ns) => totalChanges(ns.totals) > 0)
+      .map((ns) => {
+        const entries = ns.entries
+          .slice(0, RENDER_LINES_PER_SOURCE)
+          .map((e) => ({ change: e.change, title: e.title, external_id: e.external_id, updated_at: e.updated_at }));
+        return { namespace: ns.namespace, label: ns.label, kind: ns.kind, totals: ns.totals, entries, more: totalChanges(ns.totals) - entries.length };
+      });
+    return { baseline, totals: diff.totals, text: renderDiff(diff), sources };
   }
 
   notifications(limit = 50): Promise<MemoryNotification[]> {
@@ -44,5 +61,17 @@ export class MemoryWorldService {
 
   goals(status?: GoalStatus): Promise<MemoryGoal[]> {
     return this.outputs.goals(status);
+  }
+
+  async setTodoStatus(id: string, status: TodoStatus): Promise<MemoryTodo> {
+    const todo = await this.outputs.setTodoStatus(id, status, this.deps.clock.now());
+    this.deps.emit('memory.todos_changed', { ids: [id] });
+    return todo;
+  }
+
+  async setGoalStatus(id: string, status: GoalStatus): Promise<MemoryGoal> {
+    const goal = await this.outputs.setGoalStatus(id, status, this.deps.clock.now());
+    this.deps.emit('memory.goals_changed', { ids: [id] });
+    return goal;
   }
 }

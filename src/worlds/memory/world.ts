@@ -1,9 +1,10 @@
 /**
  * The `memory` world (seed 4's memory profile) on the engine's `World` contract:
  *
- *   observe         the memory diff against the baseline checkpoint (the newest checkpoint with
- *                   this world's label). No baseline, or no change since it: quiet (0 tokens).
- *                   A diff is external content: the tick is tainted.
+ *   observe         (after the sources' first sync, when `ready` is given) the memory diff
+ *                   against the baseline checkpoint (the newest checkpoint with this world's
+ *                   label). No baseline, or no change since it: quiet (0 tokens). A diff is
+ *                   external content: the tick is tainted.
  *   prepareContext  the rendered diff, open to-dos and active goals, fenced.
  *   reflect         the decision agent: `AgentRunner.start` with no MCP server and only the six
  *                   in-process tools of `tools.ts`, whose writes are staged, not applied.
@@ -59,6 +60,8 @@ export interface MemoryWorldDeps {
   log?: Logger | undefined;
   /** The baseline checkpoints' label (default `memory`, the world's kind). */
   label?: string | undefined;
+  /** The sources' first sync (`MemorySync.ready`): observe waits for it, so a one-shot tick sees the folders first. */
+  ready?: ((signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 export interface MemoryObservation {
@@ -87,17 +90,18 @@ export interface MemoryReflection {
 
 export type MemoryWorld = World<MemoryObservation, MemoryContext, MemoryReflection> & {
   readonly service: MemoryWorldService;
-  initialDelaySeconds(): number;
+  initialDelayMs(): number;
 };
 
 export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
   const settings = (): MemoryWorldSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
   const label = deps.label ?? 'memory';
   const outputs = new OutputStore(deps.db);
-  const service = new MemoryWorldService({ memory: deps.memory, outputs, label });
+  const service = new MemoryWorldService({ memory: deps.memory, outputs, label, clock: deps.clock, emit: deps.emit });
   const log = deps.log ?? silentLogger;
 
-  async function observe(): Promise<Observation<MemoryObservation>> {
+  async function observe(ctx: TickContext): Promise<Observation<MemoryObservation>> {
+    await deps.ready?.(ctx.signal);
     const [baseline, head] = await Promise.all([deps.memory.latestCheckpoint(label), deps.memory.head()]);
     const quiet = (advance: boolean, b: MemoryBaseline | null, h = head): Observation<MemoryObservation> => ({
       quiet: true,
@@ -175,7 +179,7 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
     },
     service,
     intervalMinutes: () => settings().interval_minutes,
-    initialDelaySeconds: () => settings().initial_delay_seconds,
+    initialDelayMs: () => settings().initial_delay_seconds * 1000,
     observe,
     prepareContext,
     reflect,

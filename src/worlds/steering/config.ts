@@ -1,10 +1,12 @@
-/** The steering world's settings (the `[worlds.steering]` section of `subconscious.toml`). */
+/**
+ * The steering world's settings (the `[worlds.steering]` section of `subconscious.toml`; the app
+ * adds `enabled` itself). Expired directives are kept 30 days for the history, then deleted.
+ */
 import { z } from 'zod';
 
 export const MAX_EXPIRES_AFTER_CYCLES = 1000;
 
 export const steeringConfigSchema = z.strictObject({
-  enabled: z.boolean({ error: 'must be true or false' }).default(true),
   /** The cron trigger: minutes between reviews (the harness's gate also asks for one when it forwards). */
   interval_minutes: z.number().int('must be a whole number of minutes').min(1, 'at least 1').max(1440, 'at most 1440 (a day)').default(30),
   /** How long a directive steers when the model names no `expires_after_cycles`. */
@@ -16,6 +18,8 @@ export const steeringConfigSchema = z.strictObject({
     .default(20),
   /** The model role the review runs on. */
   role: z.enum(['local', 'agent'], { error: 'must be "local" or "agent"' }).default('local'),
+  /** Expired directives older than this are deleted (the one in force and unexpired ones are kept). */
+  retention_days: z.number().int('must be a whole number of days').min(1, 'at least 1').max(3650, 'at most 3650 (ten years)').default(30),
 });
 
 export type SteeringConfig = z.output<typeof steeringConfigSchema>;

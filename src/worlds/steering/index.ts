@@ -7,13 +7,16 @@
  *   createHarness({ …, steering: steering.directives,              // injection into the reasoning prompt
  *                   requestReview: () => instance.tick() })         // event trigger after a forwarded cycle
  *   dispatcher: implement(steeringContract, steeringRpcHandlers(steering.service))
+ *
+ * In the app: `steeringModule` (module.ts) does this wiring through service keys.
  */
+export { steeringModule } from './module.js';
 export { createSteeringWorld, type SteeringWorld, type SteeringWorldDeps } from './world.js';
 export { SteeringService } from './service.js';
 export { SteeringStore, withStatus, type ReviewCursor, type CommitReview, type StoredDirective } from './store.js';
 export { steeringRpcHandlers } from './rpc.js';
 export { steeringMigrations } from './migrations.js';
-export type { SteeringTables } from './tables.js';
+export { STEERING_TABLES, type SteeringTables } from './tables.js';
 export { steeringConfigSchema, DEFAULT_STEERING_CONFIG, MAX_EXPIRES_AFTER_CYCLES, type SteeringConfig, type SteeringConfigInput } from './config.js';
 export type { SteeringEvents, SteeringEmit } from './events.js';
 export {

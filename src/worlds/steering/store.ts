@@ -98,6 +98,16 @@ export class SteeringStore {
     return row ?? null;
   }
 
+  /** Retention: delete directives made before `before` that no longer steer any cycle after `currentCycle`. */
+  async prune(p: { before: number; currentCycle: number }): Promise<number> {
+    const r = await this.db
+      .deleteFrom('steering_directives')
+      .where('created_at', '<', p.before)
+      .where('expires_at_cycle', '<=', p.currentCycle)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   async get(id: string): Promise<StoredDirective | undefined> {
     const row = await this.db.selectFrom('steering_directives').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toDirective(row) : undefined;

@@ -37,3 +37,6 @@ export interface SteeringTables {
   steering_directives: SteeringDirectivesTable;
   steering_cursor: SteeringCursorTable;
 }
+
+/** Every table the steering world owns (the module declares them). */
+export const STEERING_TABLES = ['steering_directives', 'steering_cursor'] as const satisfies readonly (keyof SteeringTables)[];

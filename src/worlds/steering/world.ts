@@ -8,6 +8,7 @@
  *   reflect         one tool-free `llm.text` call at temperature 0.3 (reflect.ts): a directive,
  *                   or `NONE` (idle); a missing directive line is asked once more, then fails.
  *   commit          the directive (if any) and the cursor, in one transaction; only on success.
+ *                   Then retention: expired directives past `retention_days` are deleted.
  *
  * Always tainted: the history carries channel text from outside. The world's db, the harness's
  * history and the settings come from `createSteeringWorld(deps)`; the tick context is used only
@@ -37,7 +38,11 @@ export type SteeringWorld = World<SteeringObservation, SteeringContext, Steering
   readonly service: SteeringService;
   /** What the harness's reasoning tier is steered by (its `SteeringSource`). */
   readonly directives: SteeringStore;
+  /** Delete expired directives older than `retention_days` (at `now`); returns how many. */
+  prune(now: number): Promise<number>;
 };
+
+const DAY_MS = 24 * 3_600_000;
 
 export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
   const store = new SteeringStore(deps.db);
@@ -68,6 +73,10 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
     return reflectSteering(ctx.llm, { world: ctx.world, role, signal: ctx.signal }, context.prompt, settings().default_expires_after_cycles);
   }
 
+  async function prune(now: number): Promise<number> {
+    return store.prune({ before: now - settings().retention_days * DAY_MS, currentCycle: await deps.harness.currentCycle() });
+  }
+
   async function commit(ctx: TickContext, input: CommitInput<SteeringObservation, SteeringReflection>): Promise<CommitSummary> {
     const { observation, reflection } = input;
     if (observation.quiet || !reflection) return { summary: 'no unreviewed harness history', counts: { rows: 0 } };
@@ -94,6 +103,8 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
       });
     }
     ctx.log.info({ rows, outcome: reflection.outcome, reviewed_seq: cursor.reviewed_seq, attempts: reflection.attempts }, 'steering review committed');
+    // Retention after the review is stored: a failure here costs nothing but a log line.
+    await prune(ctx.clock.now()).catch((err: unknown) => ctx.log.warn({ err }, 'steering retention failed; it runs again after the next review'));
     const span = `cycle${rows === 1 ? '' : 's'} ${d.rows[0]!.seq}${rows > 1 ? `–${d.rows.at(-1)!.seq}` : ''}`;
     return directive
       ? {
@@ -108,10 +119,16 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
     roles: [role],
     service,
     directives: store,
+    prune,
     intervalMinutes: () => settings().interval_minutes,
     observe,
     prepareContext,
     reflect,
     commit,
+    // The steering world's own words for what a person can do (the model layer names no world).
+    hint: (error) =>
+      (error as { kind?: unknown } | null)?.kind === 'rate_cap'
+        ? 'A review reads at most 20 compressed cycles: give [worlds.steering] role a model with a larger context window, then press "Try again" on the Steering card.'
+        : undefined,
   };
 }

@@ -1,7 +1,8 @@
 /**
- * `subconscious tasks list|add|enable|disable|remove`: the task loop without the page. Every
- * command is one RPC call (the same methods the page uses, typed by the contract); `--json`
- * prints the raw result.
+ * `subconscious tasks list|add|enable|disable|writes|remove`: the task loop without the page.
+ * Every command is one RPC call (the same methods the page uses, typed by the contract); `--json`
+ * prints the raw result. A task is read-only unless `--write` says otherwise (issue 9): a title
+ * that sounds like it writes only gets a suggestion.
  */
 import type { Command } from 'commander';
 import { SubconsciousError } from '../../core/errors.js';
@@ -11,7 +12,8 @@ import type { Task, TasksEvents, tasksContract } from '../../protocol/tasks.js';
 type Cli = CliContext<(typeof tasksContract)['methods'], TasksEvents>;
 type Call = Cli['call'];
 
-type TaskRow = Pick<Task, 'id' | 'title' | 'source' | 'recurrence' | 'enabled' | 'needs_tools' | 'last_run_at' | 'next_run_at' | 'completed'>;
+type TaskRow = Pick<Task, 'id' | 'title' | 'source' | 'recurrence' | 'enabled' | 'needs_tools' | 'last_run_at' | 'next_run_at' | 'completed'> &
+  Partial<Pick<Task, 'write_choice'>>;
 
 /** Adds the subcommands to `tasks` (the group command the CLI made for this module). */
 export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli, 'call' | 'print'>): Command {
@@ -30,12 +32,15 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .description('add a user task')
     .argument('<title...>', 'what to check or do, e.g. "Check urgent emails"')
     .option('-r, --recurrence <recurrence>', 'pending (every tick), once, or cron:<expr>', 'pending')
-    .option('--write', 'the task asks for a write action (send, post, …)')
-    .option('--read-only', 'the task only reads')
+    .option('--write', 'allow it to carry out the writes its words name (send, post, …) without asking')
+    .option('--read-only', 'it only reads (the default)')
     .option('--json', 'print JSON')
     .action(async (words: string[], opts: { recurrence: string; write?: boolean; readOnly?: boolean; json?: boolean }) => {
       if (opts.write && opts.readOnly) {
-        throw new SubconsciousError('invalid_params', '--write and --read-only contradict each other; give one of them (or neither to decide from the title).');
+        throw new SubconsciousError(
+          'invalid_params',
+          '--write and --read-only contradict each other; give one of them (without either, the task is read-only).',
+        );
       }
       const needsTools = opts.write ? true : opts.readOnly ? false : undefined;
       const task = await call('subconscious.tasks_add', {
@@ -45,6 +50,26 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
       });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`added ${task.id}: ${task.title} (${task.recurrence}, ${task.needs_tools ? 'write' : 'read-only'})`);
+      if (!task.needs_tools && task.write_suggested && needsTools === undefined) {
+        print(
+          `This sounds like it sends or changes things. It was added read-only: it asks before any write. To let it act without asking: subconscious tasks writes ${task.id} on`,
+        );
+      }
+    });
+
+  tasks
+    .command('writes')
+    .description('allow a user task to carry out the writes its words name without asking (on), or make it read-only (off)')
+    .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
+    .argument('<on|off>', 'on: it may act without asking; off: read-only, it asks before any write')
+    .option('--json', 'print JSON')
+    .action(async (id: string, choice: string, opts: { json?: boolean }) => {
+      const value = choice.trim().toLowerCase();
+      if (value !== 'on' && value !== 'off')
+        throw new SubconsciousError('invalid_params', `"${choice}" is neither on nor off.`, { hint: 'subconscious tasks writes <id> on|off' });
+      const task = await call('subconscious.tasks_update', { id: await resolveTaskId(call, id), needs_tools: value === 'on' });
+      if (opts.json) return print(JSON.stringify(task, null, 2));
+      print(`${task.needs_tools ? 'writes allowed' : 'read-only'}: ${task.id}: ${task.title}`);
     });
 
   for (const [name, enabled] of [
@@ -82,31 +107,39 @@ const MIN_ID_PREFIX = 4;
 
 /**
  * The full id for what a person typed: the id itself, or the one task whose id starts with it
- * (ids are 36-character UUIDs). Anything else goes on unchanged, so the RPC's own not-found
- * message answers it.
+ * (ids are 36-character UUIDs; 4 characters at least). Nothing else matches: the CLI says so with
+ * what was typed (the daemon's own message names no id, since the page shows it).
  */
 async function resolveTaskId(call: Call, typed: string): Promise<string> {
-  if (typed.length < MIN_ID_PREFIX) return typed;
   const rows: TaskRow[] = await call('subconscious.tasks_list');
   if (rows.some((t) => t.id === typed)) return typed;
   const start = typed.toLowerCase();
-  const matches = rows.filter((t) => t.id.toLowerCase().startsWith(start));
+  const matches = typed.length < MIN_ID_PREFIX ? [] : rows.filter((t) => t.id.toLowerCase().startsWith(start));
   if (matches.length > 1) {
     throw new SubconsciousError('invalid_params', `"${typed}" starts ${matches.length} task ids: ${matches.map((t) => `${t.id} (${t.title})`).join(', ')}`, {
       hint: 'type more of the id',
     });
   }
-  return matches[0]?.id ?? typed;
+  if (!matches[0]) {
+    throw new SubconsciousError('not_found', `No task with id "${typed}".`, {
+      hint: `List tasks with \`subconscious tasks list\`${typed.length < MIN_ID_PREFIX ? ` (give at least ${MIN_ID_PREFIX} characters of an id)` : ''}.`,
+      details: { field: 'id' },
+    });
+  }
+  return matches[0].id;
 }
 
-/** A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. */
+/**
+ * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. INTENT `write?`: write rights
+ * an older version guessed; it asks before every write until `tasks writes <id> on|off`.
+ */
 export function formatTaskTable(rows: TaskRow[]): string[] {
   if (rows.length === 0) return ['no tasks'];
   const table = rows.map((t) => [
     t.id,
     t.completed ? 'done' : t.enabled ? 'on' : 'off',
     t.source,
-    t.needs_tools ? 'write' : 'read',
+    t.needs_tools ? (t.write_choice === 'older_version' ? 'write?' : 'write') : 'read',
     t.recurrence,
     nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,

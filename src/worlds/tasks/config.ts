@@ -1,7 +1,8 @@
 /**
  * The `[worlds.tasks]` section (seed 1's `[heartbeat]`, still read as an alias): cadence, whether
  * the local model evaluates at all, the situation report's budget, the zone `cron:` schedules run
- * in, and how long the activity log is kept.
+ * in, how long the activity log is kept, the safety net of the unchanged-task skip, and how often
+ * the models and skills are probed.
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../core/index.js';
@@ -14,6 +15,19 @@ export const tasksConfig = z.strictObject({
   timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
   /** Activity log rows older than this many days are deleted after a tick (0 keeps them all). */
   log_retention_days: z.number().int().min(0).max(3650).default(30),
+  /**
+   * A task whose inputs did not change since its last "nothing new" is not evaluated (no call)
+   * until this many minutes have passed; 0 evaluates every due task on every tick (seed 1's
+   * literal behaviour).
+   */
+  reevaluate_unchanged_after_minutes: z
+    .number()
+    .int('must be a whole number of minutes')
+    .min(0, 'must be 0 (never skip) or more')
+    .max(10_080, 'must be at most 10080 (a week)')
+    .default(360),
+  /** How often the models and skills are probed while the daemon runs (the page's health banner). */
+  health_check_minutes: z.number().int('must be a whole number of minutes').min(1, 'must be at least 1').max(60, 'must be at most 60').default(5),
 });
 
 export type TasksConfig = z.output<typeof tasksConfig>;

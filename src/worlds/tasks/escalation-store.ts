@@ -23,13 +23,18 @@ export function toEscalation(row: Row): Escalation {
     priority: row.priority as EscalationPriority,
     status: row.status as EscalationStatus,
     skill_related: Number(row.skill_related) === 1,
+    skill_server: row.skill_server ?? null,
     created_at: Number(row.created_at),
     resolved_at: row.resolved_at === null ? null : Number(row.resolved_at),
+    resolved_by: (row.resolved_by ?? null) as Escalation['resolved_by'],
+    resolution: row.resolution ?? null,
   };
 }
 
 /** What commit knows when it raises one; status and times are the store's. */
-export type NewEscalation = Omit<Escalation, 'status' | 'created_at' | 'resolved_at'>;
+export type NewEscalation = Omit<Escalation, 'status' | 'created_at' | 'resolved_at' | 'resolved_by' | 'resolution' | 'skill_server'> & {
+  skill_server?: string | null | undefined;
+};
 
 const PRIORITY_ORDER: Record<EscalationPriority, number> = { critical: 0, important: 1, normal: 2 };
 
@@ -43,7 +48,16 @@ export class EscalationStore {
   async create(e: NewEscalation, db: Db = this.db): Promise<Escalation> {
     await db
       .insertInto('subconscious_escalations')
-      .values({ ...e, skill_related: e.skill_related ? 1 : 0, status: 'pending', created_at: this.now(), resolved_at: null })
+      .values({
+        ...e,
+        skill_server: e.skill_server ?? null,
+        skill_related: e.skill_related ? 1 : 0,
+        status: 'pending',
+        created_at: this.now(),
+        resolved_at: null,
+        resolved_by: null,
+        resolution: null,
+      })
       .onConflict((oc) => oc.column('log_id').doNothing())
       .execute();
     const row = await db.selectFrom('subconscious_escalations').selectAll().where('log_id', '=', e.log_id).executeTakeFirstOrThrow();
@@ -60,18 +74,25 @@ export class EscalationStore {
    * pending one is listed (however old) and the `limit` newest resolved ones after them.
    */
   async list(status?: EscalationStatus, limit = 200): Promise<Escalation[]> {
-    const query = (only: EscalationStatus | 'resolved') => {
+    // `answered`: every status but pending (approved, dismissed, resolved by itself).
+    const query = (only: EscalationStatus | 'answered') => {
       let q = this.db.selectFrom('subconscious_escalations').selectAll();
-      q = only === 'resolved' ? q.where('status', '!=', 'pending') : q.where('status', '=', only);
+      q = only === 'answered' ? q.where('status', '!=', 'pending') : q.where('status', '=', only);
       return q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
     };
-    const rows = status ? await query(status) : [...(await query('pending')), ...(await query('resolved'))];
+    const rows = status ? await query(status) : [...(await query('pending')), ...(await query('answered'))];
     return rows.map(toEscalation).sort((a, b) => {
       if (a.status === 'pending' && b.status === 'pending') return PRIORITY_ORDER[a.priority] - PRIORITY_ORDER[b.priority] || a.created_at - b.created_at;
       if (a.status === 'pending') return -1;
       if (b.status === 'pending') return 1;
       return 0;
     });
+  }
+
+  /** The escalation a log row raised, if any. */
+  async forLog(logId: string): Promise<Escalation | undefined> {
+    const row = await this.db.selectFrom('subconscious_escalations').selectAll().where('log_id', '=', logId).executeTakeFirst();
+    return row ? toEscalation(row) : undefined;
   }
 
   /** Tasks with an escalation still waiting for the user. */
@@ -86,23 +107,44 @@ export class EscalationStore {
     return rows.map((r) => r.id);
   }
 
-  /** pending → `to`, exactly once. Unknown id → not_found; already resolved → conflict. */
-  async resolve(id: string, to: 'approved' | 'dismissed'): Promise<Escalation> {
+  /** Pending skill-related escalations that name their skill (they resolve by themselves when it is healthy). */
+  async pendingForSkills(): Promise<Escalation[]> {
+    const rows = await this.db
+      .selectFrom('subconscious_escalations')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('skill_related', '=', 1)
+      .where('skill_server', 'is not', null)
+      .execute();
+    return rows.map(toEscalation);
+  }
+
+  /**
+   * pending → `to`, exactly once. Unknown id → not_found; already resolved → conflict. The words
+   * name the escalation by its title, never its id: the page shows them.
+   */
+  async resolve(
+    id: string,
+    to: 'approved' | 'dismissed' | 'resolved',
+    by: 'person' | 'subconscious' = 'person',
+    note: string | null = null,
+  ): Promise<Escalation> {
     const res = await this.db
       .updateTable('subconscious_escalations')
-      .set({ status: to, resolved_at: this.now() })
+      .set({ status: to, resolved_at: this.now(), resolved_by: by, resolution: note })
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .executeTakeFirst();
     const after = await this.get(id);
     if (!after) {
-      throw new SubconsciousError('not_found', `No escalation with id "${id}".`, {
-        hint: 'List them with subconscious.escalations_list.',
+      throw new SubconsciousError('not_found', 'That approval card does not exist (any more).', {
+        hint: 'Reload the list (subconscious.escalations_list).',
         details: { field: 'id' },
       });
     }
     if (Number(res.numUpdatedRows) !== 1) {
-      throw new SubconsciousError('conflict', `Escalation "${id}" was already ${after.status}; nothing was run.`, {
+      const was = after.status === 'resolved' ? 'resolved by itself' : after.status;
+      throw new SubconsciousError('conflict', `“${after.title}” was already ${was}; nothing was run.`, {
         details: { field: 'id', status: after.status },
       });
     }

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { estimateTokens, schemaInstruction } from '../../llm/index.js';
 import type { Llm } from '../../llm/types.js';
+import { CAPS, capText, type EvaluationRecord } from './log-detail.js';
 import { EVALUATION_SYSTEM, evaluationPrompt, taskLine } from './prompts.js';
 import type { ModelDecision, Task } from './types.js';
 
@@ -89,13 +90,20 @@ export function normalizeDecisions(askedIds: readonly string[], output: Decision
   return askedIds.map((id) => got.get(id) ?? { task_id: id, decision: 'noop', reason: NO_DECISION });
 }
 
+/** One evaluation call's decisions, with its raw answer and the figures the ledger recorded for it. */
+export interface BatchResult {
+  decisions: TaskDecision[];
+  record: EvaluationRecord;
+}
+
 export async function evaluateBatch(
   llm: Llm,
-  call: { world: string; signal: AbortSignal },
+  call: { world: string; signal: AbortSignal; now: () => number },
   report: string,
   batch: readonly { id: string; line: string }[],
-): Promise<TaskDecision[]> {
-  const { value } = await llm.object(
+): Promise<BatchResult> {
+  const started = call.now();
+  const { value, text, usage } = await llm.object(
     { world: call.world, purpose: 'evaluate', role: 'local', signal: call.signal },
     {
       system: EVALUATION_SYSTEM,
@@ -107,8 +115,25 @@ export async function evaluateBatch(
       temperature: 0,
     },
   );
-  return normalizeDecisions(
-    batch.map((b) => b.id),
-    value,
-  );
+  const ids = batch.map((b) => b.id);
+  return {
+    decisions: normalizeDecisions(ids, value),
+    record: {
+      task_ids: ids,
+      raw: capText(text, CAPS.rawAnswer),
+      model: modelOf(llm, 'local'),
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      latency_ms: Math.max(0, call.now() - started),
+    },
+  };
+}
+
+/** The model a role is served by (for the record; a layer without endpoints says nothing). */
+export function modelOf(llm: Pick<Llm, 'endpoint'>, role: 'local' | 'agent'): string | null {
+  try {
+    return llm.endpoint(role).model;
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,12 @@
  * `HEARTBEAT.md` in the workspace: one system task per `- ` line (seed 1). Headers, blank
  * lines, other text and duplicate lines are ignored. The file is re-read only when its size,
  * mtime or content hash changed since the last read.
+ *
+ * A line's task is read-only unless the line is marked `- [write] …` (issue 9: write rights are
+ * a person's explicit choice, and words like "write" or "send" in a line are not a choice):
+ *
+ *   - Check the deploy queue                       read-only: analyses, recommends, asks
+ *   - [write] Send the daily digest to #team       may carry out the writes its words name
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -19,32 +25,52 @@ export function heartbeatTaskId(title: string): string {
   return `heartbeat:${createHash('sha256').update(titleKey(title)).digest('hex').slice(0, 20)}`;
 }
 
-/** The task titles in a HEARTBEAT.md text, first occurrence wins, in file order. */
-export function parseHeartbeatMd(text: string): string[] {
+/** One task line: its title, and whether the line grants write rights (`- [write] …`). */
+export interface HeartbeatLine {
+  title: string;
+  write: boolean;
+}
+
+/** The marker that grants a line's task write rights (case-insensitive, before the title). */
+const WRITE_MARKER = /^\[write\]\s+/i;
+
+/** The task lines of a HEARTBEAT.md text, first occurrence of a title wins, in file order. */
+export function parseHeartbeatLines(text: string): HeartbeatLine[] {
   const seen = new Set<string>();
-  const titles: string[] = [];
+  const lines: HeartbeatLine[] = [];
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.trimStart();
     if (!line.startsWith('- ')) continue;
-    const title = line
+    let rest = line
       .slice(2)
       .replace(/^\[[ xX]\]\s+/, '') // a Markdown checkbox is not part of the task
+      .trimStart();
+    const write = WRITE_MARKER.test(rest);
+    if (write) rest = rest.replace(WRITE_MARKER, '');
+    const title = rest
+      // Control characters are not text a person wrote: they go, as from any other title.
+      .replace(/\p{Cc}/gu, ' ')
       .replace(/\s+/g, ' ')
       .trim()
       .slice(0, MAX_TITLE_CHARS);
-    if (!title) continue;
+    if (!/[^\p{Cf}\p{Z}\s]/u.test(title)) continue;
     const key = titleKey(title);
     if (seen.has(key)) continue;
     seen.add(key);
-    titles.push(title);
+    lines.push({ title, write });
   }
-  return titles;
+  return lines;
+}
+
+/** The task titles of a HEARTBEAT.md text (see `parseHeartbeatLines`). */
+export function parseHeartbeatMd(text: string): string[] {
+  return parseHeartbeatLines(text).map((l) => l.title);
 }
 
 export interface HeartbeatSnapshot {
   /** False when the file does not exist (every imported task's line has then disappeared). */
   exists: boolean;
-  titles: string[];
+  lines: HeartbeatLine[];
   hash: string | null;
   mtimeMs: number | null;
 }
@@ -52,7 +78,7 @@ export interface HeartbeatSnapshot {
 /** Watches one workspace's HEARTBEAT.md by stat and hash; `read()` says whether it changed. */
 export class HeartbeatFile {
   readonly file: string;
-  private last: { size: number; mtimeMs: number; hash: string; titles: string[] } | null | undefined;
+  private last: { size: number; mtimeMs: number; hash: string; lines: HeartbeatLine[] } | null | undefined;
 
   constructor(workspace: string) {
     this.file = path.join(workspace, HEARTBEAT_FILE);
@@ -76,17 +102,17 @@ export class HeartbeatFile {
     if (!info) {
       const changed = this.last !== null;
       this.last = null;
-      return { changed, snapshot: { exists: false, titles: [], hash: null, mtimeMs: null } };
+      return { changed, snapshot: { exists: false, lines: [], hash: null, mtimeMs: null } };
     }
     const prev = this.last;
     if (prev && prev.size === info.size && prev.mtimeMs === info.mtimeMs) {
-      return { changed: false, snapshot: { exists: true, titles: prev.titles, hash: prev.hash, mtimeMs: prev.mtimeMs } };
+      return { changed: false, snapshot: { exists: true, lines: prev.lines, hash: prev.hash, mtimeMs: prev.mtimeMs } };
     }
     const text = await readFile(this.file, 'utf8');
     const hash = createHash('sha256').update(text).digest('hex');
-    const titles = prev && prev.hash === hash ? prev.titles : parseHeartbeatMd(text);
-    this.last = { ...info, hash, titles };
-    return { changed: !prev || prev.hash !== hash, snapshot: { exists: true, titles, hash, mtimeMs: info.mtimeMs } };
+    const lines = prev && prev.hash === hash ? prev.lines : parseHeartbeatLines(text);
+    this.last = { ...info, hash, lines };
+    return { changed: !prev || prev.hash !== hash, snapshot: { exists: true, lines, hash, mtimeMs: info.mtimeMs } };
   }
 
   /** Forget what was read (the next `read()` imports again). */

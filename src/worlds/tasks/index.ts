@@ -14,16 +14,35 @@ export {
   type TasksContext,
   type TasksReflection,
   type DueTask,
+  type ObservedInputs,
+  DEFAULT_REEVALUATE_MINUTES,
+  skillServerOf,
 } from './world.js';
-export { TasksService, outcomeToRow, APPROVED_STOPPED, type TasksServiceDeps } from './service.js';
+export { TasksService, outcomeToRow, whyOf, APPROVED_STOPPED, DEFAULT_HEALTH_CHECK_MS, type TasksServiceDeps } from './service.js';
 export { tasksRpcHandlers } from './rpc.js';
 export { registerTasksCommands, formatTaskTable } from './cli.js';
-export { TaskStore, DEFAULT_SYSTEM_TASKS, type AddTaskInput, type UpdateTaskInput, type HeartbeatSyncResult } from './task-store.js';
-export { LogStore, LOG_TEXT, INTERRUPTED } from './log-store.js';
+export {
+  TaskStore,
+  DEFAULT_SYSTEM_TASKS,
+  writesGranted,
+  publicTask,
+  type StoredTask,
+  type AddTaskInput,
+  type UpdateTaskInput,
+  type HeartbeatSyncResult,
+} from './task-store.js';
+export { LogStore, LOG_TEXT, INTERRUPTED, type LogFilter } from './log-store.js';
 export { EscalationStore } from './escalation-store.js';
-export { HeartbeatFile, HEARTBEAT_FILE, parseHeartbeatMd, heartbeatTaskId, titleKey } from './heartbeat-md.js';
+export { TickStore, type TickRecord } from './tick-store.js';
+export { HeartbeatFile, HEARTBEAT_FILE, parseHeartbeatMd, parseHeartbeatLines, heartbeatTaskId, titleKey, type HeartbeatLine } from './heartbeat-md.js';
+export { dedupeKey } from './dedupe.js';
+export { sharedDigest, taskFingerprint, localDay, type FingerprintInputs } from './fingerprint.js';
+export { namedWrite } from './write-gate.js';
+export { HealthMonitor, ROLE_NEEDED_FOR, type HealthSnapshot } from './health.js';
+export { groupLog } from './log-groups.js';
+export type { RowDetail, ExecutionRecord, EvaluationRecord } from './log-detail.js';
 export { parseRecurrence, formatRecurrence, nextCronRun, advanceSchedule, scheduleFor, defaultTimezone, type Recurrence } from './recurrence.js';
-export { detectWriteIntent, isSkillRelated, findRecommendedAction, splitPriority } from './intent.js';
+export { soundsLikeWrite, isAboutTime, isSkillRelated, findRecommendedAction, splitPriority } from './intent.js';
 export { buildSituationReport, scanWorkspace, type SituationReport } from './situation.js';
 export { decisionsSchema, normalizeDecisions, planBatches, NO_DECISION, type TaskDecision } from './evaluate.js';
 export { readEvaluationPrompt, noopDecisionsReply, DRY_RUN_REASON, type EvaluationRead } from './dry-run.js';

@@ -1,6 +1,7 @@
 /**
- * Small text rules of seed 1: a task's write intent (decided when it is added, editable later),
- * skill-related escalations ("Fix in Skills"), and the `RECOMMENDED ACTION:` line with its
+ * Small text rules of seed 1: whether a title sounds like it writes (a suggestion the page shows;
+ * never a grant — issue 9), whether a task is about time (its fingerprint then includes the
+ * date), skill-related escalations ("Fix in Skills"), and the `RECOMMENDED ACTION:` line with its
  * priority.
  */
 import type { EscalationPriority } from './types.js';
@@ -59,12 +60,26 @@ const WRITE_VERBS = [
 /**
  * A verb counts only where an instruction starts: the title's first word, or after "and",
  * "then", "also", "please", "to" or a clause separator. So "Send daily summary to Slack" and
- * "Check urgent emails and forward them" have write intent, "Summarize Notion updates" does not.
+ * "Check urgent emails and forward them" sound like writes, "Summarize Notion updates" does not.
+ * It is only ever a suggestion: "Check which emails I need to reply to" sounds like one too, and
+ * only the person knows (the page asks; the task stays read-only until they say yes).
  */
 const WRITE_INTENT = new RegExp(`(?:^|[,;:.!?&]\\s*|\\b(?:and|then|also|please|to)\\s+)(?:${WRITE_VERBS.join('|')})(?:s|es|ed|d|ing)?\\b`, 'i');
 
-export function detectWriteIntent(title: string): boolean {
+export function soundsLikeWrite(title: string): boolean {
   return WRITE_INTENT.test(title.trim());
+}
+
+/**
+ * Words that make a task about time: its judgement may change with the day alone ("Send the
+ * daily digest", "Review the calendar for conflicts", "Remind me of birthdays"), so a new day
+ * is a change to its inputs. `cron` tasks are due by the clock already and need no more.
+ */
+const TIME_WORDS =
+  /\b(?:today|tonight|tomorrow|yesterday|daily|weekly|monthly|yearly|annual(?:ly)?|every\s+(?:day|morning|evening|week|month)|each\s+(?:day|morning|week)|this\s+(?:morning|afternoon|evening|week|month|year)|morning|evening|deadlines?|due|overdue|dates?|birthdays?|anniversar(?:y|ies)|calendar|agenda|meetings?|appointments?|remind(?:er|ers)?|upcoming|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b/i;
+
+export function isAboutTime(title: string): boolean {
+  return TIME_WORDS.test(title);
 }
 
 /**

@@ -1,11 +1,17 @@
 /**
  * `subconscious_log`: one row per due task per tick, inserted `in_progress` and updated in
  * place (seed 1, step 3 and 6). `(tick_id, task_id)` is unique, so a resumed observe reuses
- * its rows instead of duplicating them. Execution state is written before and after each
- * execution so a resumed commit never runs a task twice.
+ * its rows instead of duplicating them.
+ *
+ * Each execution is keyed by its row (issue 9, "effects happen once"): `running` is written
+ * before it starts, `executed` with its outcome (`exec_result`) the moment it finished, `done`
+ * when commit applied it. A commit resumed after a crash applies an `executed` row's stored
+ * outcome and never executes a `running` one again (it may have acted; it is failed as
+ * interrupted).
  */
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { ownerIsGone, processOwner } from '../../core/index.js';
+import { parseDetail, type RowDetail } from './log-detail.js';
 import type { TasksTables, SubconsciousLogTable } from './tables.js';
 import type { ExecMode, ExecState, LogDecision, LogEntry, ModelDecision, Task } from './types.js';
 
@@ -19,7 +25,23 @@ export const LOG_TEXT = {
   escalate: 'Waiting for approval',
   cancelled: 'Cancelled',
   dismissed: 'Skipped',
+  approved_running: 'Running the approved action...',
 } as const;
+
+/** Rows whose execution started and has not been applied: never closed or re-run behind their tick's back. */
+const EXECUTING = ['running', 'executed'] as const;
+
+/** `%`, `_` and `\` match themselves in a search. */
+function likePattern(q: string): string {
+  return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export interface LogFilter {
+  taskId?: string | undefined;
+  decision?: LogDecision | undefined;
+  /** Search in the task's title, the reason and the result (case-insensitive). */
+  q?: string | undefined;
+}
 
 export function toLogEntry(row: Row): LogEntry {
   return {
@@ -96,17 +118,91 @@ export class LogStore {
     return row ? toLogEntry(row) : undefined;
   }
 
-  async list(opts: { limit?: number; offset?: number; taskId?: string; decision?: LogDecision } = {}): Promise<LogEntry[]> {
-    let q = this.db.selectFrom('subconscious_log').selectAll();
-    if (opts.taskId) q = q.where('task_id', '=', opts.taskId);
-    if (opts.decision) q = q.where('decision', '=', opts.decision);
-    const rows = await q
+  async list(opts: LogFilter & { limit?: number; offset?: number } = {}): Promise<LogEntry[]> {
+    const rows = await this.filtered(opts)
+      .selectAll()
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(opts.limit ?? 100)
       .offset(opts.offset ?? 0)
       .execute();
     return rows.map(toLogEntry);
+  }
+
+  private filtered(f: LogFilter) {
+    let q = this.db.selectFrom('subconscious_log');
+    if (f.taskId) q = q.where('task_id', '=', f.taskId);
+    if (f.decision) q = q.where('decision', '=', f.decision);
+    const text = f.q?.trim();
+    if (text) {
+      const pattern = likePattern(text);
+      q = q.where(({ eb, or, fn }) =>
+        or(
+          (['task_title', 'reason', 'result'] as const).map((column) =>
+            eb(fn('lower', [fn.coalesce(column, sql.lit(''))]), 'like', sql<string>`${pattern} escape '\\'`),
+          ),
+        ),
+      );
+    }
+    return q;
+  }
+
+  /**
+   * The newest `limit` ticks that have rows matching the filter (before `before`, a tick time),
+   * with those rows: the grouped log's page.
+   */
+  async ticksPage(f: LogFilter, limit: number, before: number | undefined): Promise<{ ticks: { tick_id: string; tick_at: number }[]; rows: LogEntry[] }> {
+    let q = this.filtered(f).select(['tick_id', 'tick_at']).distinct();
+    if (before !== undefined) q = q.where('tick_at', '<', before);
+    const ticks = (await q.orderBy('tick_at', 'desc').orderBy('tick_id', 'desc').limit(limit).execute()).map((t) => ({
+      tick_id: t.tick_id,
+      tick_at: Number(t.tick_at),
+    }));
+    if (!ticks.length) return { ticks, rows: [] };
+    const rows = await this.filtered(f)
+      .selectAll()
+      .where(
+        'tick_id',
+        'in',
+        ticks.map((t) => t.tick_id),
+      )
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return { ticks, rows: rows.map(toLogEntry) };
+  }
+
+  /** The row's stored detail (the execution's answer, tool calls and figures), or an empty one. */
+  async detail(id: string, db: Db = this.db): Promise<RowDetail> {
+    const row = await db.selectFrom('subconscious_log').select('detail').where('id', '=', id).executeTakeFirst();
+    return parseDetail(row?.detail ?? null);
+  }
+
+  /** Merge into the row's detail. */
+  async mergeDetail(id: string, patch: Partial<RowDetail>, db: Db = this.db): Promise<void> {
+    const current = await this.detail(id, db);
+    await db
+      .updateTable('subconscious_log')
+      .set({ detail: JSON.stringify({ ...current, ...patch }) })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** The execution finished: keep its outcome on the row before anything else (a resumed commit applies it). */
+  async recordExecuted(id: string, outcome: unknown, detail: Partial<RowDetail>): Promise<void> {
+    const current = await this.detail(id);
+    await this.db
+      .updateTable('subconscious_log')
+      .set({ exec_state: 'executed', exec_result: JSON.stringify(outcome), detail: JSON.stringify({ ...current, ...detail }), updated_at: this.now() })
+      .where('id', '=', id)
+      .where('exec_state', '=', 'running')
+      .execute();
+  }
+
+  /** The stored outcome of an `executed` row. */
+  async executedResult(id: string): Promise<unknown> {
+    const row = await this.db.selectFrom('subconscious_log').select('exec_result').where('id', '=', id).executeTakeFirst();
+    return row?.exec_result ? (JSON.parse(row.exec_result) as unknown) : undefined;
   }
 
   /**
@@ -132,6 +228,31 @@ export class LogStore {
       )
       .executeTakeFirst();
     return Number(res.numDeletedRows);
+  }
+
+  /** The distinct error texts of rows failed since `since` (a fingerprint input: the same outage is one input). */
+  async failureTexts(since: number, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('subconscious_log')
+      .select('result')
+      .distinct()
+      .where('decision', '=', 'failed')
+      .where('updated_at', '>=', since)
+      .orderBy('result')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.result ?? '');
+  }
+
+  /** How many rows failed since `since`. */
+  async countFailures(since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('subconscious_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('decision', '=', 'failed')
+      .where('updated_at', '>=', since)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   /** Failed rows updated since `since` (the situation report's "recent failures"). */
@@ -167,7 +288,7 @@ export class LogStore {
       .select(['id'])
       .where('tick_id', '=', tickId)
       .where('decision', '=', 'in_progress')
-      .where('exec_state', '!=', 'running')
+      .where('exec_state', 'not in', EXECUTING)
       .execute();
     if (open.length === 0) return [];
     await this.db
@@ -175,7 +296,7 @@ export class LogStore {
       .set({ decision, result, updated_at: this.now() })
       .where('tick_id', '=', tickId)
       .where('decision', '=', 'in_progress')
-      .where('exec_state', '!=', 'running')
+      .where('exec_state', 'not in', EXECUTING)
       .execute();
     return open.map((r) => r.id);
   }
@@ -190,7 +311,7 @@ export class LogStore {
       .select(['id'])
       .where('tick_id', '!=', currentTickId)
       .where('decision', '=', 'in_progress')
-      .where('exec_state', '!=', 'running')
+      .where('exec_state', 'not in', EXECUTING)
       .execute();
     if (stale.length === 0) return [];
     const ids = stale.map((r) => r.id);
@@ -210,7 +331,7 @@ export class LogStore {
     const rows = await this.db
       .selectFrom('subconscious_log')
       .select(['task_id'])
-      .where('exec_state', '=', 'running')
+      .where('exec_state', 'in', EXECUTING)
       .where('tick_id', '!=', exceptTickId)
       .execute();
     return [...new Set(rows.map((r) => r.task_id))];
@@ -225,17 +346,47 @@ export class LogStore {
   async failInterrupted(opts: { startedBefore: number; currentTickId: string }): Promise<string[]> {
     const running = await this.db
       .selectFrom('subconscious_log')
-      .select(['id', 'tick_id', 'exec_started_at', 'exec_owner'])
-      .where('exec_state', '=', 'running')
+      .select(['id', 'tick_id', 'exec_started_at', 'exec_owner', 'exec_state', 'exec_result'])
+      .where('exec_state', 'in', EXECUTING)
       .execute();
     const interrupted = running.filter(
       (r) => r.tick_id !== opts.currentTickId && (ownerIsGone(r.exec_owner) || Number(r.exec_started_at ?? 0) < opts.startedBefore),
     );
     for (const r of interrupted) {
-      await this.update(r.id, { decision: 'failed', exec_state: 'done', result: INTERRUPTED });
+      // Finished but never applied (its tick will not resume): its outcome still stands.
+      const done = r.exec_state === 'executed' ? storedOutcome(r.exec_result) : null;
+      if (done) await this.update(r.id, { decision: done.decision, exec_state: 'done', result: done.result });
+      else await this.update(r.id, { decision: 'failed', exec_state: 'done', result: INTERRUPTED });
     }
     return interrupted.map((r) => r.id);
+  }
+
+  /** `executed` rows of a tick that ends without applying them (it failed after they ran): their outcome stands. */
+  async settleExecuted(tickId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('subconscious_log')
+      .select(['id', 'exec_result'])
+      .where('tick_id', '=', tickId)
+      .where('exec_state', '=', 'executed')
+      .execute();
+    for (const r of rows) {
+      const done = storedOutcome(r.exec_result) ?? { decision: 'failed' as const, result: INTERRUPTED };
+      await this.update(r.id, { decision: done.decision, exec_state: 'done', result: done.result });
+    }
+    return rows.map((r) => r.id);
   }
 }
 
 export const INTERRUPTED = 'Interrupted while executing (the process stopped). Not run again so it cannot act twice; trigger a tick to evaluate it anew.';
+
+/** The decision and text of a stored execution outcome (`exec_result`), if it reads as one. */
+function storedOutcome(json: string | null): { decision: LogDecision; result: string } | null {
+  if (!json) return null;
+  try {
+    const v = JSON.parse(json) as { decision?: unknown; result?: unknown };
+    if (typeof v.decision === 'string' && typeof v.result === 'string') return { decision: v.decision as LogDecision, result: v.result };
+  } catch {
+    // An unreadable outcome is no outcome: the row reads as interrupted.
+  }
+  return null;
+}

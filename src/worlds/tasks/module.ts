@@ -2,8 +2,9 @@
  * The tasks world (seed 1) as a module: its `[worlds.tasks]` section, its tables, its RPC
  * contract, the `tasks` subcommands, its `simulate` hooks and the Subconscious tab.
  */
-import { AgentRunnerKey, DEFAULT_RUN_CAP_MS, SkillsKey } from '../../agent/index.js';
+import { AgentRunnerKey, ApprovalStoreKey, DEFAULT_RUN_CAP_MS, SkillsKey } from '../../agent/index.js';
 import { defineModule } from '../../engine/index.js';
+import { MemoryStoreKey } from '../../memory/services.js';
 import { tasksContract } from '../../protocol/tasks.js';
 import { registerTasksCommands } from './cli.js';
 import { tasksConfig } from './config.js';
@@ -20,7 +21,7 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
   legacySection: 'heartbeat',
   tables: { names: TASKS_TABLES, migrations: tasksMigrations },
   contract: tasksContract,
-  uses: [AgentRunnerKey, SkillsKey],
+  uses: [AgentRunnerKey, ApprovalStoreKey, SkillsKey, MemoryStoreKey],
   tab: 'subconscious',
   cli: {
     name: 'tasks',
@@ -39,7 +40,11 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
       log: ctx.log,
       workspace: ctx.workspace,
       agent,
+      approvals: ctx.services.find(ApprovalStoreKey),
       skills: ctx.services.find(SkillsKey),
+      memoryStore: ctx.services.find(MemoryStoreKey),
+      models: ctx.llm,
+      healthCheckMs: config.health_check_minutes * 60_000,
       timezone: config.timezone ?? ctx.timezone,
       // A run marked running counts as interrupted only once it outlived every cap that could still end it.
       interruptedAfterMs: (agent?.defaultCapMs ?? DEFAULT_RUN_CAP_MS) + ctx.tickTimeoutMs,
@@ -49,8 +54,14 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
         intervalMinutes: config.interval_minutes,
         inferenceEnabled: config.inference_enabled,
         contextBudgetTokens: config.context_budget_tokens,
+        reevaluateUnchangedAfterMinutes: config.reevaluate_unchanged_after_minutes,
       },
     });
-    return { world, handlers: tasksRpcHandlers(world.service) };
+    return {
+      world,
+      handlers: tasksRpcHandlers(world.service),
+      // The model-health banner comes from a probe at start and every few minutes, not only from a failed tick.
+      start: () => world.service.health.start(),
+    };
   },
 });

@@ -19,7 +19,18 @@ export function tasksRpcHandlers(service: TasksService): Handlers<(typeof tasksC
         offset: p.offset ?? 0,
         ...(p.task_id ? { taskId: p.task_id } : {}),
         ...(p.decision ? { decision: p.decision } : {}),
+        ...(p.q ? { q: p.q } : {}),
       }),
+    'subconscious.log_ticks': (p) =>
+      service.logTicks({
+        limit: p.limit ?? 20,
+        before: p.before,
+        ...(p.task_id ? { taskId: p.task_id } : {}),
+        ...(p.decision ? { decision: p.decision } : {}),
+        ...(p.q ? { q: p.q } : {}),
+      }),
+    'subconscious.log_detail': (p) => service.logDetail(p.id),
+    'subconscious.health': (p) => service.systemHealth({ check: p.check ?? false }),
     'subconscious.escalations_list': (p) => service.listEscalations(p.status),
     'subconscious.escalations_approve': (p) => service.approve(p.id, { wait: p.wait ?? false }),
     'subconscious.escalations_dismiss': (p) => service.dismiss(p.id),

@@ -1,22 +1,52 @@
 /**
  * The tasks world's operations outside ticks (what RPC, the CLI and the page call): tasks
- * CRUD, the activity log, escalations with approve (runs the agent in `full` mode once) and
- * dismiss (runs nothing). Every change is an EventBus event: `tasks.changed`,
- * `tasks.log_changed`, `tasks.escalation_changed`.
+ * CRUD (each task says why it is or is not evaluated next), the activity log (flat, grouped by
+ * tick, one row's detail), escalations with approve (runs the agent in `full` mode once) and
+ * dismiss (runs nothing), and the system's health (models and skills, probed at start and every
+ * few minutes; a skill-related escalation resolves by itself once its skill is healthy again).
+ * Every change is an EventBus event: `tasks.changed`, `tasks.log_changed`,
+ * `tasks.escalation_changed`, `tasks.health_changed`.
  */
 import type { Kysely } from 'kysely';
 import { SubconsciousError, describeError } from '../../core/errors.js';
 import { processOwner } from '../../core/index.js';
 import type { Clock, Emitter, IdGen, Logger } from '../../core/index.js';
+import type { LogFilter } from './log-store.js';
 import type { TasksEvents } from '../../protocol/tasks.js';
 import type { TasksTables } from './tables.js';
 import { EscalationStore } from './escalation-store.js';
+import { HealthMonitor, isHealthy, skillRows, type HealthSnapshot } from './health.js';
 import { HeartbeatFile, type HeartbeatSnapshot } from './heartbeat-md.js';
+import { CAPS, capText, executionDetail, toolCalls, type ExecutionRecord } from './log-detail.js';
+import { groupLog } from './log-groups.js';
 import { LOG_TEXT, LogStore } from './log-store.js';
 import { AGENT_APPROVED_SYSTEM, approvedActionPrompt } from './prompts.js';
 import { defaultTimezone, validateTimezone } from './recurrence.js';
-import { TaskStore, type AddTaskInput, type HeartbeatSyncResult, type UpdateTaskInput } from './task-store.js';
-import type { AgentOutcome, ApproveResult, Escalation, EscalationStatus, LogDecision, LogEntry, TaskAgent, Task } from './types.js';
+import { TaskStore, publicTask, type AddTaskInput, type HeartbeatSyncResult, type StoredTask, type UpdateTaskInput } from './task-store.js';
+import { TickStore } from './tick-store.js';
+import type {
+  AgentOutcome,
+  AgentRunEvent,
+  ApprovalTrailItem,
+  ApproveResult,
+  Escalation,
+  EscalationStatus,
+  LogDecision,
+  LogDetail,
+  LogEntry,
+  LogGroups,
+  ModelsProbe,
+  SkillsHealth,
+  SystemHealth,
+  Task,
+  TaskAgent,
+  TaskApprovals,
+  TaskWhy,
+} from './types.js';
+
+const DAY_MS = 86_400_000;
+/** Default: how often models and skills are probed while the daemon runs. */
+export const DEFAULT_HEALTH_CHECK_MS = 5 * 60_000;
 
 export interface TasksServiceDeps {
   db: Kysely<TasksTables>;
@@ -28,6 +58,16 @@ export interface TasksServiceDeps {
   timezone?: string | undefined;
   /** The agent runner; without it write-intent tasks and approvals fail with a clear message. */
   agent?: TaskAgent | undefined;
+  /** The approval store: a write-intent run's writes its task names are approved through it (none: every write is held). */
+  approvals?: TaskApprovals | undefined;
+  /** The model layer's probe (no calls): the health section and the page's model banner. */
+  models?: ModelsProbe | undefined;
+  /** The MCP manager's health. */
+  skills?: SkillsHealth | undefined;
+  /** How often the health probe runs once started (default 5 minutes). */
+  healthCheckMs?: number | undefined;
+  /** The skip's safety net in ms (0: no skip), for the "unchanged until" a task shows. */
+  reevaluateUnchangedMs?: (() => number) | undefined;
   /** The instance name used for ledger rows and events (default `tasks`). */
   world?: string | undefined;
 }
@@ -36,7 +76,9 @@ export class TasksService {
   readonly tasks: TaskStore;
   readonly logs: LogStore;
   readonly escalations: EscalationStore;
+  readonly ticks: TickStore;
   readonly heartbeat: HeartbeatFile;
+  readonly health: HealthMonitor;
   readonly world: string;
   readonly timezone: string;
   private ready: Promise<void> | undefined;
@@ -50,8 +92,18 @@ export class TasksService {
     this.tasks = new TaskStore(deps.db, deps.clock, deps.ids, this.timezone);
     this.logs = new LogStore(deps.db, now);
     this.escalations = new EscalationStore(deps.db, now);
+    this.ticks = new TickStore(deps.db, now);
     this.heartbeat = new HeartbeatFile(deps.workspace);
     this.world = deps.world ?? 'tasks';
+    this.health = new HealthMonitor({
+      clock: deps.clock,
+      models: deps.models,
+      skills: deps.skills,
+      roles: deps.agent ? ['local', 'agent'] : ['local'],
+      intervalMs: deps.healthCheckMs ?? DEFAULT_HEALTH_CHECK_MS,
+      log: deps.log,
+      onChecked: (snapshot, changed) => this.afterHealthCheck(snapshot, changed),
+    });
   }
 
   /** Seed the default system tasks and import HEARTBEAT.md once per process (idempotent). */
@@ -80,18 +132,18 @@ export class TasksService {
         { world: this.world, file: this.heartbeat.file, err: describeError(err) },
         'HEARTBEAT.md could not be read; its tasks stay as they were',
       );
-      return { exists: true, titles: [], hash: null, mtimeMs: null, sync: null };
+      return { exists: true, lines: [], hash: null, mtimeMs: null, sync: null };
     }
     const { changed, snapshot } = read;
     if (!changed) return { ...snapshot, sync: null };
     let result: HeartbeatSyncResult;
     try {
-      result = await this.tasks.syncHeartbeat(snapshot.titles);
+      result = await this.tasks.syncHeartbeat(snapshot.lines);
     } catch (err) {
       this.heartbeat.reset(); // not imported: the next read must import again
       throw err;
     }
-    if (result.added || result.disabled || result.reenabled || result.renamed) {
+    if (result.added || result.disabled || result.reenabled || result.renamed || result.rights) {
       this.emit('tasks.changed', { reason: 'heartbeat_md', ...result });
       this.deps.log?.info({ world: this.world, ...result }, 'HEARTBEAT.md imported');
     }
@@ -102,21 +154,21 @@ export class TasksService {
     await this.ensureReady();
     // An edited HEARTBEAT.md shows at once, not only after the next tick (a stat when unchanged).
     await this.syncHeartbeat();
-    return this.tasks.list();
+    return this.describeAll(await this.tasks.list());
   }
 
   async addTask(input: AddTaskInput): Promise<Task> {
     await this.ensureReady();
     const task = await this.tasks.add(input);
     this.emit('tasks.changed', { id: task.id, action: 'added' });
-    return task;
+    return (await this.describeAll([task]))[0]!;
   }
 
   async updateTask(id: string, input: UpdateTaskInput): Promise<Task> {
     await this.ensureReady();
     const task = await this.tasks.update(id, input);
     this.emit('tasks.changed', { id, action: 'updated' });
-    return task;
+    return (await this.describeAll([task]))[0]!;
   }
 
   async removeTask(id: string): Promise<Task> {
@@ -125,11 +177,137 @@ export class TasksService {
     this.emit('tasks.changed', { id, action: 'removed' });
     // What a removed task recommended must not run later: its pending escalations are skipped.
     for (const escalationId of await this.escalations.pendingIdsFor(id)) await this.dismissIfPending(escalationId);
-    return task;
+    return publicTask(task, { kind: 'off', at: null, until: null, detail: 'removed' });
   }
 
-  listLog(opts: { limit?: number; offset?: number; taskId?: string; decision?: LogDecision } = {}): Promise<LogEntry[]> {
+  /** Each task with why it is (or is not) evaluated at the next tick. */
+  private async describeAll(tasks: StoredTask[]): Promise<Task[]> {
+    const pending = new Map<string, string>();
+    for (const e of await this.escalations.list('pending')) if (!pending.has(e.task_id)) pending.set(e.task_id, e.description);
+    const local = this.health.current().models.find((m) => m.role === 'local');
+    const now = this.deps.clock.now();
+    const safetyNet = this.deps.reevaluateUnchangedMs?.() ?? 0;
+    return tasks.map((t) => publicTask(t, whyOf(t, { pending, local, now, safetyNet })));
+  }
+
+  listLog(opts: LogFilter & { limit?: number; offset?: number } = {}): Promise<LogEntry[]> {
     return this.logs.list(opts);
+  }
+
+  /** The log grouped by tick, newest first; `before` pages on (a tick time). */
+  async logTicks(opts: LogFilter & { limit?: number; before?: number | undefined } = {}): Promise<LogGroups> {
+    const limit = opts.limit ?? 20;
+    const { ticks, rows } = await this.logs.ticksPage(opts, limit, opts.before);
+    const totals = await this.ticks.totals(ticks.map((t) => t.tick_id));
+    const groups = groupLog(ticks, rows, totals);
+    return { groups, next_before: ticks.length === limit ? ticks.at(-1)!.tick_at : null };
+  }
+
+  /** Everything behind one row: the report as sent, the raw answer, tool calls, figures, the approval trail. */
+  async logDetail(id: string): Promise<LogDetail> {
+    const entry = await this.logs.get(id);
+    if (!entry) {
+      throw new SubconsciousError('not_found', 'That activity log entry does not exist (any more): old entries are deleted after the retention period.', {
+        details: { field: 'id' },
+      });
+    }
+    const [stored, tick, detail, escalation] = await Promise.all([
+      this.tasks.get(entry.task_id),
+      this.ticks.get(entry.tick_id),
+      this.logs.detail(id),
+      this.escalations.forLog(id),
+    ]);
+    const task = stored ? (await this.describeAll([stored]))[0]! : null;
+    const evaluation = tick?.evaluations.find((e) => e.task_ids.includes(entry.task_id));
+    const approvals: ApprovalTrailItem[] = [];
+    const auto = detail.auto_approved ?? [];
+    const held = detail.held ?? [];
+    for (const a of auto) {
+      approvals.push({
+        at: a.at,
+        what: `${a.tool} on ${a.server} ${a.arguments}`,
+        state: 'approved',
+        by: 'subconscious',
+        note: 'the task’s own words name this write',
+      });
+    }
+    for (const w of held) {
+      approvals.push({
+        at: entry.updated_at,
+        what: `${w.tool} on ${w.server} ${w.arguments}`,
+        state: 'pending',
+        by: null,
+        note: 'the task’s words do not name this write, so it did not run and waits for your approval',
+      });
+    }
+    if (escalation) {
+      if (!held.length)
+        approvals.push({ at: escalation.created_at, what: escalation.description, state: 'pending', by: null, note: 'asked for your approval' });
+      if (escalation.status !== 'pending' && escalation.resolved_at !== null) {
+        approvals.push({
+          at: escalation.resolved_at,
+          what: escalation.description,
+          state: escalation.status,
+          by: escalation.resolved_by === 'subconscious' ? 'subconscious' : 'you',
+          note: escalation.resolution,
+        });
+      }
+    }
+    // Tool approvals the runs behind the row asked for at the approval gate, besides those said above.
+    for (const runId of [detail.execution?.run_id, detail.approved?.run_id]) {
+      if (!runId || !this.deps.approvals) continue;
+      const told = { approved: auto.map((a) => a.tool), expired: held.map((w) => w.tool) };
+      for (const a of await this.deps.approvals.list({ runId })) {
+        const same = a.state === 'approved' ? told.approved : a.state === 'expired' ? told.expired : [];
+        const at = same.indexOf(a.tool);
+        if (at >= 0) {
+          same.splice(at, 1);
+          continue;
+        }
+        approvals.push({
+          at: a.answered_at ?? a.created_at,
+          what: `${a.tool} on ${a.server}`,
+          state: a.state as ApprovalTrailItem['state'],
+          by: a.state === 'approved' || a.state === 'denied' ? 'you' : null,
+          note: a.state === 'expired' ? 'nobody answered in time; the tool did not run' : null,
+        });
+      }
+    }
+    approvals.sort((a, b) => a.at - b.at);
+    return {
+      entry,
+      task,
+      tick: tick ? { tick_id: tick.tick_id, tick_at: tick.tick_at, duration_ms: tick.duration_ms, tasks: tick.tasks } : null,
+      report: tick?.report ?? null,
+      report_tokens: tick?.report_tokens ?? null,
+      evaluation: evaluation
+        ? {
+            model: evaluation.model,
+            calls: 1,
+            input_tokens: evaluation.input_tokens,
+            output_tokens: evaluation.output_tokens,
+            latency_ms: evaluation.latency_ms,
+            raw_answer: evaluation.raw,
+            tasks_in_call: evaluation.task_ids.length,
+          }
+        : null,
+      execution: executionDetail(detail.execution),
+      approved_action: executionDetail(detail.approved),
+      approvals,
+    };
+  }
+
+  /** What the health probe last found ({check}: probe now). */
+  async systemHealth(opts: { check?: boolean } = {}): Promise<SystemHealth> {
+    const snapshot = opts.check ? await this.health.check() : this.health.current();
+    const now = this.deps.clock.now();
+    return {
+      models: snapshot.models,
+      skills: skillRows(snapshot.skills),
+      recent_failures: await this.logs.countFailures(now - DAY_MS),
+      checked_at: snapshot.checkedAt,
+      next_check_at: this.health.nextCheckAt(),
+    };
   }
 
   listEscalations(status?: EscalationStatus): Promise<Escalation[]> {
@@ -145,7 +323,7 @@ export class TasksService {
     const agent = this.deps.agent;
     if (!agent) {
       const known = await this.escalations.get(id);
-      if (!known) throw new SubconsciousError('not_found', `No escalation with id "${id}".`, { details: { field: 'id' } });
+      if (!known) throw new SubconsciousError('not_found', 'That approval card does not exist (any more).', { details: { field: 'id' } });
       throw new SubconsciousError('forbidden', 'No agent model is configured, so an approved action cannot run; the escalation stays pending.', {
         hint: 'Configure [models.agent] in subconscious.toml and approve again.',
       });
@@ -158,23 +336,23 @@ export class TasksService {
     const pending = await this.escalations.get(id);
     if (pending?.status === 'pending' && !(await this.tasks.get(pending.task_id))) {
       await this.dismissIfPending(id);
-      throw new SubconsciousError('conflict', `The task that raised escalation "${id}" was removed, so its action was not run; the escalation is skipped.`, {
+      throw new SubconsciousError('conflict', `The task that asked “${pending.title}” was removed, so its action was not run; the card is skipped.`, {
         details: { field: 'id' },
       });
     }
-    const escalation = await this.escalations.resolve(id, 'approved');
+    const escalation = await this.escalations.resolve(id, 'approved', 'person');
     this.emit('tasks.escalation_changed', { id, status: 'approved' });
     const startedAt = this.deps.clock.now();
     await this.logs.update(escalation.log_id, {
       decision: 'in_progress',
-      result: 'Running the approved action...',
+      result: LOG_TEXT.approved_running,
       exec_state: 'running',
       exec_mode: 'full',
       exec_started_at: startedAt,
       exec_owner: processOwner(),
     });
     this.emitLog(escalation.log_id, escalation.task_id, 'in_progress');
-    let run: { id: string; settled: Promise<AgentOutcome> };
+    let run: ReturnType<TaskAgent['start']>;
     try {
       run = agent.start({
         world: this.world,
@@ -187,13 +365,14 @@ export class TasksService {
         signal: this.closing.signal,
       });
     } catch (err) {
-      await this.finishApproved(escalation, startedAt, null, err);
+      await this.finishApproved(escalation, startedAt, null, err, null);
       throw err;
     }
+    const usage = countUsage(run.events);
     await this.logs.update(escalation.log_id, { run_id: run.id });
     const done = run.settled.then(
-      (outcome) => this.finishApproved(escalation, startedAt, outcome, undefined),
-      (err: unknown) => this.finishApproved(escalation, startedAt, null, err),
+      (outcome) => this.finishApproved(escalation, startedAt, outcome, undefined, usage.stop(), run.id),
+      (err: unknown) => this.finishApproved(escalation, startedAt, null, err, usage.stop(), run.id),
     );
     this.track(done);
     if (!opts.wait) return { escalation, run_id: run.id };
@@ -202,11 +381,38 @@ export class TasksService {
 
   /** Dismiss a pending escalation: nothing runs; its log row reads "Skipped". */
   async dismiss(id: string): Promise<Escalation> {
-    const escalation = await this.escalations.resolve(id, 'dismissed');
+    const escalation = await this.escalations.resolve(id, 'dismissed', 'person');
     await this.logs.update(escalation.log_id, { decision: 'dismissed', result: LOG_TEXT.dismissed });
     this.emit('tasks.escalation_changed', { id, status: 'dismissed' });
     this.emitLog(escalation.log_id, escalation.task_id, 'dismissed');
     return escalation;
+  }
+
+  /**
+   * A skill-related escalation asked the person to fix a skill; once that skill is healthy again
+   * there is nothing left to approve: it resolves by itself, and its log row says so.
+   */
+  async resolveHealedSkills(skills: readonly { name: string; status: string }[] | undefined): Promise<number> {
+    if (!skills?.length) return 0;
+    const healthy = new Set(skills.filter((s) => isHealthy(s.status)).map((s) => s.name));
+    let resolved = 0;
+    for (const e of await this.escalations.pendingForSkills()) {
+      if (!e.skill_server || !healthy.has(e.skill_server)) continue;
+      const note = `the skill “${e.skill_server}” is healthy again`;
+      let done: Escalation;
+      try {
+        done = await this.escalations.resolve(e.id, 'resolved', 'subconscious', note);
+      } catch (err) {
+        if (err instanceof SubconsciousError && err.code === 'conflict') continue; // answered meanwhile
+        throw err;
+      }
+      await this.logs.update(done.log_id, { decision: 'resolved', result: `Resolved by itself: ${note}, so nothing waits for your approval.` });
+      this.emit('tasks.escalation_changed', { id: done.id, status: 'resolved', task_id: done.task_id });
+      this.emitLog(done.log_id, done.task_id, 'resolved');
+      this.deps.log?.info({ world: this.world, escalation: done.id, skill: e.skill_server }, 'skill-related escalation resolved by itself');
+      resolved++;
+    }
+    return resolved;
   }
 
   /** Dismiss, unless someone answered it first (then it is theirs). */
@@ -230,6 +436,7 @@ export class TasksService {
    */
   async close(): Promise<void> {
     if (!this.closing.signal.aborted) this.closing.abort(new SubconsciousError('cancelled', 'subconscious is shutting down'));
+    await this.health.close();
     await this.drain();
   }
 
@@ -242,21 +449,62 @@ export class TasksService {
     this.deps.events.emit(type, { ...data, world: this.world } as TasksEvents[K]);
   }
 
-  private async finishApproved(escalation: Escalation, startedAt: number, outcome: AgentOutcome | null, err: unknown): Promise<LogEntry> {
+  private async afterHealthCheck(snapshot: HealthSnapshot, changed: boolean): Promise<void> {
+    if (changed) {
+      this.emit('tasks.health_changed', {
+        models_available: snapshot.models.every((m) => m.available !== false),
+        unhealthy_skills: (snapshot.skills ?? []).filter((s) => !isHealthy(s.status)).length,
+      });
+    }
+    await this.resolveHealedSkills(snapshot.skills);
+  }
+
+  private async finishApproved(
+    escalation: Escalation,
+    startedAt: number,
+    outcome: AgentOutcome | null,
+    err: unknown,
+    usage: { calls: number; input: number; output: number } | null,
+    runId: string | null = null,
+  ): Promise<LogEntry> {
     const routed = outcomeToRow(outcome, err);
     const decision = routed.decision;
     let result = routed.result;
     if (decision === 'cancelled' && this.closing.signal.aborted) result = APPROVED_STOPPED;
+    const finishedAt = this.deps.clock.now();
+    const record: ExecutionRecord = {
+      mode: 'full',
+      purpose: 'approved_action',
+      answer: capText(outcome?.text ?? null, CAPS.answer),
+      calls: {
+        model: this.modelName('agent'),
+        calls: outcome?.steps ?? usage?.calls ?? 0,
+        input_tokens: usage?.input ?? 0,
+        output_tokens: usage?.output ?? 0,
+        latency_ms: Math.max(0, (outcome?.finishedAt ?? finishedAt) - (outcome?.startedAt ?? startedAt)),
+      },
+      tool_calls: toolCalls(outcome?.toolSteps),
+      run_id: runId,
+    };
+    await this.logs.mergeDetail(escalation.log_id, { approved: record });
     await this.logs.update(escalation.log_id, {
       decision,
       result,
       exec_state: 'done',
-      duration_ms: Math.max(0, this.deps.clock.now() - startedAt),
+      duration_ms: Math.max(0, finishedAt - startedAt),
     });
     this.emitLog(escalation.log_id, escalation.task_id, decision);
     const row = await this.logs.get(escalation.log_id);
-    if (!row) throw new SubconsciousError('not_found', `Log row ${escalation.log_id} vanished while its approved action ran.`);
+    if (!row) throw new SubconsciousError('not_found', 'The activity log entry vanished while its approved action ran.');
     return row;
+  }
+
+  modelName(role: 'local' | 'agent'): string | null {
+    try {
+      return this.deps.models?.endpoint(role).model ?? null;
+    } catch {
+      return null;
+    }
   }
 
   private track(p: Promise<unknown>): void {
@@ -276,4 +524,44 @@ export function outcomeToRow(outcome: AgentOutcome | null, err: unknown): { deci
   if (outcome.status === 'cancelled') return { decision: 'cancelled', result: outcome.text.trim() ? `Cancelled: ${outcome.text.trim()}` : LOG_TEXT.cancelled };
   const why = outcome.error ?? outcome.errorKind ?? 'the agent run failed';
   return { decision: 'failed', result: outcome.errorKind && outcome.error ? `${outcome.errorKind}: ${outcome.error}` : why };
+}
+
+/** Tokens a run's model calls used, as they finish (the runner's `step-finished` events). */
+export function countUsage(events: { subscribe(listener: (event: AgentRunEvent) => void): () => void } | undefined): {
+  stop(): { calls: number; input: number; output: number };
+} {
+  const total = { calls: 0, input: 0, output: 0 };
+  const off = events?.subscribe((e) => {
+    if (e.type !== 'step-finished') return;
+    total.calls++;
+    total.input += e.inputTokens ?? 0;
+    total.output += e.outputTokens ?? 0;
+  });
+  return {
+    stop: () => {
+      off?.();
+      return { ...total };
+    },
+  };
+}
+
+/** Why a task is or is not evaluated at the next tick (see protocol `TaskWhy`). */
+export function whyOf(
+  t: StoredTask,
+  ctx: { pending: ReadonlyMap<string, string>; local: { available: boolean | null; reason: string | null } | undefined; now: number; safetyNet: number },
+): TaskWhy {
+  const why = (kind: TaskWhy['kind'], at: number | null = null, until: number | null = null, detail: string | null = null): TaskWhy => ({
+    kind,
+    at,
+    until,
+    detail,
+  });
+  if (t.completed) return why('done', t.last_run_at);
+  if (!t.enabled) return why('off', null, null, t.origin === 'heartbeat_md' && !t.origin_present ? 'its line is no longer in HEARTBEAT.md' : null);
+  const waiting = ctx.pending.get(t.id);
+  if (waiting !== undefined) return why('waiting', null, null, waiting);
+  if (t.next_run_at !== null && t.next_run_at > ctx.now) return why('not_due', t.next_run_at);
+  if (ctx.local?.available === false) return why('model_unavailable', null, null, ctx.local.reason);
+  if (t.unchanged_since !== null && ctx.safetyNet > 0) return why('unchanged', t.unchanged_since, t.unchanged_since + ctx.safetyNet);
+  return why('due');
 }

@@ -1,8 +1,11 @@
 /**
  * The tasks world's side of `subconscious simulate`: copy the person's standing tasks out of
  * their database (read-only) into the scratch store, answer every evaluation with `noop` for
- * every task (the steady-state cost of watching when nothing needs doing), and report the
- * largest situation report and the task decisions asked for.
+ * every task (the steady-state cost of watching when nothing needs doing: an idle day), and
+ * report the evaluation calls that day cost, the task decisions asked for and the largest
+ * situation report. With the unchanged-task skip, an idle day costs one evaluation at the start
+ * and then one per real change (none here), per safety net, and per new day for a task about
+ * time.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { SimulateHooks, SimulationSession } from '../../engine/index.js';
@@ -30,7 +33,7 @@ const TASK_COLUMNS = [
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof SubconsciousTasksTable)[];
-const LATER_COLUMNS = ['origin_order', 'user_disabled'] as const satisfies readonly (keyof SubconsciousTasksTable)[];
+const LATER_COLUMNS = ['origin_order', 'user_disabled', 'write_choice', 'dedupe_key'] as const satisfies readonly (keyof SubconsciousTasksTable)[];
 
 type CopiedTask = Pick<Selectable<SubconsciousTasksTable>, (typeof TASK_COLUMNS)[number]> &
   Partial<Pick<Selectable<SubconsciousTasksTable>, (typeof LATER_COLUMNS)[number]>>;
@@ -50,11 +53,12 @@ export const tasksSimulation: SimulateHooks<TasksConfig, TasksTables, Methods> =
   },
 
   session(config): SimulationSession<Methods> {
-    const evaluations = { largestReport: -1, decisions: 0, maxPerCall: 0 };
+    const evaluations = { largestReport: -1, decisions: 0, maxPerCall: 0, calls: 0 };
     return {
       reply(request) {
         const read = readEvaluationPrompt(request.prompt);
         if (!read) return undefined;
+        evaluations.calls++;
         evaluations.largestReport = Math.max(evaluations.largestReport, read.reportTokens);
         evaluations.decisions += read.taskIds.length;
         evaluations.maxPerCall = Math.max(evaluations.maxPerCall, read.taskIds.length);
@@ -66,6 +70,11 @@ export const tasksSimulation: SimulateHooks<TasksConfig, TasksTables, Methods> =
           largest_situation_report: evaluations.largestReport < 0 ? null : { tokens: evaluations.largestReport, budget: config.context_budget_tokens },
           task_decisions: { total: evaluations.decisions, max_per_call: evaluations.maxPerCall },
           enabled_tasks: tasks.filter((t) => t.enabled && !t.completed).length,
+          idle: {
+            evaluation_calls: evaluations.calls,
+            unchanged_skip: config.reevaluate_unchanged_after_minutes > 0,
+            reevaluate_unchanged_after_minutes: config.reevaluate_unchanged_after_minutes,
+          },
         };
       },
       print(figures, print) {
@@ -78,10 +87,18 @@ export const tasksSimulation: SimulateHooks<TasksConfig, TasksTables, Methods> =
         else print('  largest situation report: none was built (no tick evaluated)');
         const decisions = figures.task_decisions as { total: number; max_per_call: number };
         const enabled = figures.enabled_tasks as number;
-        print(`  task decisions: ${n(decisions.total)} (at most ${n(decisions.max_per_call)} per call); ${n(enabled)} enabled task${enabled === 1 ? '' : 's'}`);
+        const idle = figures.idle as { evaluation_calls: number; unchanged_skip: boolean; reevaluate_unchanged_after_minutes: number };
+        print(
+          `  idle cost: ${n(idle.evaluation_calls)} evaluation call${idle.evaluation_calls === 1 ? '' : 's'} for ${n(enabled)} enabled task${enabled === 1 ? '' : 's'}${
+            idle.unchanged_skip
+              ? ` (unchanged tasks skipped: evaluated again on a change, a new day for a task about time, or after ${n(idle.reevaluate_unchanged_after_minutes)} min)`
+              : ' (reevaluate_unchanged_after_minutes = 0: every due task on every tick)'
+          }`,
+        );
+        print(`  task decisions: ${n(decisions.total)} (at most ${n(decisions.max_per_call)} per call)`);
       },
       assumptions:
-        'Assumes the steady state: every due task decides noop on every tick (nothing needs doing, so nothing is executed and no agent runs); HEARTBEAT.md, workspace files and tasks stay as they are now.',
+        'Assumes an idle day: every task evaluated decides noop (nothing needs doing, so nothing is executed and no agent runs), and HEARTBEAT.md, workspace files, skills, memory and tasks stay as they are now, so a task is evaluated again only when the safety net runs out or a new day begins for a task about time.',
     };
   },
 };

@@ -1,15 +1,18 @@
 /**
  * The situation report (seed 1, step 3): what the model sees besides the tasks. It covers the
  * window since the last successful tick (`since`), so after failed ticks it covers all of them.
- * Sections, most important first: recent failures, skills (MCP health), recent memory,
- * workspace state. Everything from outside is fenced; the whole stays within its token budget
- * (items are dropped from the end of a section with a note saying how many).
+ * Sections, most important first: recent failures, system health (models, skills, failures —
+ * what "Monitor system health" needs), skills (MCP health), memory (the memory store's changes
+ * since the last evaluation when one is connected), workspace state. Everything from outside is
+ * fenced; the whole stays within its token budget (items are dropped from the end of a section
+ * with a note saying how many).
  */
+import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeError } from '../../core/errors.js';
 import { estimateTokens, fence } from '../../llm/index.js';
-import type { LogEntry, MemoryItem, SkillHealth } from './types.js';
+import type { LogEntry, MemoryItem, ModelHealth, SkillHealth } from './types.js';
 
 export interface SituationInput {
   now: number;
@@ -21,6 +24,13 @@ export interface SituationInput {
   /** undefined: no memory source is wired. */
   memory: MemoryItem[] | undefined;
   memoryError?: string | undefined;
+  /**
+   * The memory store's changes since the last evaluation (its `renderDiff`), when a store is
+   * connected: it replaces the recent-memory list.
+   */
+  memoryChanges?: { rendered: string; changes: number; since: number | null } | undefined;
+  /** The models' last probe and the failure count, for the system-health section (absent: left out). */
+  health?: { models: ModelHealth[]; failures24h: number; memoryConnected: boolean } | undefined;
   workspace: WorkspaceState;
 }
 
@@ -32,6 +42,8 @@ export interface WorkspaceState {
   scannedFiles: number;
   /** True when the walk stopped at its cap. */
   truncated: boolean;
+  /** A digest of every scanned file's path, size and mtime: it changes when any file does (a fingerprint input). */
+  digest?: string | undefined;
 }
 
 export interface SituationReport {
@@ -65,6 +77,7 @@ export function buildSituationReport(input: SituationInput, budgetTokens: number
       empty: 'No task failed in this window.',
       items: failureLines(input.failures),
     },
+    ...(input.health ? [healthSection(input)] : []),
     {
       name: 'skills',
       title: '## Connected skills (MCP servers)',
@@ -83,21 +96,38 @@ export function buildSituationReport(input: SituationInput, budgetTokens: number
         return parts.join(', ');
       }),
     },
-    {
-      name: 'memory',
-      title: '## Recent memory',
-      empty:
-        input.memoryError !== undefined
-          ? `Memory could not be read: ${fence(input.memoryError, { label: 'error', maxChars: 300 })}`
-          : input.memory === undefined
-            ? 'No memory exists yet (no memory source is connected).'
-            : input.since === null
-              ? 'No memory exists yet.'
-              : 'No memory changed in this window.',
-      items: (input.memory ?? []).map(
-        (m) => `- ${iso(m.updatedAt)} ${fence(m.title, { label: 'memory_title', maxChars: 200 })}\n  ${fence(m.text, { label: 'memory', maxChars: 1200 })}`,
-      ),
-    },
+    input.memoryChanges
+      ? {
+          name: 'memory',
+          title: '## Memory changes',
+          empty:
+            input.memoryError !== undefined
+              ? `Memory could not be read: ${fence(input.memoryError, { label: 'error', maxChars: 300 })}`
+              : input.memoryChanges.since === null
+                ? 'Memory is empty.'
+                : 'Nothing in memory changed since the last evaluation.',
+          items:
+            input.memoryError === undefined && input.memoryChanges.changes > 0
+              ? [
+                  `- Since ${input.memoryChanges.since === null ? 'the beginning' : `the last evaluation at ${iso(input.memoryChanges.since)}`}:\n${fence(input.memoryChanges.rendered, { label: 'memory_changes', maxChars: 12_000 })}`,
+                ]
+              : [],
+        }
+      : {
+          name: 'memory',
+          title: '## Recent memory',
+          empty:
+            input.memoryError !== undefined
+              ? `Memory could not be read: ${fence(input.memoryError, { label: 'error', maxChars: 300 })}`
+              : input.memory === undefined
+                ? 'No memory exists yet (no memory source is connected).'
+                : input.since === null
+                  ? 'No memory exists yet.'
+                  : 'No memory changed in this window.',
+          items: (input.memory ?? []).map(
+            (m) => `- ${iso(m.updatedAt)} ${fence(m.title, { label: 'memory_title', maxChars: 200 })}\n  ${fence(m.text, { label: 'memory', maxChars: 1200 })}`,
+          ),
+        },
     {
       name: 'workspace',
       title: '## Workspace',
@@ -151,6 +181,40 @@ export function buildSituationReport(input: SituationInput, budgetTokens: number
   return { text, tokens: used, budget: budgetTokens, sections: stats };
 }
 
+/** Models, skills and failures at a glance: what "Monitor system health" is about. */
+function healthSection(input: SituationInput): Section {
+  const h = input.health!;
+  const models = h.models.map((m) => {
+    const name = m.model ? ` (${fence(m.model, { label: 'model', maxChars: 80 })})` : '';
+    const state =
+      m.available === null
+        ? 'not checked yet'
+        : m.available
+          ? `reachable (checked ${iso(m.checked_at ?? input.now)})`
+          : `UNREACHABLE: ${fence(m.reason ?? 'no answer', { label: 'error', maxChars: 300 })}`;
+    return `- ${m.role} model${name}: ${state}; needed for ${m.needed_for}`;
+  });
+  const skills = input.skills;
+  const unhealthy = (skills ?? []).filter((s) => s.status !== 'connected');
+  const skillLine =
+    input.skillsError !== undefined
+      ? '- skills (MCP servers): their health could not be read'
+      : skills === undefined
+        ? '- skills (MCP servers): none configured'
+        : `- skills (MCP servers): ${skills.length - unhealthy.length} of ${skills.length} connected${unhealthy.length ? ` (not connected: ${unhealthy.map((s) => `${fence(s.name, { label: 'skill', maxChars: 80 })} ${statusWord(s.status)}`).join(', ')})` : ''}`;
+  return {
+    name: 'health',
+    title: '## System health',
+    empty: 'Nothing is known about the system yet.',
+    items: [
+      ...models,
+      skillLine,
+      `- memory store: ${h.memoryConnected ? 'connected' : 'not connected'}`,
+      `- task runs failed in the last 24 hours: ${h.failures24h}`,
+    ],
+  };
+}
+
 function statusWord(status: string): string {
   return /^[a-z_ -]{1,20}$/i.test(status) ? status : 'unknown';
 }
@@ -170,6 +234,7 @@ export async function scanWorkspace(
   const maxScan = opts.maxScan ?? 5000;
   const maxListed = opts.maxListed ?? 100;
   const changed: { path: string; mtimeMs: number }[] = [];
+  const digest = createHash('sha256');
   let scanned = 0;
   let truncated = false;
   const queue = [''];
@@ -181,6 +246,8 @@ export async function scanWorkspace(
     } catch {
       continue;
     }
+    // A stable order: the digest must not change because the directory listed itself differently.
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       if (scanned >= maxScan) {
         truncated = true;
@@ -195,6 +262,7 @@ export async function scanWorkspace(
       scanned++;
       try {
         const s = await stat(path.join(root, child));
+        digest.update(`${child}\0${s.size}\0${s.mtimeMs}\n`);
         if (since === null || s.mtimeMs >= since) changed.push({ path: child, mtimeMs: s.mtimeMs });
       } catch {
         // Vanished between readdir and stat: not a change worth reporting.
@@ -213,6 +281,7 @@ export async function scanWorkspace(
     changedFiles: changed.slice(0, maxListed),
     scannedFiles: scanned,
     truncated,
+    digest: digest.digest('hex'),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
- * The tasks world's tables (seed 1's names): migrations `0004_tasks`, `0006_log_exec_owner` and
- * `0007_task_order_and_user_choice` (shipped before worlds were modules, so they keep their names).
+ * The tasks world's tables (seed 1's names, shipped before worlds were modules, and `tasks_ticks`):
+ * migrations `0004_tasks`, `0006_log_exec_owner`, `0007_task_order_and_user_choice` (old names),
+ * then `tasks/0008_write_rights_review` … `tasks/0011_log_details`.
  * Conventions (both dialects): timestamps are epoch milliseconds (`bigint`, read back as
  * number), booleans are integers 0/1, structured values are JSON text.
  */
@@ -30,6 +31,13 @@ export interface SubconsciousTasksTable {
   origin_order: number | null;
   /** 1 when the user switched the task off (a HEARTBEAT.md line coming back leaves it off). */
   user_disabled: ColumnType<number, number | undefined, number>;
+  /** Who gave the write rights: `none`, `person`, `heartbeat_md` or `older_version` (see protocol `WriteChoice`). */
+  write_choice: ColumnType<string, string | undefined, string>;
+  /** User tasks: unique among tasks not completed (dedupe.ts); null for system tasks. */
+  dedupe_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The inputs' fingerprint when its last evaluation decided noop, and when (null: not so). */
+  noop_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
+  noop_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Seed 1: one row per due task per tick, updated in place. */
@@ -56,6 +64,10 @@ export interface SubconsciousLogTable {
   run_id: string | null;
   created_at: number;
   updated_at: number;
+  /** JSON of the finished execution's outcome (`exec_state = 'executed'`), applied by commit. */
+  exec_result: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON `RowDetail` (log-detail.ts): the execution's answer, tool calls and figures, and the runs behind the row. */
+  detail: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Seed 1: unsolicited writes waiting for the user's approval. */
@@ -73,10 +85,30 @@ export interface SubconsciousEscalationsTable {
   skill_related: number;
   created_at: number;
   resolved_at: number | null;
+  skill_server: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `person` or `subconscious` (resolved by itself); null while pending. */
+  resolved_by: ColumnType<string | null, string | null | undefined, string | null>;
+  resolution: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One evaluated tick: the situation report as sent and each evaluation call (for a row's detail and the grouped log). */
+export interface TasksTicksTable {
+  tick_id: string;
+  tick_at: number;
+  report: string | null;
+  report_tokens: number | null;
+  /** JSON `EvaluationRecord[]` (log-detail.ts). */
+  evaluations: string;
+  tasks: number;
+  input_tokens: number;
+  output_tokens: number;
+  duration_ms: number | null;
+  created_at: number;
 }
 
 export interface TasksTables {
   subconscious_tasks: SubconsciousTasksTable;
   subconscious_log: SubconsciousLogTable;
   subconscious_escalations: SubconsciousEscalationsTable;
+  tasks_ticks: TasksTicksTable;
 }

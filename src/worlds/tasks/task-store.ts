@@ -2,15 +2,20 @@
  * `subconscious_tasks`: the seed's three system defaults (stable ids, seeded once, never
  * deleted), HEARTBEAT.md tasks (system, imported idempotently; a vanished line disables its
  * task, a returning line re-enables it) and user tasks (add, update, remove).
+ *
+ * Write rights are a person's explicit choice (issue 9): a task is read-only unless someone set
+ * `needs_tools` (or marked its HEARTBEAT.md line `[write]`); the title only suggests. A duplicate
+ * user task is refused by the database itself (a unique `dedupe_key`, see dedupe.ts).
  */
 import type { Kysely, Selectable } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
 import type { Clock, IdGen } from '../../core/index.js';
 import type { TasksTables, SubconsciousTasksTable } from './tables.js';
-import { MAX_TITLE_CHARS, heartbeatTaskId, titleKey } from './heartbeat-md.js';
-import { detectWriteIntent } from './intent.js';
+import { dedupeKey } from './dedupe.js';
+import { MAX_TITLE_CHARS, heartbeatTaskId, titleKey, type HeartbeatLine } from './heartbeat-md.js';
+import { soundsLikeWrite } from './intent.js';
 import { advanceSchedule, scheduleFor } from './recurrence.js';
-import type { Task, TaskOrigin, TaskSource } from './types.js';
+import type { Task, TaskOrigin, TaskSource, TaskWhy, WriteChoice } from './types.js';
 
 /** Seed 1's default system tasks. Ids are stable so seeding is idempotent across restarts. */
 export const DEFAULT_SYSTEM_TASKS: readonly { id: string; title: string }[] = [
@@ -22,7 +27,7 @@ export const DEFAULT_SYSTEM_TASKS: readonly { id: string; title: string }[] = [
 export interface AddTaskInput {
   title: string;
   recurrence?: string | undefined;
-  /** Write intent; decided from the title when absent. */
+  /** Write intent, the person's choice; absent means read-only (the title never decides). */
   needs_tools?: boolean | undefined;
 }
 
@@ -38,12 +43,21 @@ export interface HeartbeatSyncResult {
   disabled: number;
   reenabled: number;
   renamed: number;
+  /** Tasks whose `[write]` marker was added or removed. */
+  rights: number;
 }
 
 type Row = Selectable<SubconsciousTasksTable>;
 type Db = Kysely<TasksTables>;
 
-export function toTask(row: Row): Task {
+/** A task as stored, with what only the world needs (the skip's fingerprint, whether its line is still in HEARTBEAT.md). */
+export type StoredTask = Task & { noop_fingerprint: string | null; origin_present: boolean };
+
+/** A placeholder: the service fills in the real one (it knows escalations and the model's health). */
+const UNDECIDED_WHY: TaskWhy = { kind: 'due', at: null, until: null, detail: null };
+
+export function toTask(row: Row): StoredTask {
+  const noopAt = row.noop_at === null || row.noop_at === undefined ? null : Number(row.noop_at);
   return {
     id: row.id,
     title: row.title,
@@ -52,17 +66,42 @@ export function toTask(row: Row): Task {
     recurrence: row.recurrence,
     enabled: Number(row.enabled) === 1,
     needs_tools: Number(row.needs_tools) === 1,
+    write_choice: (row.write_choice ?? 'none') as WriteChoice,
+    write_suggested: soundsLikeWrite(row.title),
     last_run_at: row.last_run_at === null ? null : Number(row.last_run_at),
     next_run_at: row.next_run_at === null ? null : Number(row.next_run_at),
     completed: Number(row.completed) === 1,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
+    unchanged_since: row.noop_fingerprint ? noopAt : null,
+    why: UNDECIDED_WHY,
+    noop_fingerprint: row.noop_fingerprint ?? null,
+    origin_present: Number(row.origin_present) === 1,
   };
 }
 
+/** The wire shape (what RPC returns): the world's bookkeeping left out. */
+export function publicTask(task: StoredTask, why: TaskWhy): Task {
+  const { noop_fingerprint: _fp, origin_present: _present, ...rest } = task;
+  return { ...rest, why };
+}
+
+/** The write rights a task really runs with: a guess by an older version grants none until confirmed. */
+export function writesGranted(task: Pick<Task, 'needs_tools' | 'write_choice'>): boolean {
+  return task.needs_tools && task.write_choice !== 'older_version';
+}
+
 export function cleanTitle(title: string, field = 'title'): string {
-  const clean = title.replace(/\s+/g, ' ').trim();
-  if (!clean) throw new SubconsciousError('invalid_params', `${field}: must not be empty.`, { details: { field } });
+  // Control characters are not text a person wrote (a pasted terminal line, a NUL): they go.
+  const clean = title
+    .replace(/\p{Cc}/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!/[^\p{Cf}\p{Z}\s]/u.test(clean)) {
+    throw new SubconsciousError('invalid_params', `${field}: must contain visible text (control or invisible characters alone do not make a task).`, {
+      details: { field },
+    });
+  }
   if (clean.length > MAX_TITLE_CHARS) {
     throw new SubconsciousError('invalid_params', `${field}: at most ${MAX_TITLE_CHARS} characters (got ${clean.length}).`, { details: { field } });
   }
@@ -92,46 +131,61 @@ export class TaskStore {
     return inserted;
   }
 
-  async list(): Promise<Task[]> {
+  async list(): Promise<StoredTask[]> {
     const rows = await this.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
     // The page's order: defaults, then HEARTBEAT.md in file order, then the user's in creation order.
     const rank = (r: Row) => (r.origin === 'default' ? 0 : r.origin === 'heartbeat_md' ? 1 : 2);
     return rows.sort((a, b) => rank(a) - rank(b) || (rank(a) === 1 ? Number(a.origin_order ?? 0) - Number(b.origin_order ?? 0) : 0)).map(toTask);
   }
 
-  async get(id: string): Promise<Task | undefined> {
+  async get(id: string): Promise<StoredTask | undefined> {
     const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toTask(row) : undefined;
   }
 
-  async require(id: string): Promise<Task> {
+  async require(id: string): Promise<StoredTask> {
     const task = await this.get(id);
+    // No id in the words: the page shows this message, and an id means nothing to a person there.
     if (!task)
-      throw new SubconsciousError('not_found', `No task with id "${id}".`, { hint: 'List tasks with `subconscious tasks list`.', details: { field: 'id' } });
+      throw new SubconsciousError('not_found', 'That task does not exist (any more): it may have been removed.', {
+        hint: 'Reload the list, or list tasks with `subconscious tasks list`.',
+        details: { field: 'id' },
+      });
     return task;
   }
 
-  async add(input: AddTaskInput): Promise<Task> {
+  async add(input: AddTaskInput): Promise<StoredTask> {
     const title = cleanTitle(input.title);
     const now = this.clock.now();
     const schedule = scheduleFor(input.recurrence ?? 'pending', now, this.timezone);
-    const needsTools = input.needs_tools ?? detectWriteIntent(title);
-    await this.refuseDuplicate(title, schedule.recurrence, needsTools);
-    const row = newRow({
-      id: this.ids(),
-      title,
-      source: 'user',
-      origin: 'user',
-      recurrence: schedule.recurrence,
-      needs_tools: needsTools,
-      now,
-      next: schedule.next_run_at,
-    });
-    await this.db.insertInto('subconscious_tasks').values(row).execute();
+    const needsTools = input.needs_tools ?? false;
+    await this.refuseSystemDuplicate(title, schedule.recurrence, needsTools);
+    const key = dedupeKey(title, schedule.recurrence, needsTools);
+    const row: Row = {
+      ...newRow({
+        id: this.ids(),
+        title,
+        source: 'user',
+        origin: 'user',
+        recurrence: schedule.recurrence,
+        needs_tools: needsTools,
+        now,
+        next: schedule.next_run_at,
+      }),
+      write_choice: input.needs_tools === undefined ? 'none' : 'person',
+      dedupe_key: key,
+    };
+    // The database decides: a second insert of the same key (a batch, a concurrent request) does nothing.
+    const res = await this.db
+      .insertInto('subconscious_tasks')
+      .values(row)
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    if (Number(res.numInsertedOrUpdatedRows ?? 0) !== 1) throw await this.duplicateOf(key, title);
     return toTask(row);
   }
 
-  async update(id: string, input: UpdateTaskInput): Promise<Task> {
+  async update(id: string, input: UpdateTaskInput): Promise<StoredTask> {
     const task = await this.require(id);
     if (task.source === 'system') {
       const refused = (['title', 'recurrence', 'needs_tools'] as const).filter((k) => input[k] !== undefined);
@@ -149,7 +203,11 @@ export class TaskStore {
       patch.enabled = input.enabled ? 1 : 0;
       patch.user_disabled = input.enabled ? 0 : 1;
     }
-    if (input.needs_tools !== undefined) patch.needs_tools = input.needs_tools ? 1 : 0;
+    if (input.needs_tools !== undefined) {
+      // Said by a person, whatever was there before (an older version's guess included).
+      patch.needs_tools = input.needs_tools ? 1 : 0;
+      patch.write_choice = 'person';
+    }
     if (input.recurrence !== undefined) {
       const schedule = scheduleFor(input.recurrence, now, this.timezone);
       patch.recurrence = schedule.recurrence;
@@ -157,43 +215,58 @@ export class TaskStore {
       patch.completed = 0;
       patch.next_run_at = schedule.next_run_at;
     }
-    await this.db.updateTable('subconscious_tasks').set(patch).where('id', '=', id).execute();
+    if (task.source === 'user' && (patch.title !== undefined || patch.recurrence !== undefined || patch.needs_tools !== undefined)) {
+      const title = patch.title ?? task.title;
+      const recurrence = patch.recurrence ?? task.recurrence;
+      const needsTools = patch.needs_tools === undefined ? task.needs_tools : patch.needs_tools === 1;
+      await this.refuseSystemDuplicate(title, recurrence, needsTools);
+      patch.dedupe_key = dedupeKey(title, recurrence, needsTools);
+    }
+    try {
+      await this.db.updateTable('subconscious_tasks').set(patch).where('id', '=', id).execute();
+    } catch (err) {
+      if (patch.dedupe_key && isUniqueViolation(err)) throw await this.duplicateOf(patch.dedupe_key, patch.title ?? task.title);
+      throw err;
+    }
     return this.require(id);
   }
 
   /**
    * The same task twice (wording, schedule and write intent) would be evaluated, and could act,
    * twice each tick. Case and spacing do not make a new task; another schedule or intent does, and
-   * a completed `once` task may be added again.
+   * a completed `once` task may be added again. Among user tasks the unique key decides; a user
+   * task that repeats a system task (a default, a HEARTBEAT.md line) is refused here.
    */
-  private async refuseDuplicate(title: string, recurrence: string, needsTools: boolean): Promise<void> {
+  private async refuseSystemDuplicate(title: string, recurrence: string, needsTools: boolean): Promise<void> {
     const key = titleKey(title);
     const rows = await this.db
       .selectFrom('subconscious_tasks')
       .select(['id', 'title', 'enabled'])
+      .where('source', '=', 'system')
       .where('completed', '=', 0)
       .where('recurrence', '=', recurrence)
       .where('needs_tools', '=', needsTools ? 1 : 0)
       .execute();
     const same = rows.find((r) => titleKey(r.title) === key);
-    if (!same) return;
-    throw new SubconsciousError(
-      'conflict',
-      `A task with this wording already exists: "${same.title}" (${same.id}${Number(same.enabled) ? '' : ', switched off'}).`,
-      {
-        hint: Number(same.enabled)
-          ? 'Change its schedule or wording instead of adding it again.'
-          : `Switch it on instead: subconscious tasks enable ${same.id}`,
-        details: { field: 'title', existing_id: same.id },
-      },
-    );
+    if (same) throw duplicateError(same);
   }
 
-  async remove(id: string): Promise<Task> {
+  /** The refusal for a key the database already holds, naming the task that holds it. */
+  private async duplicateOf(key: string, title: string): Promise<SubconsciousError> {
+    const same = await this.db
+      .selectFrom('subconscious_tasks')
+      .select(['id', 'title', 'enabled'])
+      .where('dedupe_key', '=', key)
+      .where('completed', '=', 0)
+      .executeTakeFirst();
+    return duplicateError(same ?? { id: '', title, enabled: 1 });
+  }
+
+  async remove(id: string): Promise<StoredTask> {
     const task = await this.require(id);
     if (task.source === 'system') {
       throw new SubconsciousError('forbidden', `"${task.title}" is a system task: system tasks cannot be removed, only disabled.`, {
-        hint: `Disable it instead: subconscious tasks disable ${task.id}`,
+        hint: `Switch it off instead (its switch on the page, or \`subconscious tasks disable ${task.id}\`).`,
         details: { field: 'id' },
       });
     }
@@ -202,7 +275,7 @@ export class TaskStore {
   }
 
   /** Enabled, not completed, and due (never run, or `next_run_at <= now`). */
-  async due(now: number, exclude: readonly string[] = []): Promise<Task[]> {
+  async due(now: number, exclude: readonly string[] = []): Promise<StoredTask[]> {
     let q = this.db
       .selectFrom('subconscious_tasks')
       .selectAll()
@@ -220,10 +293,11 @@ export class TaskStore {
    * comes back enabled when the line returns, unless the user had switched it off. Lists follow
    * the file's order.
    */
-  async syncHeartbeat(titles: readonly string[]): Promise<HeartbeatSyncResult> {
-    const result: HeartbeatSyncResult = { added: 0, disabled: 0, reenabled: 0, renamed: 0 };
+  async syncHeartbeat(lines: readonly HeartbeatLine[]): Promise<HeartbeatSyncResult> {
+    const result: HeartbeatSyncResult = { added: 0, disabled: 0, reenabled: 0, renamed: 0, rights: 0 };
     const now = this.clock.now();
-    const wanted = new Map(titles.map((t) => [heartbeatTaskId(t), t]));
+    const wanted = new Map(lines.map((l) => [heartbeatTaskId(l.title), l.title]));
+    const writes = new Map(lines.map((l) => [heartbeatTaskId(l.title), l.write]));
     const order = new Map([...wanted.keys()].map((id, i) => [id, i]));
     await this.db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('subconscious_tasks').selectAll().where('origin', '=', 'heartbeat_md').execute();
@@ -238,12 +312,23 @@ export class TaskStore {
       for (const [id, title] of wanted) {
         const row = byId.get(id);
         const position = order.get(id)!;
+        const write = writes.get(id) === true;
         if (!row) {
           fresh.push({
-            ...newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: detectWriteIntent(title), now, next: null }),
+            ...newRow({ id, title, source: 'system', origin: 'heartbeat_md', recurrence: 'pending', needs_tools: write, now, next: null }),
             origin_order: position,
+            write_choice: write ? 'heartbeat_md' : 'none',
           });
           continue;
+        }
+        // The marker is the line's choice: added or taken away in the file, it changes the task.
+        if (Number(row.needs_tools) !== (write ? 1 : 0) || row.write_choice !== (write ? 'heartbeat_md' : 'none')) {
+          await trx
+            .updateTable('subconscious_tasks')
+            .set({ needs_tools: write ? 1 : 0, write_choice: write ? 'heartbeat_md' : 'none', updated_at: now })
+            .where('id', '=', id)
+            .execute();
+          result.rights++;
         }
         if (Number(row.origin_present) === 0) {
           // Back in the file: on again, unless the user had switched it off.
@@ -272,6 +357,14 @@ export class TaskStore {
       result.added = fresh.length;
     });
     return result;
+  }
+
+  /**
+   * Remember what its "nothing new" was decided on (`fingerprint`, at `at`), or forget it (null):
+   * any other decision means the next tick must look at it again.
+   */
+  async setNoop(db: Db, taskId: string, fingerprint: string | null, at: number | null): Promise<void> {
+    await db.updateTable('subconscious_tasks').set({ noop_fingerprint: fingerprint, noop_at: at }).where('id', '=', taskId).execute();
   }
 
   /** Record a run at `ranAt` and move the schedule on (`once` completes, `cron` to its next time). */
@@ -318,5 +411,24 @@ function newRow(v: {
     updated_at: v.now,
     origin_order: null,
     user_disabled: 0,
+    write_choice: 'none',
+    dedupe_key: null,
+    noop_fingerprint: null,
+    noop_at: null,
   };
+}
+
+function duplicateError(same: { id: string; title: string; enabled: number }): SubconsciousError {
+  const on = Number(same.enabled) === 1;
+  // The task's title, not its id: the page shows this message (the id stays in `details`).
+  return new SubconsciousError('conflict', `A task with this wording already exists: "${same.title}"${on ? '' : ' (switched off)'}.`, {
+    hint: on ? 'Change its schedule or wording instead of adding it again.' : 'Switch it on instead of adding it again.',
+    details: { field: 'title', existing_id: same.id },
+  });
+}
+
+/** A unique index refused the write (SQLite or Postgres). */
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === '23505' || (typeof e?.message === 'string' && /UNIQUE constraint failed/.test(e.message));
 }

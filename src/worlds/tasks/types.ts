@@ -3,6 +3,7 @@
  * neighbours: the agent runner (`TaskAgent`), the MCP manager (`SkillsHealth`) and memory
  * (`MemorySource`). The real `AgentRunner` and `McpManager` satisfy them structurally.
  */
+import type { MemoryDiff } from '../../memory/diff.js';
 
 export type {
   TaskSource,
@@ -17,6 +18,19 @@ export type {
   LogEntry,
   Escalation,
   ApproveResult,
+  WriteChoice,
+  TaskWhy,
+  TaskWhyKind,
+  LogDetail,
+  LogGroup,
+  LogGroups,
+  LogLine,
+  ModelCalls,
+  ToolCallDetail,
+  ExecutionDetail,
+  ApprovalTrailItem,
+  SystemHealth,
+  ModelHealth,
 } from '../../protocol/tasks.js';
 
 /** The world's settings, from its `[worlds.tasks]` section. */
@@ -26,6 +40,21 @@ export interface TasksSettings {
   contextBudgetTokens: number;
   /** IANA zone for `cron:` recurrences; default: this machine's zone. */
   timezone?: string;
+  /**
+   * The safety net of the unchanged-task skip: a task whose inputs did not change since its last
+   * "nothing new" is evaluated again after this many minutes (0: never skipped, seed 1's literal
+   * behaviour). Default 360.
+   */
+  reevaluateUnchangedAfterMinutes?: number;
+}
+
+/** One tool step of an agent run, as the runner records it (`RecordedStep`). */
+export interface AgentToolStep {
+  tool: string;
+  input: string;
+  outcome: string;
+  output: string;
+  at: number;
 }
 
 /** What a full-effort run reports when it settles (a subset of the agent runner's `RunOutcome`). */
@@ -37,6 +66,26 @@ export interface AgentOutcome {
   text: string;
   /** Control lines of the final answer; `recommended_action` becomes an escalation. */
   controls?: readonly { kind: string; text?: string }[] | undefined;
+  /** Model calls made (each one a ledger row). */
+  steps?: number | undefined;
+  toolSteps?: readonly AgentToolStep[] | undefined;
+  startedAt?: number | undefined;
+  finishedAt?: number | undefined;
+}
+
+/** An approval the runner asks for (the fields the tasks world reads). */
+export interface AgentApprovalRequest {
+  id: string;
+  tool: string;
+  server: string;
+  arguments: unknown;
+}
+
+/** What a run tells while it goes (the runner's `RunEvent`s the tasks world listens to). */
+export interface AgentRunEvent {
+  type: string;
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
 }
 
 export interface AgentStartRequest {
@@ -50,11 +99,31 @@ export interface AgentStartRequest {
   title?: string | undefined;
   /** The tick's signal: a tick timeout or shutdown cancels the run. */
   signal?: AbortSignal | undefined;
+  /** Consulted when a writing tool asks for approval: a sentence refuses it at once (see the runner). */
+  onApprovalRequested?: ((approval: AgentApprovalRequest) => string | undefined | Promise<string | undefined>) | undefined;
 }
 
 /** The agent runner as the tasks world uses it. */
 export interface TaskAgent {
-  start(req: AgentStartRequest): { id: string; settled: Promise<AgentOutcome> };
+  start(req: AgentStartRequest): {
+    id: string;
+    settled: Promise<AgentOutcome>;
+    events?: { subscribe(listener: (event: AgentRunEvent) => void): () => void } | undefined;
+  };
+}
+
+/** The approval store as the tasks world uses it: approve what a task's words name; read a run's trail. */
+export interface TaskApprovals {
+  approve(id: string): Promise<unknown>;
+  list(filter: {
+    runId?: string | undefined;
+  }): Promise<readonly { id: string; tool: string; server: string; arguments: unknown; state: string; created_at: number; answered_at: number | null }[]>;
+}
+
+/** The model layer as the tasks world's health probe uses it (no calls: `GET /models` only). */
+export interface ModelsProbe {
+  probe(role: 'local' | 'agent'): Promise<{ available: boolean; reason?: string | undefined }>;
+  endpoint(role: 'local' | 'agent'): { model: string };
 }
 
 export interface SkillHealth {
@@ -76,6 +145,15 @@ export interface SkillsHealth {
    */
   check?(): Promise<SkillHealth[]>;
 }
+
+/** What the tasks world needs of the memory store (`MemoryStore` has it): its change sequence and diffs. */
+export interface MemoryChanges {
+  head(): Promise<number>;
+  diffSince(since: { id: string; label: string; seq: number; created_at: number }, opts?: { entriesPerNamespace?: number }): Promise<MemoryDiffLike>;
+}
+
+/** A memory diff, as `renderDiff` (src/memory) reads it. */
+export type MemoryDiffLike = MemoryDiff;
 
 export interface MemoryItem {
   title: string;

@@ -3,31 +3,52 @@
  *
  *   observe         seed defaults, re-import HEARTBEAT.md if it changed, cancel rows other
  *                   ticks left `in_progress`, load due tasks (not those waiting for approval),
- *                   one `in_progress` row per task (reused on a resumed tick); quiet when
- *                   nothing is due.
- *   prepareContext  the situation report (window since the last successful tick), measured and
- *                   kept within `context_budget_tokens`; batches only when the budget forces them.
+ *                   then fingerprint what each would be judged on (fingerprint.ts): a task whose
+ *                   inputs did not change since its last "nothing new" is skipped — no row, no
+ *                   call — until the safety net runs out. One `in_progress` row per task left
+ *                   (reused on a resumed tick); quiet when none is left (issue 10: zero calls
+ *                   when nothing changed).
+ *   prepareContext  the situation report (window since the last successful tick; memory changes
+ *                   since the last evaluation when a memory store is connected; system health),
+ *                   measured and kept within `context_budget_tokens`, and stored as sent.
  *   reflect         one `local` evaluation call per batch (normally one per tick).
- *   commit          the routing table; the same rows updated in place; escalations; schedules.
- *                   Per-row execution state is written before and after each execution, so a
- *                   resumed commit never executes a task twice.
+ *   commit          the routing table (below); the same rows updated in place; escalations;
+ *                   schedules; the fingerprint of every "nothing new". Each execution is keyed by
+ *                   its row: `running` before, `executed` with its outcome the moment it finished,
+ *                   so a resumed commit applies a finished one and never repeats one (issue 9).
  *   abandon         superseded → open rows `cancelled`; failed/timeout → `failed` with the error.
+ *
+ * Routing (seed 1 with issue 9): `act` runs on the local model as a text answer whatever the
+ * intent (it has no tools and contacts no one); `escalate` runs the agent — read-only tasks in
+ * `analysis` (no writing tool is even offered; a `RECOMMENDED ACTION:` becomes an approval card),
+ * write-intent tasks `tainted`: the run reads outside text, so only the writes the task's own
+ * words name run at once (write-gate.ts); any other write is held and becomes an approval card.
  */
 import { SubconsciousError, describeError } from '../../core/errors.js';
 import type { ModelRole } from '../../llm/types.js';
 import type { AbandonReason, CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
-import { evaluateBatch, evaluationOverheadTokens, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
+import { renderDiff, totalChanges } from '../../memory/diff.js';
+import { evaluateBatch, evaluationOverheadTokens, modelOf, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
+import { sharedDigest, taskFingerprint } from './fingerprint.js';
 import { findRecommendedAction, isSkillRelated, splitPriority } from './intent.js';
+import { CAPS, argumentsText, cap, capText, toolCalls, type AutoApproval, type EvaluationRecord, type ExecutionRecord, type HeldWrite } from './log-detail.js';
 import { INTERRUPTED, LOG_TEXT } from './log-store.js';
-import { AGENT_ANALYSIS_SYSTEM, AGENT_FULL_SYSTEM, EXECUTION_SYSTEM, agentTaskPrompt, executionPrompt, taskLine } from './prompts.js';
-import { TasksService, outcomeToRow, type TasksServiceDeps } from './service.js';
-import { buildSituationReport, readSafely, scanWorkspace } from './situation.js';
-import type { ExecMode, LogDecision, LogEntry, MemorySource, SkillsHealth, Task, TasksSettings } from './types.js';
+import { AGENT_ANALYSIS_SYSTEM, AGENT_WRITE_SYSTEM, EXECUTION_SYSTEM, agentTaskPrompt, executionPrompt, taskLine } from './prompts.js';
+import { TasksService, countUsage, outcomeToRow, type TasksServiceDeps } from './service.js';
+import { buildSituationReport, readSafely, scanWorkspace, type WorkspaceState } from './situation.js';
+import { writesGranted, type StoredTask } from './task-store.js';
+import type { ExecMode, LogDecision, LogEntry, MemoryChanges, MemorySource, ModelHealth, SkillHealth, TasksSettings } from './types.js';
+import { namedWrite } from './write-gate.js';
+
+export const DEFAULT_REEVALUATE_MINUTES = 360;
+const DAY_MS = 86_400_000;
 
 export interface TasksWorldDeps extends TasksServiceDeps {
   settings: TasksSettings | (() => TasksSettings);
-  skills?: SkillsHealth | undefined;
+  /** Recent memory for the report when no memory store is connected (the older source). */
   memory?: MemorySource | undefined;
+  /** The memory store (`MemoryStoreKey`): its change sequence is a fingerprint input and its diff the report's memory section. */
+  memoryStore?: MemoryChanges | undefined;
   /** An execution marked running longer than this, in a tick that never resumed, is failed (default 30 min). */
   interruptedAfterMs?: number | undefined;
   /** Activity log rows older than this many days are deleted after a tick commits (default 30; 0 keeps them all). */
@@ -35,14 +56,30 @@ export interface TasksWorldDeps extends TasksServiceDeps {
 }
 
 export interface DueTask {
-  task: Task;
+  task: StoredTask;
   log_id: string;
+  /** The fingerprint of its inputs at this tick (kept when it decides "nothing new"). */
+  fingerprint: string | null;
+}
+
+/** What observe found outside the tasks (checkpointed with the observation; reused by prepare_context). */
+export interface ObservedInputs {
+  skills: SkillHealth[] | undefined;
+  skillsError: string | undefined;
+  models: ModelHealth[];
+  memoryHead: number | null;
+  memoryError: string | undefined;
+  workspace: WorkspaceState;
+  failures24h: number;
 }
 
 export interface TasksObservation {
   due: DueTask[];
+  /** Due tasks skipped because nothing they are judged on changed (no row, no call). */
+  unchanged: { task_id: string; recurrence: string; since: number }[];
   heartbeat: { exists: boolean; tasks: number; mtimeMs: number | null };
   inferenceDisabled: boolean;
+  inputs?: ObservedInputs | undefined;
 }
 
 export interface TasksContext {
@@ -58,22 +95,26 @@ export interface TasksReflection {
   /** The report again, for the execution prompts (commit gets no context). */
   report: string;
   calls: number;
+  evaluations: EvaluationRecord[];
 }
 
 export type TasksWorld = World<TasksObservation, TasksContext, TasksReflection> & { readonly service: TasksService };
 
-/** Routing result for one row before it is written. */
+/** Routing result for one row before it is written (stored as the row's `exec_result` once executed). */
 interface Final {
   decision: LogDecision;
   result: string;
   /** How the task's schedule moves: `advance` (ran), `touch` (evaluated, stays due), `none`. */
   schedule: 'advance' | 'touch' | 'none';
-  escalation?: { description: string; analysis: string | null; priority: 'critical' | 'important' | 'normal'; skill_related: boolean };
+  escalation?:
+    | { description: string; analysis: string | null; priority: 'critical' | 'important' | 'normal'; skill_related: boolean; skill_server: string | null }
+    | undefined;
 }
 
 export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
-  const service = new TasksService(deps);
   const settings = (): TasksSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
+  const reevaluateMs = () => Math.max(0, settings().reevaluateUnchangedAfterMinutes ?? DEFAULT_REEVALUATE_MINUTES) * 60_000;
+  const service = new TasksService({ ...deps, reevaluateUnchangedMs: deps.reevaluateUnchangedMs ?? reevaluateMs });
   const interruptedAfterMs = deps.interruptedAfterMs ?? 30 * 60_000;
   const retentionMs = (deps.logRetentionDays ?? 30) * 24 * 3_600_000;
   const roles: readonly ModelRole[] = ['local'];
@@ -81,50 +122,103 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   async function observe(ctx: TickContext): Promise<Observation<TasksObservation>> {
     await service.ensureReady();
     const snapshot = await service.syncHeartbeat();
-    const heartbeat = { exists: snapshot.exists, tasks: snapshot.titles.length, mtimeMs: snapshot.mtimeMs };
+    const heartbeat = { exists: snapshot.exists, tasks: snapshot.lines.length, mtimeMs: snapshot.mtimeMs };
     const now = ctx.clock.now();
 
     for (const id of await service.logs.failInterrupted({ startedBefore: now - interruptedAfterMs, currentTickId: ctx.tickId })) {
       const row = await service.logs.get(id);
-      if (row) service.emitLog(id, row.task_id, 'failed');
+      if (row) service.emitLog(id, row.task_id, row.decision);
     }
     const stale = await service.logs.cancelStale(ctx.tickId);
     if (stale.length) service.emit('tasks.log_changed', { ids: stale.slice(0, 100), count: stale.length, decision: 'cancelled' });
 
-    if (!settings().inferenceEnabled) {
-      return { quiet: true, tainted: false, data: { due: [], heartbeat, inferenceDisabled: true } };
-    }
+    const quiet = (data: Partial<TasksObservation>): Observation<TasksObservation> => ({
+      quiet: true,
+      tainted: false,
+      data: { due: [], unchanged: [], heartbeat, inferenceDisabled: false, ...data },
+    });
+    if (!settings().inferenceEnabled) return quiet({ inferenceDisabled: true });
 
     // A resumed tick keeps exactly the rows it opened before the crash.
     let rows = ctx.resumed ? await service.logs.forTick(ctx.tickId) : new Map<string, LogEntry>();
-    let tasks: Task[];
+    let candidates: StoredTask[];
     if (rows.size) {
-      const all = await service.tasks.list();
-      tasks = all.filter((t) => rows.has(t.id));
+      candidates = (await service.tasks.list()).filter((t) => rows.has(t.id));
     } else {
       // Not due while running elsewhere, nor while an escalation waits for the user: a `pending`
       // task would otherwise raise the same recommendation again every tick until answered.
       const [running, waiting] = await Promise.all([service.logs.runningTaskIds(ctx.tickId), service.escalations.pendingTaskIds()]);
-      tasks = await service.tasks.due(ctx.startedAt, [...new Set([...running, ...waiting])]);
-      rows = await service.logs.openRows(ctx.tickId, ctx.startedAt, tasks, ctx.ids);
-      if (tasks.length && tasks.length <= 20) for (const t of tasks) service.emitLog(rows.get(t.id)!.id, t.id, 'in_progress');
-      else if (tasks.length) service.emit('tasks.log_changed', { tick_id: ctx.tickId, count: tasks.length, decision: 'in_progress' });
+      candidates = await service.tasks.due(ctx.startedAt, [...new Set([...running, ...waiting])]);
     }
-    const due = tasks.filter((t) => rows.has(t.id)).map((task) => ({ task, log_id: rows.get(task.id)!.id }));
-    return { quiet: due.length === 0, tainted: false, data: { due, heartbeat, inferenceDisabled: false } };
+    if (!candidates.length) return quiet({});
+
+    const inputs = await gatherInputs(ctx, heartbeat);
+    // A skill that is healthy again settles the escalations about it (and says so in the log).
+    await service.resolveHealedSkills(inputs.skills);
+    const shared = sharedDigest({
+      skills: inputs.skills,
+      skillsError: inputs.skillsError,
+      memoryHead: inputs.memoryHead,
+      failures: await service.logs.failureTexts(now - DAY_MS, 50),
+      workspace: inputs.workspace.digest ?? '',
+      agentModel: inputs.models.find((m) => m.role === 'agent')?.available ?? null,
+    });
+    const timezone = service.timezone;
+    const safetyNet = reevaluateMs();
+    const fingerprints = new Map(candidates.map((t) => [t.id, taskFingerprint(t, writesGranted(t), shared, ctx.startedAt, timezone)]));
+    const unchanged: TasksObservation['unchanged'] = [];
+    let evaluate = candidates;
+    if (!rows.size && safetyNet > 0) {
+      evaluate = [];
+      for (const t of candidates) {
+        const same = t.noop_fingerprint !== null && t.noop_fingerprint === fingerprints.get(t.id);
+        if (same && t.unchanged_since !== null && ctx.startedAt - t.unchanged_since < safetyNet) {
+          unchanged.push({ task_id: t.id, recurrence: t.recurrence, since: t.unchanged_since });
+        } else evaluate.push(t);
+      }
+    }
+    if (!rows.size && evaluate.length) {
+      rows = await service.logs.openRows(ctx.tickId, ctx.startedAt, evaluate, ctx.ids);
+      if (evaluate.length <= 20) for (const t of evaluate) service.emitLog(rows.get(t.id)!.id, t.id, 'in_progress');
+      else service.emit('tasks.log_changed', { tick_id: ctx.tickId, count: evaluate.length, decision: 'in_progress' });
+    }
+    const due = evaluate.filter((t) => rows.has(t.id)).map((task) => ({ task, log_id: rows.get(task.id)!.id, fingerprint: fingerprints.get(task.id) ?? null }));
+    if (unchanged.length) ctx.log.debug({ unchanged: unchanged.length, evaluated: due.length }, 'tasks skipped: nothing they are judged on changed');
+    return { quiet: due.length === 0, tainted: false, data: { due, unchanged, heartbeat, inferenceDisabled: false, inputs } };
+  }
+
+  /** Everything outside the tasks that they are judged on: read once per tick, with no model call. */
+  async function gatherInputs(ctx: TickContext, heartbeat: TasksObservation['heartbeat']): Promise<ObservedInputs> {
+    const now = ctx.clock.now();
+    const [health, memoryHead, workspace, failures24h] = await Promise.all([
+      service.health.check(),
+      readSafely(deps.memoryStore ? () => deps.memoryStore!.head() : undefined),
+      scanWorkspace(deps.workspace, ctx.since, heartbeat),
+      service.logs.countFailures(now - DAY_MS),
+    ]);
+    return {
+      skills: health.skills,
+      skillsError: health.skillsError,
+      models: health.models,
+      memoryHead: memoryHead.value ?? null,
+      memoryError: memoryHead.error,
+      workspace,
+      failures24h,
+    };
   }
 
   async function prepareContext(ctx: TickContext, observation: Observation<TasksObservation>): Promise<TasksContext> {
     const budget = settings().contextBudgetTokens;
     const since = ctx.since;
     const now = ctx.clock.now();
-    const [failures, skills, memory, workspace] = await Promise.all([
+    const inputs = observation.data.inputs ?? (await gatherInputs(ctx, observation.data.heartbeat));
+    const store = deps.memoryStore;
+    const [failures, memory, memoryChanges] = await Promise.all([
       service.logs.failuresSince(since, 200), // grouped by error in the report
-      readSafely(deps.skills ? () => (deps.skills!.check ? deps.skills!.check() : deps.skills!.health()) : undefined),
-      readSafely(deps.memory ? () => deps.memory!.recent(since, 20) : undefined),
-      scanWorkspace(deps.workspace, since, observation.data.heartbeat),
+      readSafely(!store && deps.memory ? () => deps.memory!.recent(since, 20) : undefined),
+      readSafely(store ? () => memorySinceLastEvaluation(ctx, store, inputs.memoryHead) : undefined),
     ]);
-    const lines = observation.data.due.map((d) => ({ id: d.task.id, tokens: taskEvaluationTokens(d.task) }));
+    const lines = observation.data.due.map((d) => ({ id: d.task.id, tokens: taskEvaluationTokens(asked(d.task)) }));
     const taskTokens = lines.reduce((n, l) => n + l.tokens, 0);
     // The report gets what the tasks leave, but never less than a quarter of the budget.
     const reportBudget = Math.max(Math.floor(budget / 4), budget - taskTokens - evaluationOverheadTokens());
@@ -133,15 +227,18 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         now,
         since,
         failures,
-        skills: skills.value,
-        skillsError: skills.error,
+        skills: inputs.skills,
+        skillsError: inputs.skillsError,
         memory: memory.value,
-        memoryError: memory.error,
-        workspace,
+        memoryError: memory.error ?? memoryChanges.error ?? inputs.memoryError,
+        memoryChanges: store ? (memoryChanges.value ?? { rendered: '', changes: 0, since: null }) : undefined,
+        health: { models: inputs.models, failures24h: inputs.failures24h, memoryConnected: !!store },
+        workspace: inputs.workspace,
       },
       Math.min(reportBudget, budget),
     );
     const batches = planBatches(lines, report.tokens, budget);
+    await service.ticks.recordReport(ctx.tickId, ctx.startedAt, report.text, report.tokens, lines.length);
     ctx.log.info(
       { reportTokens: report.tokens, budget, tasks: lines.length, taskTokens, batches: batches.length, sections: report.sections },
       'situation report built',
@@ -149,25 +246,72 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     return { report: report.text, reportTokens: report.tokens, budget, batches };
   }
 
+  /** The memory store's changes since the last evaluated tick (its baseline), rendered. */
+  async function memorySinceLastEvaluation(
+    ctx: TickContext,
+    store: MemoryChanges,
+    head: number | null,
+  ): Promise<{ rendered: string; changes: number; since: number | null }> {
+    const baseline = await ctx.state.get<{ seq: number; at: number }>('memory_baseline');
+    if (head !== null && head === 0) return { rendered: '', changes: 0, since: null };
+    const diff = await store.diffSince(
+      { id: 'tasks:last-evaluation', label: 'the last evaluation', seq: baseline?.seq ?? 0, created_at: baseline?.at ?? 0 },
+      { entriesPerNamespace: 20 },
+    );
+    return { rendered: renderDiff(diff), changes: totalChanges(diff.totals), since: baseline?.at ?? null };
+  }
+
   async function reflect(ctx: TickContext, context: TasksContext, observation: Observation<TasksObservation>): Promise<TasksReflection> {
     const byId = new Map(observation.data.due.map((d) => [d.task.id, d.task]));
     const decisions: TaskDecision[] = [];
+    const evaluations: EvaluationRecord[] = [];
     for (const batch of context.batches) {
-      const items = batch.map((id) => ({ id, line: taskLine(byId.get(id)!) }));
-      decisions.push(...(await evaluateBatch(ctx.llm, { world: ctx.world, signal: ctx.signal }, context.report, items)));
+      const items = batch.map((id) => ({ id, line: taskLine(asked(byId.get(id)!)) }));
+      const result = await evaluateBatch(ctx.llm, { world: ctx.world, signal: ctx.signal, now: () => ctx.clock.now() }, context.report, items);
+      decisions.push(...result.decisions);
+      evaluations.push(result.record);
     }
-    return { decisions, report: context.report, calls: context.batches.length };
+    return { decisions, report: context.report, calls: context.batches.length, evaluations };
   }
 
   async function commit(ctx: TickContext, input: CommitInput<TasksObservation, TasksReflection>): Promise<CommitSummary> {
     const { observation, reflection } = input;
     if (observation.data.inferenceDisabled) return { summary: 'inference disabled: no task evaluated', counts: { due: 0 } };
-    if (!reflection || observation.data.due.length === 0) return { summary: 'no task due', counts: { due: 0 } };
-    const decisions = new Map(reflection.decisions.map((d) => [d.task_id, d]));
-    const counts: Record<string, number> = { due: observation.data.due.length, noop: 0, act: 0, escalate: 0, failed: 0, cancelled: 0, skipped: 0 };
+    const unchanged = observation.data.unchanged ?? [];
+    // A skipped cron task is done for this time, as a "nothing new" would be: it moves to its next time.
     let changedTasks = false;
+    for (const u of unchanged) {
+      if (!u.recurrence.startsWith('cron:')) continue;
+      await deps.db.transaction().execute((trx) => service.tasks.advance(trx, u.task_id, ctx.startedAt));
+      changedTasks = true;
+    }
+    const skipped = unchanged.length;
+    if (!reflection || observation.data.due.length === 0) {
+      if (changedTasks) service.emit('tasks.changed', { reason: 'schedules_advanced', tick_id: ctx.tickId });
+      return skipped
+        ? {
+            summary: `${skipped} task${skipped === 1 ? '' : 's'} unchanged since ${skipped === 1 ? 'its' : 'their'} last check: no call`,
+            counts: { due: 0, unchanged: skipped },
+          }
+        : { summary: 'no task due', counts: { due: 0 } };
+    }
+    const decisions = new Map(reflection.decisions.map((d) => [d.task_id, d]));
+    const counts: Record<string, number> = {
+      due: observation.data.due.length,
+      noop: 0,
+      act: 0,
+      escalate: 0,
+      failed: 0,
+      cancelled: 0,
+      skipped: 0,
+      unchanged: skipped,
+    };
+    const tokens = {
+      input: reflection.evaluations.reduce((n, e) => n + e.input_tokens, 0),
+      output: reflection.evaluations.reduce((n, e) => n + e.output_tokens, 0),
+    };
 
-    for (const { task: observed, log_id } of observation.data.due) {
+    for (const { task: observed, log_id, fingerprint } of observation.data.due) {
       if (ctx.signal.aborted) throw new SubconsciousError('cancelled', `tick aborted during commit: ${describeError(ctx.signal.reason)}`);
       const row = await service.logs.get(log_id);
       if (!row || row.exec_state === 'done') {
@@ -178,33 +322,58 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       const task = await service.tasks.get(observed.id);
       let final: Final;
       let startedAt = ctx.clock.now();
-      if (!task || !task.enabled) {
+      if (row.exec_state === 'executed') {
+        // Finished before a crash: its outcome stands, and it is not executed again.
+        final = ((await service.logs.executedResult(log_id)) as Final | undefined) ?? { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
+      } else if (row.exec_state === 'running') {
+        // Cut off while executing: it may have acted (or spent its call), so it is never run again.
+        final = { decision: 'failed', result: INTERRUPTED, schedule: row.exec_mode === 'local' || row.exec_mode === 'analysis' ? 'touch' : 'advance' };
+      } else if (!task || !task.enabled) {
         final = {
           decision: 'cancelled',
           result: task ? 'Cancelled: the task was disabled before it ran' : 'Cancelled: the task was removed before it ran',
           schedule: 'none',
         };
-      } else if (row.exec_state === 'running' && row.exec_mode === 'full') {
-        // Killed while a write-capable run was going: it may have acted, so it is never re-run.
-        final = { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
       } else {
-        const mode = route(d.decision, task.needs_tools);
+        const mode = route(d.decision, writesGranted(task));
         if (mode) {
           await service.logs.markRunning(log_id, mode, d.decision, d.reason);
           startedAt = ctx.clock.now();
         }
-        final = await execute(ctx, task, d, mode, reflection.report, log_id);
+        const executed = await execute(ctx, task, d, mode, reflection.report, log_id, observation.data.inputs);
+        final = executed.final;
+        if (executed.record) {
+          tokens.input += executed.record.calls.input_tokens;
+          tokens.output += executed.record.calls.output_tokens;
+        }
+        if (mode && final.decision !== 'cancelled') {
+          await service.logs.recordExecuted(log_id, final, {
+            execution: executed.record,
+            ...(executed.auto.length ? { auto_approved: executed.auto } : {}),
+            ...(executed.held.length ? { held: executed.held } : {}),
+          });
+        }
       }
-      await finalize(ctx, row, task, d, final, startedAt);
-      counts[final.decision === 'escalate' ? 'escalate' : final.decision] = (counts[final.decision] ?? 0) + 1;
+      await finalize(ctx, row, task, d, final, startedAt, fingerprint);
+      counts[final.decision] = (counts[final.decision] ?? 0) + 1;
       if (final.schedule !== 'none') changedTasks = true;
       if (ctx.signal.aborted && final.decision === 'cancelled') {
         throw new SubconsciousError('cancelled', `tick aborted during commit: ${describeError(ctx.signal.reason)}`);
       }
     }
+    const head = observation.data.inputs?.memoryHead;
+    if (head !== null && head !== undefined) await ctx.state.set('memory_baseline', { seq: head, at: ctx.startedAt });
+    await service.ticks.recordOutcome(ctx.tickId, ctx.startedAt, {
+      evaluations: reflection.evaluations,
+      input_tokens: tokens.input,
+      output_tokens: tokens.output,
+      duration_ms: Math.max(0, ctx.clock.now() - ctx.startedAt),
+      tasks: observation.data.due.length,
+    });
     if (changedTasks) service.emit('tasks.changed', { reason: 'schedules_advanced', tick_id: ctx.tickId });
     if (retentionMs > 0) {
       const pruned = await service.logs.prune(ctx.clock.now() - retentionMs);
+      await service.ticks.prune(ctx.clock.now() - retentionMs);
       if (pruned) {
         counts.pruned = pruned;
         ctx.log.info({ pruned, retentionDays: retentionMs / 86_400_000 }, 'old activity log rows deleted');
@@ -213,74 +382,186 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     }
     const n = observation.data.due.length;
     return {
-      summary: `${n} task${n === 1 ? '' : 's'}: ${counts.act} acted, ${counts.noop} nothing new, ${counts.escalate} awaiting approval, ${counts.failed} failed${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''} (${reflection.calls} evaluation call${reflection.calls === 1 ? '' : 's'})`,
+      summary: `${n} task${n === 1 ? '' : 's'}: ${counts.act} acted, ${counts.noop} nothing new, ${counts.escalate} awaiting approval, ${counts.failed} failed${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}${skipped ? `; ${skipped} unchanged, not evaluated` : ''} (${reflection.calls} evaluation call${reflection.calls === 1 ? '' : 's'})`,
       counts,
     };
   }
 
-  /** The seed's routing table. */
-  function route(decision: TaskDecision['decision'], needsTools: boolean): ExecMode | null {
+  /** Seed 1's routing table, with issue 9's taint for write-intent runs (see the header). */
+  function route(decision: TaskDecision['decision'], writes: boolean): ExecMode | null {
     if (decision === 'noop') return null;
-    if (decision === 'act') return needsTools ? 'full' : 'local';
-    return needsTools ? 'full' : 'analysis';
+    if (decision === 'act') return 'local';
+    return writes ? 'tainted' : 'analysis';
   }
 
-  async function execute(ctx: TickContext, task: Task, d: TaskDecision, mode: ExecMode | null, report: string, logId: string): Promise<Final> {
-    if (mode === null) return { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' };
+  async function execute(
+    ctx: TickContext,
+    task: StoredTask,
+    d: TaskDecision,
+    mode: ExecMode | null,
+    report: string,
+    logId: string,
+    inputs: ObservedInputs | undefined,
+  ): Promise<{ final: Final; record: ExecutionRecord | undefined; auto: AutoApproval[]; held: HeldWrite[] }> {
+    const auto: AutoApproval[] = [];
+    const held: HeldWrite[] = [];
+    if (mode === null) return { final: { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' }, record: undefined, auto, held };
+    const started = ctx.clock.now();
     try {
       if (mode === 'local') {
-        const { text } = await ctx.llm.text(
+        const { text, usage } = await ctx.llm.text(
           { world: ctx.world, purpose: 'execute', role: 'local', signal: ctx.signal },
           { system: EXECUTION_SYSTEM, prompt: executionPrompt(task, d.reason, report) },
         );
-        return { decision: 'act', result: text.trim() || '(the model returned no text)', schedule: 'advance' };
+        const record: ExecutionRecord = {
+          mode,
+          purpose: 'execute',
+          answer: capText(text, CAPS.answer),
+          calls: {
+            model: modelOf(ctx.llm, 'local'),
+            calls: 1,
+            input_tokens: usage.inputTokens,
+            output_tokens: usage.outputTokens,
+            latency_ms: ctx.clock.now() - started,
+          },
+          tool_calls: [],
+          run_id: null,
+        };
+        return { final: { decision: 'act', result: text.trim() || '(the model returned no text)', schedule: 'advance' }, record, auto, held };
       }
       const agent = deps.agent;
       if (!agent) {
         return {
-          decision: 'failed',
-          result: 'No agent model is configured: this task needs the agent runner. Configure [models.agent] in subconscious.toml.',
-          schedule: 'touch',
+          final: {
+            decision: 'failed',
+            result: 'No agent model is configured: this task needs the agent runner. Configure [models.agent] in subconscious.toml.',
+            schedule: 'touch',
+          },
+          record: undefined,
+          auto,
+          held,
         };
       }
+      const writes = mode === 'tainted';
+      const purpose = writes ? 'execute_write' : 'execute_analysis';
       const run = agent.start({
         world: ctx.world,
-        purpose: mode === 'full' ? 'execute_full' : 'execute_analysis',
-        system: mode === 'full' ? AGENT_FULL_SYSTEM : AGENT_ANALYSIS_SYSTEM,
+        purpose,
+        system: writes ? AGENT_WRITE_SYSTEM : AGENT_ANALYSIS_SYSTEM,
         prompt: agentTaskPrompt(task, d.reason, report),
-        mode: ctx.permit(mode), // a tainted tick's writes wait for an approval
+        mode: writes ? 'tainted' : 'analysis',
         attended: false,
         title: task.title,
         signal: ctx.signal,
+        ...(writes
+          ? {
+              // The approval gate of a tainted run: what the task's words name goes ahead; anything else is held for the person.
+              onApprovalRequested: async (approval) => {
+                const args = approval.arguments && typeof approval.arguments === 'object' ? (approval.arguments as Record<string, unknown>) : {};
+                if (deps.approvals && namedWrite(task.title, approval.tool, args)) {
+                  try {
+                    await deps.approvals.approve(approval.id);
+                    auto.push({ at: ctx.clock.now(), tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
+                    return undefined;
+                  } catch (err) {
+                    ctx.log.warn({ err: describeError(err), approval: approval.id }, 'could not approve a write the task names; holding it for the person');
+                  }
+                }
+                held.push({ tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
+                return `The task does not name this write (${approval.tool} on ${approval.server}), so it did not run: it waits for the person’s approval.`;
+              },
+            }
+          : {}),
       });
+      const usage = countUsage(run.events);
       await service.logs.update(logId, { run_id: run.id });
       const outcome = await run.settled;
-      if (outcome.status !== 'done') {
-        const row = outcomeToRow(outcome, undefined);
-        return { ...row, schedule: row.decision === 'cancelled' ? 'none' : mode === 'full' ? 'advance' : 'touch' };
-      }
-      const recommended =
-        mode === 'analysis' ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
-      if (recommended) {
-        const { priority, action } = splitPriority(recommended);
+      const used = usage.stop();
+      const record: ExecutionRecord = {
+        mode,
+        purpose,
+        answer: capText(outcome.text, CAPS.answer),
+        calls: {
+          model: modelOf(ctx.llm, 'agent'),
+          calls: outcome.steps ?? used.calls,
+          input_tokens: used.input,
+          output_tokens: used.output,
+          latency_ms: Math.max(0, (outcome.finishedAt ?? ctx.clock.now()) - (outcome.startedAt ?? started)),
+        },
+        tool_calls: toolCalls(outcome.toolSteps),
+        run_id: run.id,
+      };
+      if (held.length && outcome.status !== 'cancelled') {
+        const first = held[0]!;
         return {
-          decision: 'escalate',
-          result: LOG_TEXT.escalate,
-          schedule: 'advance',
-          // Judged on what needs approval, not on the task's title: a "Check Gmail" task's
-          // "Forward the invoice" must keep its "Go ahead" (the page shows "Fix in Skills" instead).
-          escalation: { description: action, analysis: outcome.text.trim() || null, priority, skill_related: isSkillRelated(action) },
+          final: {
+            decision: 'escalate',
+            result: LOG_TEXT.escalate,
+            schedule: 'advance',
+            escalation: {
+              description: cap(`Let “${task.title}” run ${first.tool} on ${first.server} with ${first.arguments}`, 600).text,
+              analysis: outcome.text.trim() || null,
+              priority: 'normal',
+              skill_related: false,
+              skill_server: null,
+            },
+          },
+          record,
+          auto,
+          held,
         };
       }
-      return { decision: 'act', result: outcome.text.trim() || '(the agent finished without a text answer)', schedule: 'advance' };
+      if (outcome.status !== 'done') {
+        const row = outcomeToRow(outcome, undefined);
+        return { final: { ...row, schedule: row.decision === 'cancelled' ? 'none' : writes ? 'advance' : 'touch' }, record, auto, held };
+      }
+      const recommended = !writes ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
+      if (recommended) {
+        const { priority, action } = splitPriority(recommended);
+        // Judged on what needs approval, not on the task's title: a "Check Gmail" task's
+        // "Forward the invoice" must keep its "Go ahead" (the page shows "Fix in Skills" instead).
+        const skillRelated = isSkillRelated(action);
+        return {
+          final: {
+            decision: 'escalate',
+            result: LOG_TEXT.escalate,
+            schedule: 'advance',
+            escalation: {
+              description: action,
+              analysis: outcome.text.trim() || null,
+              priority,
+              skill_related: skillRelated,
+              skill_server: skillRelated ? skillServerOf([action, outcome.text], inputs?.skills) : null,
+            },
+          },
+          record,
+          auto,
+          held,
+        };
+      }
+      return {
+        final: { decision: 'act', result: outcome.text.trim() || '(the agent finished without a text answer)', schedule: 'advance' },
+        record,
+        auto,
+        held,
+      };
     } catch (err) {
-      if (ctx.signal.aborted) return { decision: 'cancelled', result: `Cancelled: ${describeError(ctx.signal.reason)}`, schedule: 'none' };
+      if (ctx.signal.aborted)
+        return { final: { decision: 'cancelled', result: `Cancelled: ${describeError(ctx.signal.reason)}`, schedule: 'none' }, record: undefined, auto, held };
       // One task's failure stays on its row; the tick goes on (seed 1, "Failure Handling").
-      return { decision: 'failed', result: describeError(err), schedule: 'touch' };
+      return { final: { decision: 'failed', result: describeError(err), schedule: 'touch' }, record: undefined, auto, held };
     }
   }
 
-  async function finalize(ctx: TickContext, row: LogEntry, task: Task | undefined, d: TaskDecision, final: Final, startedAt: number): Promise<void> {
+  async function finalize(
+    ctx: TickContext,
+    row: LogEntry,
+    task: StoredTask | undefined,
+    d: TaskDecision,
+    final: Final,
+    startedAt: number,
+    fingerprint: string | null,
+  ): Promise<void> {
     const finishedAt = ctx.clock.now();
     let escalationId: string | undefined;
     await deps.db.transaction().execute(async (trx) => {
@@ -302,20 +583,26 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       }
       if (task && final.schedule === 'advance') await service.tasks.advance(trx, task.id, ctx.startedAt);
       else if (task && final.schedule === 'touch') await service.tasks.touch(trx, task.id, ctx.startedAt);
+      // "Nothing new" remembers what it was decided on; anything else must be looked at again.
+      if (task && final.decision === 'noop') await service.tasks.setNoop(trx, task.id, fingerprint, fingerprint ? ctx.startedAt : null);
+      else if (task && final.decision !== 'cancelled') await service.tasks.setNoop(trx, task.id, null, null);
     });
     service.emitLog(row.id, row.task_id, final.decision);
     if (escalationId) service.emit('tasks.escalation_changed', { id: escalationId, status: 'pending', task_id: row.task_id });
   }
 
   async function abandon(ctx: TickContext, reason: AbandonReason, _observation: Observation<TasksObservation> | undefined, error: unknown): Promise<void> {
+    // Executions that finished before the tick failed keep their outcome.
+    const settled = await service.logs.settleExecuted(ctx.tickId);
     const ids =
       reason === 'superseded' || reason === 'shutdown'
         ? await service.logs.closeOpenRows(ctx.tickId, 'cancelled', LOG_TEXT.cancelled)
         : await service.logs.closeOpenRows(ctx.tickId, 'failed', describeError(error) || `tick ${reason}`);
-    if (ids.length)
+    const all = [...settled, ...ids];
+    if (all.length)
       service.emit('tasks.log_changed', {
-        ids: ids.slice(0, 100),
-        count: ids.length,
+        ids: all.slice(0, 100),
+        count: all.length,
         decision: reason === 'superseded' || reason === 'shutdown' ? 'cancelled' : 'failed',
       });
   }
@@ -332,6 +619,29 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     reflect,
     commit,
     abandon,
+    // The tasks world's own words for what a person can do (the model layer names no world).
+    hint: (error) =>
+      (error as { kind?: unknown } | null)?.kind === 'rate_cap'
+        ? 'Lower context_budget_tokens in [worlds.tasks], then press "Try again" on the Tasks card.'
+        : undefined,
     close: () => service.close(),
   };
+}
+
+/** A task as the evaluation is told about it: with the write rights it really has. */
+function asked(t: StoredTask): StoredTask {
+  return { ...t, needs_tools: writesGranted(t) };
+}
+
+/**
+ * The skill a skill-related escalation is about: one the texts name, else the one skill that is
+ * not healthy (then "Fix in Skills" opens it, and the card resolves when it is healthy again).
+ */
+export function skillServerOf(texts: readonly (string | null | undefined)[], skills: readonly SkillHealth[] | undefined): string | null {
+  if (!skills?.length) return null;
+  const text = texts.filter(Boolean).join('\n').toLowerCase();
+  const named = skills.filter((s) => s.name && new RegExp(`\\b${s.name.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(text));
+  if (named.length === 1) return named[0]!.name;
+  const unhealthy = skills.filter((s) => s.status !== 'connected');
+  return unhealthy.length === 1 ? unhealthy[0]!.name : null;
 }

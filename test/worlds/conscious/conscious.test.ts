@@ -4,14 +4,18 @@
  * dismissed stays dismissed, malformed output → conscious.error and the same window next time,
  * 21 items cut to 20, fenced memory, the prompt override, and the RPC surface.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock, silentLogger } from '../../../src/core/index.js';
 import { RPC_APP_ERROR, RPC_INVALID_PARAMS } from '../../../src/core/rpc.js';
+import { MemorySources, memorySourcesSchema, type MemoryTables } from '../../../src/memory/index.js';
+import { tablesView } from '../../../src/store/index.js';
 import { dispatcherFor } from '../../memory/support.js';
 import { implement } from '../../../src/protocol/contract.js';
 import { consciousContract } from '../../../src/protocol/conscious.js';
-import { BUILT_IN_PROMPT, CURSOR_KEY, actionableId, consciousConfigSchema, consciousRpcHandlers } from '../../../src/worlds/conscious/index.js';
+import { BUILT_IN_PROMPT, CURSOR_KEY, KEEP_RUNS, actionableId, consciousConfigSchema, consciousRpcHandlers } from '../../../src/worlds/conscious/index.js';
 import { testDialects } from '../../support/stores.js';
 import { createConsciousHarness, item, systemOf, userOf, type ConsciousHarness } from './harness.js';
 
@@ -133,6 +137,10 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(eventsOf('conscious.completed')).toEqual([]);
     const state = await h.instance.keys();
     expect(state).not.toHaveProperty(CURSOR_KEY);
+    // The run is on record with its error (the Actionables tab shows it).
+    expect(await h.world.service.listRuns()).toEqual([
+      expect.objectContaining({ status: 'failed', error_kind: 'malformed', error: expect.stringMatching(/model/i), count: 0, namespaces: ['gmail'] }),
+    ]);
 
     // An unknown source fails closed the same way.
     await h.clock.advance(5 * 60_000);
@@ -147,6 +155,11 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(userOf(c!).replace(/Now: [^.]*\./, '')).toBe(userOf(a!).replace(/Now: [^.]*\./, ''));
     expect(await stored()).toHaveLength(1);
     expect((await h.instance.tick()).kind).toBe('quiet');
+    // Quiet ticks are not runs: three runs, newest first, the last one completed.
+    const runs = await h.world.service.listRuns();
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'failed', 'failed']);
+    expect(runs[0]).toMatchObject({ count: 1, new: 1, documents: 1, namespaces: ['gmail'], error: null, error_kind: null });
+    expect(runs[0]!.finished_at).toBe(runs[0]!.started_at + runs[0]!.duration_ms!);
   });
 
   it('a 21-item reply is cut to 20', async () => {
@@ -192,6 +205,7 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     const before = h.extractions().length;
 
     ticks = [];
+    await h.clock.advance(60_000);
     h.server.enqueue({ json: [item('Pay invoice 2291'), item('Second look')] });
     await call('conscious.run', { force: true });
     expect(await ticks[0]).toMatchObject({ kind: 'committed' });
@@ -204,6 +218,18 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(await call('conscious.dismiss', { id })).toMatchObject({ result: { id, state: 'dismissed' } });
     expect(eventsOf('conscious.actionables_changed').at(-1)!.data).toEqual({ ids: [id], reason: 'dismissed' });
     expect(await call('conscious.complete', { id })).toMatchObject({ result: { state: 'done' } });
+    // Undo: new again, and it stays as the person left it when extracted again.
+    expect(await call('conscious.reopen', { id })).toMatchObject({ result: { id, state: 'new' } });
+    expect(eventsOf('conscious.actionables_changed').at(-1)!.data).toEqual({ ids: [id], reason: 'reopened' });
+    expect(await call('conscious.runs', {})).toMatchObject({
+      result: [
+        { status: 'completed', count: 2 },
+        { status: 'completed', count: 1 },
+      ],
+    });
+    expect(await call('conscious.runs', { limit: 1 })).toMatchObject({ result: [{ status: 'completed', count: 2 }] });
+    expect(await call('conscious.runs', { limit: 101 })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
+    expect(await call('conscious.reopen', { id: 'f'.repeat(64) })).toMatchObject({ error: { code: RPC_APP_ERROR, data: { code: 'not_found' } } });
 
     expect(await call('conscious.dismiss', { id: 'nope' })).toMatchObject({
       error: { code: RPC_INVALID_PARAMS, message: expect.stringMatching(/id: must be an actionable id/) },
@@ -217,7 +243,6 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
 describe('conscious config', () => {
   it('defaults to 5 minutes after a 60-second delay on the local role, and names bad keys', () => {
     expect(consciousConfigSchema.parse({})).toMatchObject({
-      enabled: true,
       interval_minutes: 5,
       initial_delay_seconds: 60,
       role: 'local',
@@ -234,5 +259,64 @@ describe('conscious config', () => {
         expect.stringMatching(/Unrecognized key: "extra"/),
       ]),
     );
+  });
+});
+
+describe.each(dialects)('conscious runs on record (%s)', (dialect) => {
+  it('keeps the newest 100 runs; a superseded run is marked interrupted, a finished one never', async () => {
+    const h = await createConsciousHarness({ dialect });
+    try {
+      const runs = h.world.service.runs;
+      for (let i = 0; i < KEEP_RUNS + 2; i++)
+        await runs.completed(`run-${i}`, 1_000 + i, 1_500 + i, { namespaces: ['n'], documents: 1, count: i, new: 0, cut: 0 });
+      const kept = await runs.list(100);
+      expect(kept).toHaveLength(KEEP_RUNS);
+      expect(kept[0]).toMatchObject({ id: `run-${KEEP_RUNS + 1}`, status: 'completed', count: KEEP_RUNS + 1, duration_ms: 500 });
+      expect(kept.at(-1)!.id).toBe('run-2');
+      await runs.started('run-x', 5_000, ['n']);
+      await runs.interrupted('run-x', 5_100);
+      await runs.interrupted(`run-${KEEP_RUNS + 1}`, 5_200); // finished: left as it was
+      const [x, last] = await runs.list(2);
+      expect(x).toMatchObject({ id: 'run-x', status: 'interrupted', error_kind: 'superseded', finished_at: 5_100 });
+      expect(last).toMatchObject({ status: 'completed', error: null });
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
+describe('conscious world and the sources’ first sync', () => {
+  it('observe waits for MemorySync.ready, so a tick without start() digests the folder as it is', async () => {
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'subc-conscious-src-'));
+    writeFileSync(path.join(folder, 'invoice.md'), '# Invoice 2291 overdue\n\nACME says the invoice is 30 days overdue.');
+    let sources: MemorySources | undefined;
+    const h = await createConsciousHarness({
+      ready: (memory, store) => {
+        const config = memorySourcesSchema.parse([{ kind: 'folder', path: folder, namespace: 'notes', label: 'Notes', watch: false }]);
+        sources = new MemorySources({
+          store: memory,
+          db: tablesView<MemoryTables>(store.db),
+          clock: new FakeClock(),
+          log: silentLogger,
+          workspace: store.workspace,
+          sources: config,
+        });
+        return (signal) => sources!.ready(signal);
+      },
+    });
+    try {
+      h.server.enqueue({ json: [item('Pay invoice 2291')] });
+      // Nothing started the sources: the tick's observe starts their first sync and waits for it.
+      expect(await h.instance.tick()).toMatchObject({ kind: 'committed', message: '1 actionable (1 new)' });
+      expect(userOf(h.extractions()[0]!)).toContain('Invoice 2291 overdue');
+      expect((await h.memory.namespaces()).map((n) => [n.namespace, n.documents, n.kind])).toEqual([['notes', 1, 'folder']]);
+      // Once synced, `ready` is settled: the next tick is quiet and syncs nothing.
+      expect((await h.instance.tick()).kind).toBe('quiet');
+      expect(h.extractions()).toHaveLength(1);
+    } finally {
+      await sources?.stop();
+      await h.dispose();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -39,7 +39,13 @@ export interface ConsciousHarness {
   dispose(): Promise<void>;
 }
 
-export async function createConsciousHarness(opts: { dialect?: DialectName; settings?: Partial<ConsciousSettings> } = {}): Promise<ConsciousHarness> {
+export async function createConsciousHarness(
+  opts: {
+    dialect?: DialectName;
+    settings?: Partial<ConsciousSettings>;
+    ready?: (memory: MemoryStore, store: TestStore) => (signal: AbortSignal) => Promise<void>;
+  } = {},
+): Promise<ConsciousHarness> {
   const store = await openTestStore(opts.dialect ?? 'sqlite');
   await applyMigrations(store.db, store.dialect, { ...memoryMigrations, ...consciousMigrations });
   const clock = new FakeClock();
@@ -59,6 +65,7 @@ export async function createConsciousHarness(opts: { dialect?: DialectName; sett
     clock,
     emit: <K extends keyof ConsciousEvents>(type: K, data: ConsciousEvents[K]) => bus.emit(type, data),
     log: silentLogger,
+    ...(opts.ready ? { ready: opts.ready(memory, store) } : {}),
   });
   const instance = new Instance(world, {
     db: store.db,

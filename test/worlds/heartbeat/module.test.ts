@@ -1,8 +1,8 @@
 /**
  * The heartbeat as a module (issue 12 §8; HELPERS "Phase 2"): its `[worlds.heartbeat]` section,
  * the module checks (it needs the bots host, so it comes after it), and a real app built from
- * `[...productModules, bots, heartbeat]` — config, store, registry, RPC — that resumes a failed
- * task end to end through its own tick.
+ * `[...productModules, heartbeat]` (the bots module is among the product's) — config, store,
+ * registry, RPC — that resumes a failed task end to end through its own tick.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,15 +19,17 @@ import type { HeartbeatSnapshot } from '../../../src/protocol/heartbeat.js';
 import { heartbeatModule } from '../../../src/worlds/heartbeat/index.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
 import { until } from './harness.js';
-import { botsTestModule } from './support/bots-module.js';
 
-const modules = [...productModules, botsTestModule, heartbeatModule];
+/** The product's modules (the bots host among them) with the heartbeat after them, as the lead will list it. */
+const modules = [...productModules, heartbeatModule];
 
 describe('the heartbeat module', () => {
   it('comes after the bots host: the checks accept it there and nowhere else', () => {
     expect(() => checkModules(modules)).not.toThrow();
-    expect(() => checkModules([...productModules, heartbeatModule])).toThrow(/module heartbeat needs bots\.heartbeat, which no module before it provides/);
-    expect(() => checkModules([...productModules, heartbeatModule, botsTestModule])).toThrow(/needs bots\.heartbeat/);
+    const withoutBots = productModules.filter((m) => m.kind !== 'bots');
+    expect(() => checkModules([...withoutBots, heartbeatModule])).toThrow(/module heartbeat needs bots\.heartbeat, which no module before it provides/);
+    const bots = productModules.find((m) => m.kind === 'bots')!;
+    expect(() => checkModules([...withoutBots, heartbeatModule, bots])).toThrow(/needs bots\.heartbeat/);
     expect(heartbeatModule.tables!.names.every((t) => t.startsWith('heartbeat_'))).toBe(true);
     expect(Object.keys(heartbeatModule.tables!.migrations)).toEqual(['heartbeat/0001_init']);
     expect(productContracts).toContain(heartbeatContract);

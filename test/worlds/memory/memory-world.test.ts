@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/core/index.js';
 import { RPC_INVALID_PARAMS } from '../../../src/core/rpc.js';
 import type { TickContext } from '../../../src/engine/index.js';
-import type { MemoryTables } from '../../../src/memory/index.js';
+import { MemorySources, type MemoryTables } from '../../../src/memory/index.js';
 import { tablesView } from '../../../src/store/index.js';
 import { implement } from '../../../src/protocol/contract.js';
 import { USER_THREAD, memoryContract } from '../../../src/protocol/memory.js';
@@ -217,15 +217,37 @@ describe.each(dialects)('memory world (%s)', (dialect) => {
     expect((await h.world.service.baseline())!.seq).toBe(head);
   });
 
-  it('RPC: the whole memory contract (store methods and the world’s), with bad params refused', async () => {
+  it('RPC: the whole memory contract (store methods, sources and the world’s), with bad params refused', async () => {
     await withChanges();
-    const rpc = dispatcherFor(implement(memoryContract, memoryRpcHandlers(h.memory, h.world.service)));
+    const sources = new MemorySources({
+      store: h.memory,
+      db: tablesView<MemoryTables>(h.store.db),
+      clock: h.clock,
+      log: silentLogger,
+      workspace: h.store.workspace,
+      sources: [],
+    });
+    const rpc = dispatcherFor(implement(memoryContract, memoryRpcHandlers(h.memory, sources, h.world.service)));
     const call = (method: string, params: unknown) => rpc.handle({ jsonrpc: '2.0', id: 1, method, params });
     const diff = (await call('memory.diff', {})) as { result: { text: string; totals: unknown; baseline: { label: string } } };
     expect(diff.result.totals).toEqual({ added: 2, modified: 0, removed: 0 });
     expect(diff.result.baseline.label).toBe('memory');
     expect(diff.result.text).toMatch(/^2 changes since checkpoint "memory"/);
     expect(diff.result.text).toContain('### mail (rpc)\n[added] Weekly digest\n[added] Invoice 2291 overdue');
+    // The same as data, for the page.
+    expect((diff.result as unknown as { sources: unknown }).sources).toEqual([
+      {
+        namespace: 'mail',
+        label: 'mail',
+        kind: 'rpc',
+        totals: { added: 2, modified: 0, removed: 0 },
+        entries: [
+          { change: 'added', title: 'Weekly digest', external_id: 'news', updated_at: expect.any(Number) },
+          { change: 'added', title: 'Invoice 2291 overdue', external_id: 'inv', updated_at: expect.any(Number) },
+        ],
+        more: 0,
+      },
+    ]);
     expect(await call('memory.notifications_list', {})).toEqual({ jsonrpc: '2.0', id: 1, result: [] });
     expect(await call('memory.todos_list', { status: 'open' })).toMatchObject({ result: [] });
     expect(await call('memory.goals_list', {})).toMatchObject({ result: [] });
@@ -233,12 +255,37 @@ describe.each(dialects)('memory world (%s)', (dialect) => {
     expect(await call('memory.todos_list', { status: 'later' })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
     expect(await call('memory.notifications_list', { limit: 0 })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
     expect(await call('memory.diff', { since: 1 })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
+    // No source configured: said plainly, and an unknown namespace is not_found with the way to add one.
+    expect(await call('memory.sources', {})).toMatchObject({ result: [] });
+    expect(await call('memory.sync', {})).toMatchObject({ result: { started: [], message: expect.stringContaining('[[worlds.memory.sources]]') } });
+    expect(await call('memory.sync', { namespace: 'mail' })).toMatchObject({
+      error: { data: { code: 'not_found', hint: expect.stringContaining('[[worlds.memory.sources]]') } },
+    });
+    // A person settles the world's to-dos and goals; the page hears of it.
+    await h.world.service.outputs.apply(
+      [
+        { op: 'todo_add', id: 'todo-1', title: 'Pay invoice 2291', note: null },
+        { op: 'goal_add', id: 'goal-1', title: 'Keep the books current', description: null },
+      ],
+      'tick-x',
+      h.clock.now(),
+    );
+    expect(await call('memory.todos_update', { id: 'todo-1', status: 'done' })).toMatchObject({ result: { id: 'todo-1', status: 'done' } });
+    expect(await call('memory.goals_update', { id: 'goal-1', status: 'achieved' })).toMatchObject({ result: { id: 'goal-1', status: 'achieved' } });
+    expect(h.events.filter((e) => e.type === 'memory.todos_changed' || e.type === 'memory.goals_changed').map((e) => e.data)).toEqual([
+      { ids: ['todo-1'] },
+      { ids: ['goal-1'] },
+    ]);
+    expect(await call('memory.todos_list', { status: 'open' })).toMatchObject({ result: [] });
+    expect(await call('memory.todos_update', { id: 'nope', status: 'done' })).toMatchObject({ error: { data: { code: 'not_found' } } });
+    expect(await call('memory.todos_update', { id: 'todo-1', status: 'later' })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
+    expect(await call('memory.goals_update', { id: 'goal-1' })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
   });
 });
 
 describe('memory world config', () => {
   it('has defaults, holds the sources, and names bad keys', () => {
-    expect(memoryWorldConfigSchema.parse({})).toMatchObject({ enabled: true, interval_minutes: 15, initial_delay_seconds: 60, role: 'agent', sources: [] });
+    expect(memoryWorldConfigSchema.parse({})).toMatchObject({ interval_minutes: 15, initial_delay_seconds: 60, role: 'agent', sources: [] });
     const parsed = memoryWorldConfigSchema.parse({ sources: [{ kind: 'folder', path: 'mail', namespace: 'mail' }] });
     expect(parsed.sources[0]).toMatchObject({ kind: 'folder', watch: true });
     const bad = memoryWorldConfigSchema.safeParse({ max_steps: 0, sources: [{ kind: 'folder', path: 'x', namespace: '' }] });

@@ -203,4 +203,10 @@ describe.each(dialects)('steering world on %s', (dialect) => {
     expect((await call('steering.current', {})).result).toMatchObject({ directive: null, injected: DEFAULT_STEERING_LINE });
     expect((await call('steering.list', {})).result).toEqual([]);
   });
+
+  it('adds its own words to a rate-cap failure (the model layer names no world), and nothing to others', () => {
+    expect(rig.world.hint!({ kind: 'rate_cap' })).toContain('[worlds.steering] role');
+    expect(rig.world.hint!({ kind: 'unreachable' })).toBeUndefined();
+    expect(rig.world.hint!(new Error('boom'))).toBeUndefined();
+  });
 });

@@ -29,11 +29,22 @@ const run = (...args: string[]) => program.parseAsync(['node', 'subconscious', '
 
 describe('tasks CLI', () => {
   it('adds, lists as a table and as JSON, disables, enables and removes', async () => {
+    // Read-only unless --write says so (issue 9): a title that sounds like a write gets a suggestion.
     await run('add', 'Send', 'daily', 'summary', 'to', 'Slack', '--recurrence', 'cron:0 9 * * *');
-    expect(lines.at(-1)).toMatch(/^added \S+: Send daily summary to Slack \(cron:0 9 \* \* \*, write\)$/);
+    expect(lines[0]).toMatch(/^added \S+: Send daily summary to Slack \(cron:0 9 \* \* \*, read-only\)$/);
+    expect(lines[1]).toMatch(
+      /^This sounds like it sends or changes things\. It was added read-only: it asks before any write\. To let it act without asking: subconscious tasks writes \S+ on$/,
+    );
+    const sendId = lines[0]!.split(' ')[1]!.replace(/:$/, '');
+    await run('writes', sendId.slice(0, 8), 'on');
+    expect(lines.at(-1)).toBe(`writes allowed: ${sendId}: Send daily summary to Slack`);
+    await run('add', 'Post', 'the', 'weekly', 'report', '--write');
+    expect(lines.at(-1)).toMatch(/^added \S+: Post the weekly report \(pending, write\)$/);
+    await run('remove', lines.at(-1)!.split(' ')[1]!.replace(/:$/, ''));
+    lines.length = 0;
     await run('add', 'Check the build status', '--recurrence', 'once');
     await run('add', 'Check urgent emails', '--json');
-    const added = JSON.parse(lines.slice(2).join('\n')) as Task;
+    const added = JSON.parse(lines.slice(1).join('\n')) as Task;
     expect(added).toMatchObject({ title: 'Check urgent emails', needs_tools: false, source: 'user' });
 
     lines.length = 0;

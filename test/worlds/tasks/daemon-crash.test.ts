@@ -89,9 +89,9 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     const setup = new TasksService({ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: ws, timezone: 'UTC' });
     for (const t of await setup.listTasks()) await setup.updateTask(t.id, { enabled: false });
     // Created a second apart: due tasks execute in creation order.
-    const one = await setup.addTask({ title: 'Write note one to one.txt' });
+    const one = await setup.addTask({ title: 'Write note one to one.txt', needs_tools: true });
     await clock.advance(1000);
-    const two = await setup.addTask({ title: 'Write note two to two.txt' });
+    const two = await setup.addTask({ title: 'Write note two to two.txt', needs_tools: true });
     await clock.advance(1000);
     const three = await setup.addTask({ title: 'Check the build status' });
     expect([one.needs_tools, two.needs_tools, three.needs_tools]).toEqual([true, true, false]);
@@ -100,8 +100,10 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
     let reachedTwo!: () => void;
     const twoRunning = new Promise<void>((resolve) => (reachedTwo = resolve));
+    // The write tasks need their tools (escalate: the agent runs); the read-only one answers in text (act).
+    const decide = (id: string) => (id === three.id ? 'act' : 'escalate');
     server.handle((req) => {
-      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'act', reason: 'due' })) } };
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: decide(t.id), reason: 'due' })) } };
       if (isLocalExecution(req)) return { text: 'Build is green.' };
       if (isAgent(req)) {
         const title = fencedTaskTitle(req);
@@ -140,11 +142,52 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(agentCalls(two.title)).toBe(1);
     expect(server.chatRequests.filter(isLocalExecution)).toHaveLength(1);
     expect(existsSync(path.join(ws, 'two.txt'))).toBe(false);
-    const status = await daemon.rpc<{ total_ticks: number; consecutive_failures: number; instances: { world: string; last_outcome: string }[] }>(
+    const status = await daemon.rpc<{ instances: { world: string; total_ticks: number; consecutive_failures: number; last_outcome: string }[] }>(
       'subconscious.status',
     );
-    expect(status).toMatchObject({ total_ticks: 1, consecutive_failures: 0 });
-    expect(status.instances.find((i) => i.world === 'tasks')?.last_outcome).toBe('committed');
+    expect(status.instances.find((i) => i.world === 'tasks')).toMatchObject({ total_ticks: 1, consecutive_failures: 0, last_outcome: 'committed' });
+    expect(await daemon.stop()).toBe(0);
+  }, 90_000);
+
+  it('a text-only execution cut off by SIGKILL is not run again on resume (issue 9: it ran twice)', async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-local-'));
+    const ws = workspace;
+    const store = await openStore({ workspace: ws });
+    const clock = new FakeClock(Date.now() - 60_000);
+    const setup = new TasksService({ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: ws, timezone: 'UTC' });
+    for (const t of await setup.listTasks()) await setup.updateTask(t.id, { enabled: false });
+    const first = await setup.addTask({ title: 'Summarize the release notes' });
+    await clock.advance(1000);
+    const second = await setup.addTask({ title: 'Summarize the open tickets' });
+    await store.close();
+
+    server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
+    let reachedSecond!: () => void;
+    const secondRunning = new Promise<void>((resolve) => (reachedSecond = resolve));
+    server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'act', reason: 'new notes' })) } };
+      if (isLocalExecution(req)) {
+        if (fencedTaskTitle(req) === first.title) return { text: 'Three fixes, nothing urgent.' };
+        reachedSecond();
+        return { hang: true };
+      }
+      return { status: 500, message: 'unscripted' };
+    });
+    const executions = (title: string) => server!.chatRequests.filter((r) => isLocalExecution(r) && fencedTaskTitle(r) === title).length;
+
+    daemon = await startDaemon({ workspace: ws, config: config(server.baseUrl, ws), env: { SUBCONSCIOUS_LOG_LEVEL: 'warn' } });
+    await secondRunning;
+    await daemon.kill();
+    expect(executions(second.title)).toBe(1);
+
+    await daemon.restart();
+    const rows = await settledLog(daemon, 2);
+    expect(rows.find((r) => r.task_id === first.id)).toMatchObject({ decision: 'act', result: 'Three fixes, nothing urgent.', exec_state: 'done' });
+    // Its row was the execution's key: marked running before the call, it is interrupted, never repeated.
+    expect(rows.find((r) => r.task_id === second.id)).toMatchObject({ decision: 'failed', result: INTERRUPTED, exec_state: 'done' });
+    expect(executions(first.title)).toBe(1);
+    expect(executions(second.title)).toBe(1);
+    expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
     expect(await daemon.stop()).toBe(0);
   }, 90_000);
 

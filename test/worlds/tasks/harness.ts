@@ -10,11 +10,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { EventBus, FakeClock, silentLogger, uuid, type BusEvent } from '../../../src/core/index.js';
 import { createLlm, type LlmService } from '../../../src/llm/index.js';
-import { AgentRunner, ApprovalStore, McpManager } from '../../../src/agent/index.js';
+import { AgentRunner, ApprovalStore, McpManager, type McpServerInput } from '../../../src/agent/index.js';
 import { Instance } from '../../../src/engine/index.js';
 import { StoreCheckpointer } from '../../../src/graph/index.js';
 import type { DialectName } from '../../../src/store/index.js';
-import { createTasksWorld, type TasksSettings, type TasksWorld } from '../../../src/worlds/tasks/index.js';
+import { createTasksWorld, type MemoryChanges, type TasksSettings, type TasksWorld } from '../../../src/worlds/tasks/index.js';
 import { startModelServer, type ModelServer, type RecordedRequest } from '../../support/model-server.js';
 import { openTestStore, type TestStore } from '../../support/stores.js';
 
@@ -37,6 +37,7 @@ export interface TasksHarness {
   llm: LlmService;
   mcp: McpManager | undefined;
   runner: AgentRunner | undefined;
+  approvals: ApprovalStore | undefined;
   world: TasksWorld;
   instance: Instance;
   events: BusEvent[];
@@ -52,11 +53,17 @@ export interface HarnessOptions {
   /** Reuse an existing store (a "restarted process"). */
   store?: TestStore;
   timeoutMs?: number;
+  /** A memory store (its tables migrated by the caller). */
+  memoryStore?: MemoryChanges | undefined;
+  /** More MCP servers beside `fs` (a skill a test can break). */
+  servers?: McpServerInput[];
+  /** The clock (default a new FakeClock), when something else made before the harness needs it too. */
+  clock?: FakeClock;
 }
 
 export async function createTasksHarness(opts: HarnessOptions = {}): Promise<TasksHarness> {
   const store = opts.store ?? (await openTestStore(opts.dialect ?? 'sqlite'));
-  const clock = new FakeClock();
+  const clock = opts.clock ?? new FakeClock();
   const server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const llm = createLlm({
@@ -71,12 +78,16 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
   bus.subscribe((e) => events.push(e));
   let mcp: McpManager | undefined;
   let runner: AgentRunner | undefined;
+  let approvals: ApprovalStore | undefined;
   if (opts.agent !== false) {
     mcp = new McpManager({
-      servers: [{ name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), store.workspace] }],
+      servers: [
+        { name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), store.workspace] },
+        ...(opts.servers ?? []),
+      ],
       clock,
     });
-    const approvals = new ApprovalStore({ db: store.db, clock, ids: uuid, events: bus });
+    approvals = new ApprovalStore({ db: store.db, clock, ids: uuid, events: bus });
     runner = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid, events: bus });
   }
   const settings: TasksSettings = { intervalMinutes: 5, inferenceEnabled: true, contextBudgetTokens: 40_000, timezone: 'UTC', ...opts.settings };
@@ -89,7 +100,10 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     workspace: store.workspace,
     settings: () => settings,
     agent: runner,
+    approvals,
     skills: mcp,
+    models: llm,
+    memoryStore: opts.memoryStore,
   });
   const instance = new Instance(world, {
     db: store.db,
@@ -107,6 +121,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     llm,
     mcp,
     runner,
+    approvals,
     world,
     instance,
     events,

@@ -26,7 +26,9 @@ async function logRows(harness: TasksHarness): Promise<LogEntry[]> {
 
 describe('tasks world: failures', () => {
   it('model down for three ticks: three failures, rows failed, last_tick_at held; the fourth tick covers the whole window', async () => {
-    h = await createTasksHarness({ agent: false });
+    // Every tick evaluates (seed 1's literal behaviour): with the unchanged-task skip, a model
+    // that goes down while nothing changed costs no tick at all (fingerprint.test.ts).
+    h = await createTasksHarness({ agent: false, settings: { reevaluateUnchangedAfterMinutes: 0 } });
     h.server.handle(allNoop);
     const first = await h.instance.tick();
     expect(first.kind, first.message).toBe('committed');
@@ -101,7 +103,7 @@ describe('tasks world: an agent run that runs out of steps', () => {
     const workspace = h.store.workspace;
     h.server.handle((req) => {
       if (isEvaluation(req))
-        return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'act' : 'noop', reason: 'r' })) } };
+        return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: t.id === task.id ? 'escalate' : 'noop', reason: 'r' })) } };
       // The agent never answers: every step is one more tool call.
       if (isAgent(req)) return { toolCalls: [{ name: 'fs__list_directory', arguments: { path: workspace } }] };
       return { status: 500, message: 'unscripted' };
@@ -346,15 +348,21 @@ describe('tasks world: a task waiting for approval', () => {
     const [first] = await h.world.service.listEscalations('pending');
     expect(first).toMatchObject({ task_id: task.id });
 
+    // Waiting for the answer, it is not due; the others did not change: the tick makes no call.
     await h.clock.advance(5 * 60_000);
-    expect((await h.instance.tick()).kind).toBe('committed');
-    expect(listed()).toEqual([true, false]);
+    expect((await h.instance.tick()).kind).toBe('quiet');
+    expect(listed()).toEqual([true]);
     expect(await h.world.service.listEscalations('pending')).toHaveLength(1);
+    expect((await h.world.service.listTasks()).find((t) => t.id === task.id)!.why).toMatchObject({
+      kind: 'waiting',
+      detail: 'Forward them to forwarded.txt',
+    });
 
     await h.world.service.dismiss(first!.id);
     await h.clock.advance(5 * 60_000);
     expect((await h.instance.tick()).kind).toBe('committed');
-    expect(listed()).toEqual([true, false, true]);
+    expect(listed()).toEqual([true, true]);
+    expect(tasksInPrompt(h.server.chatRequests.filter(isEvaluation).at(-1)!).map((t) => t.id)).toEqual([task.id]);
     expect((await h.world.service.listEscalations('pending')).map((e) => e.task_id)).toEqual([task.id]);
   });
 });

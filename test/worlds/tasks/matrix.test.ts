@@ -1,7 +1,9 @@
 /**
  * Seed 1's whole decision × intent × approval matrix, end to end: the engine's Instance runs
  * the tick, the scripted model server answers the evaluation, the local text execution and the
- * agent's steps, the real filesystem MCP server performs the writes.
+ * agent's steps, the real filesystem MCP server performs the writes. Routing as seed 1 says,
+ * with issue 9: `act` is a local text answer whatever the intent; `escalate` on a write task runs
+ * the agent tainted, where the writes the task's words name are approved on its behalf.
  */
 import { implement, tasksContract } from '../../../src/protocol/index.js';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcDispatcher } from '../../../src/core/index.js';
 import { testDialects } from '../../support/stores.js';
-import { tasksRpcHandlers, type Escalation, type LogEntry, type Task } from '../../../src/worlds/tasks/index.js';
+import { tasksRpcHandlers, type Escalation, type LogDetail, type LogEntry, type Task } from '../../../src/worlds/tasks/index.js';
 import {
   createTasksHarness,
   fencedTaskTitle,
@@ -82,12 +84,12 @@ describe.each(await testDialects())('tasks world on %s: decision × intent × ap
     const add = (title: string, extra: Record<string, unknown> = {}) => rpc.call('subconscious.tasks_add', { title, ...extra }) as Promise<Task>;
     const noopTask = await add(T.noop, { recurrence: 'cron:0 9 * * *' });
     const readAct = await add(T.readAct, { recurrence: 'once' });
-    const writeAct = await add(T.writeAct);
-    const writeEscalate = await add(T.writeEscalate);
+    const writeAct = await add(T.writeAct, { needs_tools: true });
+    const writeEscalate = await add(T.writeEscalate, { needs_tools: true });
     const recommend = await add(T.readEscalateRecommend);
     const plain = await add(T.readEscalatePlain);
     const skill = await add(T.skill);
-    // Write intent is decided from the title when not given.
+    // Write intent is the person's choice: the others are read-only.
     expect([noopTask, readAct, recommend, plain, skill].map((t) => t.needs_tools)).toEqual([false, false, false, false, false]);
     expect([writeAct, writeEscalate].map((t) => t.needs_tools)).toEqual([true, true]);
     // A cron task is first due at its next time: make it due now.
@@ -121,19 +123,24 @@ describe.each(await testDialects())('tasks world on %s: decision × intent × ap
     // act on a read-only task → the local model, purpose `execute`; `once` completes.
     expect(row(readAct.id)).toMatchObject({ decision: 'act', result: `Local answer for: ${T.readAct}`, exec_mode: 'local' });
     expect(task(readAct.id).completed).toBe(true);
-    expect(h.server.chatRequests.filter(isLocalExecution)).toHaveLength(1);
+    // act on a write task → the local model too (seed 1): a text answer, no tool, nothing written.
+    expect(row(writeAct.id)).toMatchObject({ decision: 'act', result: `Local answer for: ${T.writeAct}`, exec_mode: 'local' });
+    expect(existsSync(path.join(h.store.workspace, 'note-act.txt'))).toBe(false);
+    expect(h.server.chatRequests.filter(isLocalExecution)).toHaveLength(2);
 
-    // act on a write task → the agent in full mode: the writing tool runs, no approval.
-    expect(row(writeAct.id)).toMatchObject({ decision: 'act', result: 'Wrote the daily note.', exec_mode: 'full' });
-    expect(readFileSync(path.join(h.store.workspace, 'note-act.txt'), 'utf8')).toBe('daily note');
-    // escalate on a write task → the agent in full mode, no approval.
-    expect(row(writeEscalate.id)).toMatchObject({ decision: 'act', model_decision: 'escalate', result: 'Sent the digest.', exec_mode: 'full' });
+    // escalate on a write task → the agent, tainted: the write its words name ("… to digest.txt")
+    // is approved on the task's behalf, and the approval trail says so.
+    expect(row(writeEscalate.id)).toMatchObject({ decision: 'act', model_decision: 'escalate', result: 'Sent the digest.', exec_mode: 'tainted' });
     expect(readFileSync(path.join(h.store.workspace, 'digest.txt'), 'utf8')).toBe('digest');
     const approvals = await h.store.db.selectFrom('approvals').selectAll().execute();
-    expect(approvals).toHaveLength(0);
-    const fullRequests = h.server.chatRequests.filter((r) => isAgent(r) && [T.writeAct, T.writeEscalate].includes(fencedTaskTitle(r) as never));
-    expect(fullRequests).toHaveLength(4);
-    for (const r of fullRequests) expect(toolNames(r)).toContain('fs__write_file');
+    expect(approvals.map((a) => [a.tool, a.state])).toEqual([['write_file', 'approved']]);
+    const writeRequests = h.server.chatRequests.filter((r) => isAgent(r) && fencedTaskTitle(r) === T.writeEscalate);
+    expect(writeRequests).toHaveLength(2);
+    for (const r of writeRequests) expect(toolNames(r)).toContain('fs__write_file');
+    const detail = (await rpc.call('subconscious.log_detail', { id: row(writeEscalate.id).id })) as LogDetail;
+    expect(detail.execution).toMatchObject({ mode: 'tainted', purpose: 'execute_write', calls: { calls: 2, model: 'agent-model' } });
+    expect(detail.execution!.tool_calls).toEqual([expect.objectContaining({ tool: 'fs__write_file', outcome: 'ok' })]);
+    expect(detail.approvals).toEqual([expect.objectContaining({ state: 'approved', by: 'subconscious', note: 'the task’s own words name this write' })]);
 
     // escalate on a read-only task → analysis mode: writing tools are not even offered.
     const analysisRequests = h.server.chatRequests.filter(
@@ -162,12 +169,12 @@ describe.each(await testDialects())('tasks world on %s: decision × intent × ap
     const fix = pending.find((e) => e.task_id === skill.id)!;
     expect(fix).toMatchObject({ priority: 'normal', skill_related: true, description: 'Re-authenticate the Gmail integration' });
 
-    // The ledger counts every call: 1 evaluation, 1 local execution, 4 full-mode steps, 3 analysis steps.
+    // The ledger counts every call: 1 evaluation, 2 local executions, 2 write-run steps, 3 analysis steps.
     const ledger = await h.store.db.selectFrom('model_calls').select(['purpose', 'role']).where('world', '=', 'tasks').execute();
     const byPurpose = (p: string) => ledger.filter((l) => l.purpose === p);
     expect(byPurpose('evaluate').map((l) => l.role)).toEqual(['local']);
-    expect(byPurpose('execute').map((l) => l.role)).toEqual(['local']);
-    expect(byPurpose('execute_full')).toHaveLength(4);
+    expect(byPurpose('execute').map((l) => l.role)).toEqual(['local', 'local']);
+    expect(byPurpose('execute_write')).toHaveLength(2);
     expect(byPurpose('execute_analysis')).toHaveLength(3);
     expect(ledger).toHaveLength(h.server.chatRequests.length);
 

@@ -5,10 +5,16 @@ import { estimateTokens } from '../../../src/llm/index.js';
 import {
   advanceSchedule,
   buildSituationReport,
-  detectWriteIntent,
   findRecommendedAction,
+  isAboutTime,
   isSkillRelated,
+  localDay,
+  namedWrite,
+  parseHeartbeatLines,
   parseHeartbeatMd,
+  sharedDigest,
+  soundsLikeWrite,
+  taskFingerprint,
   planBatches,
   scheduleFor,
   splitPriority,
@@ -124,22 +130,79 @@ describe('situation report', () => {
 });
 
 describe('text rules', () => {
-  it('write intent from the title', () => {
+  it('a title that sounds like writing is a suggestion only (it also fires on read-only titles, which is why it never grants)', () => {
     for (const t of [
       'Send daily summary to Slack',
       'Post the weekly report',
       'Check urgent emails and forward them',
       'Reply to the landlord',
       'Delete old drafts',
+      // Read-only titles the old guess gave write rights (issue 9): the suggestion may fire; the person decides.
+      'Check which emails I need to reply to',
     ])
-      expect(detectWriteIntent(t), t).toBe(true);
+      expect(soundsLikeWrite(t), t).toBe(true);
     for (const t of [
       'Check urgent emails',
       'Summarize Notion updates',
       'Review new memory updates for actionable items',
       'Monitor system health (Ollama, memory, connections)',
     ])
-      expect(detectWriteIntent(t), t).toBe(false);
+      expect(soundsLikeWrite(t), t).toBe(false);
+  });
+
+  it('a write-intent run may make only the writes its task names: the kind of action and every target', () => {
+    const task = 'Write the weekly digest to notes.md';
+    expect(namedWrite(task, 'write_file', { path: '/ws/notes.md', content: 'digest' })).toBe(true);
+    expect(namedWrite(task, 'fs__edit_file', { path: '/ws/notes.md', edits: [] })).toBe(true);
+    // What a file or a tool result asked for is not named by the task.
+    expect(namedWrite(task, 'write_file', { path: '/ws/evil.txt', content: 'pwned' })).toBe(false);
+    expect(namedWrite(task, 'write_file', { path: '/ws/notes.md.bak', content: 'x' })).toBe(false);
+    expect(namedWrite(task, 'move_file', { source: '/ws/notes.md', destination: '/ws/old.md' })).toBe(false);
+    expect(namedWrite(task, 'delete_file', { path: '/ws/notes.md' })).toBe(false);
+    // Sending somewhere writes there; a channel is named with or without its sign.
+    expect(namedWrite('Send the digest to digest.txt', 'write_file', { path: '/ws/digest.txt', content: 'd' })).toBe(true);
+    expect(namedWrite('Send the daily digest to #team', 'slack__post_message', { channel: 'team', text: 'hi' })).toBe(true);
+    expect(namedWrite('Send the daily digest to #team', 'slack__post_message', { channel: '#random', text: 'hi' })).toBe(false);
+    expect(namedWrite('Send the daily digest to #team', 'delete_message', { channel: '#team' })).toBe(false);
+    expect(namedWrite('Check the deploy queue', 'write_file', { path: '/ws/queue.txt' })).toBe(false);
+  });
+
+  it('a task about time: its fingerprint holds the day in its zone; any other input changes it; the report window does not', () => {
+    expect(isAboutTime('Send the daily digest to #team')).toBe(true);
+    expect(isAboutTime('Review the calendar for conflicts')).toBe(true);
+    expect(isAboutTime('Remind me at 9am')).toBe(true);
+    expect(isAboutTime('Check the deploy queue')).toBe(false);
+    expect(localDay(Date.UTC(2026, 0, 1, 23, 30), 'UTC')).toBe('2026-01-01');
+    expect(localDay(Date.UTC(2026, 0, 1, 23, 30), 'Europe/Paris')).toBe('2026-01-02');
+    const inputs = {
+      skills: [{ name: 'fs', status: 'connected', tools: 3, last_checked_at: 1 }],
+      skillsError: undefined,
+      memoryHead: 4,
+      failures: [],
+      workspace: 'w',
+      agentModel: true,
+    };
+    const shared = sharedDigest(inputs);
+    // When a skill was last checked is not an input; its status is.
+    expect(sharedDigest({ ...inputs, skills: [{ name: 'fs', status: 'connected', tools: 3, last_checked_at: 99 }] })).toBe(shared);
+    for (const changed of [
+      { skills: [{ name: 'fs', status: 'error', tools: 3 }] },
+      { memoryHead: 5 },
+      { failures: ['model unavailable'] },
+      { workspace: 'w2' },
+      { agentModel: false },
+    ])
+      expect(sharedDigest({ ...inputs, ...changed }), JSON.stringify(changed)).not.toBe(shared);
+    // The same failure twice is one input.
+    expect(sharedDigest({ ...inputs, failures: ['x', 'x'] })).toBe(sharedDigest({ ...inputs, failures: ['x'] }));
+    const daily = { title: 'Send the daily digest to #team', recurrence: 'pending' };
+    const plain = { title: 'Check the deploy queue', recurrence: 'pending' };
+    const at = (h: number) => Date.UTC(2026, 0, 1, h);
+    expect(taskFingerprint(plain, false, shared, at(1), 'UTC')).toBe(taskFingerprint(plain, false, shared, at(1) + 3 * 86_400_000, 'UTC'));
+    expect(taskFingerprint(daily, false, shared, at(1), 'UTC')).toBe(taskFingerprint(daily, false, shared, at(22), 'UTC'));
+    expect(taskFingerprint(daily, false, shared, at(1), 'UTC')).not.toBe(taskFingerprint(daily, false, shared, at(1) + 86_400_000, 'UTC'));
+    expect(taskFingerprint(plain, true, shared, at(1), 'UTC')).not.toBe(taskFingerprint(plain, false, shared, at(1), 'UTC'));
+    expect(taskFingerprint({ ...plain, recurrence: 'once' }, false, shared, at(1), 'UTC')).not.toBe(taskFingerprint(plain, false, shared, at(1), 'UTC'));
   });
 
   it('skill-related keywords, recommended action and priority', () => {
@@ -200,5 +263,18 @@ describe('text rules', () => {
 
   it('HEARTBEAT.md parsing keeps file order, first occurrence, checkbox text stripped', () => {
     expect(parseHeartbeatMd('# H\n\n- [ ] Check A\n- check  a\n- Check B\n* no\n-no\n')).toEqual(['Check A', 'Check B']);
+  });
+
+  it('HEARTBEAT.md lines are read-only unless marked `- [write] …`; words like "write" in a line grant nothing', () => {
+    expect(
+      parseHeartbeatLines(
+        '- Check the deploy queue\n- Remember to write the summary to notes.md\n- [write] Send the daily digest to #team\n- [ ] [WRITE] Post the report\n- \u0001\u0002\n',
+      ),
+    ).toEqual([
+      { title: 'Check the deploy queue', write: false },
+      { title: 'Remember to write the summary to notes.md', write: false },
+      { title: 'Send the daily digest to #team', write: true },
+      { title: 'Post the report', write: true },
+    ]);
   });
 });

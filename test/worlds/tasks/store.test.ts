@@ -82,11 +82,16 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     writeFileSync(heartbeatFile(), '# tasks\n- Check the backups\n- Check the certificates\n- Send the weekly digest\n');
     const first = await heartbeatTasks();
     expect(first).toHaveLength(3);
-    expect(first.find((t) => t.title === 'Send the weekly digest')!.needs_tools).toBe(true);
+    // A line's words grant nothing: only `- [write] …` does (issue 9).
+    expect(first.find((t) => t.title === 'Send the weekly digest')).toMatchObject({ needs_tools: false, write_choice: 'none', write_suggested: true });
+    writeFileSync(heartbeatFile(), '# tasks\n- Check the backups\n- Check the certificates\n- [write] Send the weekly digest\n');
+    utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 5_000));
+    expect((await service.syncHeartbeat()).sync).toMatchObject({ added: 0, rights: 1 });
+    expect((await heartbeatTasks()).find((t) => t.title === 'Send the weekly digest')).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
     await service.updateTask(heartbeatTaskId('Check the certificates'), { enabled: false });
     await expect(service.updateTask(heartbeatTaskId('Check the backups'), { title: 'other' })).rejects.toMatchObject({ code: 'forbidden' });
 
-    writeFileSync(heartbeatFile(), '# tasks\n- Check the certificates\n- Send the weekly digest\n- Check the logs\n');
+    writeFileSync(heartbeatFile(), '# tasks\n- Check the certificates\n- [write] Send the weekly digest\n- Check the logs\n');
     utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 10_000));
     expect((await service.syncHeartbeat()).sync).toMatchObject({ added: 1, disabled: 1 });
     const second = await heartbeatTasks();
@@ -163,20 +168,42 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect((await service.listTasks()).filter((t) => t.source === 'user')).toHaveLength(1);
   });
 
-  it('user tasks: add with write intent decided or given, update, remove; recurrence validated with the reason', async () => {
+  it('user tasks: read-only unless a person says so, update, remove; recurrence validated with the reason', async () => {
+    // The title only suggests (issue 9): write rights are the person's choice.
     const send = (await rpc.call('subconscious.tasks_add', { title: 'Send daily summary to Slack' })) as Task;
-    expect(send).toMatchObject({ source: 'user', recurrence: 'pending', needs_tools: true, enabled: true });
+    expect(send).toMatchObject({ source: 'user', recurrence: 'pending', needs_tools: false, write_choice: 'none', write_suggested: true, enabled: true });
+    const reply = (await rpc.call('subconscious.tasks_add', { title: 'Check which emails I need to reply to' })) as Task;
+    expect(reply).toMatchObject({ needs_tools: false, write_choice: 'none' });
+    const allowed = (await rpc.call('subconscious.tasks_update', { id: send.id, needs_tools: true })) as Task;
+    expect(allowed).toMatchObject({ needs_tools: true, write_choice: 'person' });
+    await rpc.call('subconscious.tasks_remove', { id: reply.id });
     const check = (await rpc.call('subconscious.tasks_add', { title: '  Check   urgent emails ', recurrence: 'cron:0 9 * * 1-5' })) as Task;
     expect(check.title).toBe('Check urgent emails');
     expect(check.needs_tools).toBe(false);
     // Next weekday 09:00 in Paris after 2026-01-01 10:00 Paris (a Thursday) is Friday 08:00 UTC.
     expect(new Date(check.next_run_at!).toISOString()).toBe('2026-01-02T08:00:00.000Z');
     const forced = (await rpc.call('subconscious.tasks_add', { title: 'Check urgent emails', needs_tools: true })) as Task;
-    expect(forced.needs_tools).toBe(true);
-    // The same task again (wording up to case and spacing, schedule, intent) is refused, naming the first.
-    await expect(rpc.call('subconscious.tasks_add', { title: 'check  URGENT emails', recurrence: 'cron:0 9 * * 1-5' })).rejects.toMatchObject({
+    expect(forced).toMatchObject({ needs_tools: true, write_choice: 'person' });
+    // The same task again (wording up to case and spacing, schedule, intent) is refused, naming the
+    // first by its title (the page shows the message; an id means nothing there).
+    const dup = rpc.call('subconscious.tasks_add', { title: 'check  URGENT emails', recurrence: 'cron:0 9 * * 1-5' });
+    await expect(dup).rejects.toMatchObject({ code: 'conflict', message: 'A task with this wording already exists: "Check urgent emails".' });
+    await expect(dup).rejects.toSatisfy((e: Error) => !e.message.includes(check.id));
+    // … and so is an edit that would make one task the same as another.
+    await expect(rpc.call('subconscious.tasks_update', { id: forced.id, needs_tools: false, recurrence: 'cron:0 9 * * 1-5' })).rejects.toMatchObject({
       code: 'conflict',
-      message: expect.stringContaining(check.id),
+    });
+    expect((await service.tasks.get(forced.id))!).toMatchObject({ needs_tools: true, recurrence: 'pending' });
+    // A title of control characters only is refused by the contract, saying why.
+    await expect(rpc.call('subconscious.tasks_add', { title: '\u0001\u0002\u0007' })).rejects.toMatchObject({
+      message: 'Invalid params for subconscious.tasks_add: title: must contain visible text: control or invisible characters alone do not make a task title',
+    });
+    await expect(rpc.call('subconscious.tasks_update', { id: send.id, title: '\u200b\u2060\u0085' })).rejects.toMatchObject({
+      message: expect.stringContaining('title: must contain visible text'),
+    });
+    await expect(service.addTask({ title: '\u0003\u0004' })).rejects.toMatchObject({
+      code: 'invalid_params',
+      message: expect.stringContaining('visible text'),
     });
 
     await expect(rpc.call('subconscious.tasks_add', { title: 'x', recurrence: 'cron:61 * * * *' })).rejects.toMatchObject({
@@ -202,9 +229,20 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect(updated).toMatchObject({ title: 'Post daily summary to Slack', recurrence: 'once', needs_tools: false, enabled: false, completed: false });
     const removed = (await rpc.call('subconscious.tasks_remove', { id: send.id })) as Task;
     expect(removed.id).toBe(send.id);
-    await expect(rpc.call('subconscious.tasks_remove', { id: send.id })).rejects.toMatchObject({ code: 'not_found' });
+    const gone = rpc.call('subconscious.tasks_remove', { id: send.id });
+    await expect(gone).rejects.toMatchObject({ code: 'not_found' });
+    await expect(gone).rejects.toSatisfy((e: Error) => !e.message.includes(send.id));
     expect((await service.listTasks()).map((t) => t.id)).not.toContain(send.id);
-    expect(events.filter((e) => e.type === 'tasks.changed').map((e) => e.data.action)).toEqual(['added', 'added', 'added', 'updated', 'removed']);
+    expect(events.filter((e) => e.type === 'tasks.changed').map((e) => e.data.action)).toEqual([
+      'added',
+      'added',
+      'updated',
+      'removed',
+      'added',
+      'added',
+      'updated',
+      'removed',
+    ]);
   });
 
   it('escalations list: every pending one however old, by priority, then the newest resolved ones', async () => {

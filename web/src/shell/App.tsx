@@ -8,11 +8,18 @@ import { onConnectionSignal } from '../api/rpc.js';
 import { captureToken, clearToken, setToken } from '../api/token.js';
 import { tabs } from '../tabs/index.js';
 import { Banners } from './Banners.js';
-import { ShellContext, type NoticeTone, type Shell } from './context.js';
+import { ShellContext, type NoticeAction, type NoticeTone, type Shell } from './context.js';
 import { Notices, type Notice } from './Notices.js';
 import { useRpcResource } from './resource.js';
 import { TabBar } from './TabBar.js';
+import { ThemeToggle } from './ThemeToggle.js';
+import { applyTheme, readTheme } from './theme.js';
 import { TokenHelp } from './TokenHelp.js';
+import { clockTime } from '../ui/format.js';
+import './theme.css';
+
+// The remembered theme, before the first paint.
+applyTheme(readTheme());
 
 type Auth = 'ok' | 'missing' | 'rejected';
 
@@ -50,6 +57,8 @@ function Connected() {
   const [rpcDown, setRpcDown] = useState(false);
   const [notices, setNotices] = useState<Notice[]>([]);
   const [active, setActive] = useState(() => tabFromHash());
+  const [route, setRoute] = useState(() => routeFromHash());
+  const [staleSince, setStaleSince] = useState<number | null>(null);
   const noticeId = useRef(0);
 
   useEffect(() => {
@@ -70,6 +79,9 @@ function Connected() {
         if (s === 'unauthorized') return;
         const down = s === 'unreachable';
         if (rpcDownRef.current && !down) live.retryNow();
+        // What is on screen is as of the moment the daemon stopped answering.
+        if (down && !rpcDownRef.current) setStaleSince(Date.now());
+        if (!down) setStaleSince(null);
         rpcDownRef.current = down;
         setRpcDown(down);
       }),
@@ -77,7 +89,10 @@ function Connected() {
   );
 
   useEffect(() => {
-    const onHash = () => setActive(tabFromHash());
+    const onHash = () => {
+      setActive(tabFromHash());
+      setRoute(routeFromHash());
+    };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
@@ -91,20 +106,26 @@ function Connected() {
     if (liveState.state === 'down') void reloadStatus();
   }, [liveState.state, reloadStatus]);
 
-  const notify = useCallback((text: string, tone: NoticeTone = 'info') => {
+  const notify = useCallback((text: string, tone: NoticeTone = 'info', action?: NoticeAction) => {
     const id = ++noticeId.current;
-    setNotices((n) => [...n.slice(-3), { id, text, tone }]);
-    setTimeout(() => setNotices((n) => n.filter((x) => x.id !== id)), tone === 'error' ? 12_000 : 5000);
+    setNotices((n) => [...n.slice(-3), { id, text, tone, action }]);
+    // A notice with an action (Undo) stays long enough to be used.
+    setTimeout(() => setNotices((n) => n.filter((x) => x.id !== id)), tone === 'error' || action ? 12_000 : 5000);
   }, []);
 
-  const navigate = useCallback((id: string) => {
+  const navigate = useCallback((id: string, detail?: string) => {
     if (!tabs.some((t) => t.id === id)) return;
-    window.location.hash = `#/${id}`;
+    const rest = detail ? `/${encodeURIComponent(detail)}` : '';
+    window.location.hash = `#/${id}${rest}`;
     setActive(id);
+    setRoute(detail ?? '');
     window.scrollTo(0, 0);
   }, []);
 
-  const shell: Shell = useMemo(() => ({ live, liveState, status, notify, navigate }), [live, liveState, status, notify, navigate]);
+  const shell: Shell = useMemo(
+    () => ({ live, liveState, status, notify, navigate, route, staleSince }),
+    [live, liveState, status, notify, navigate, route, staleSince],
+  );
   const tab = tabs.find((t) => t.id === active) ?? tabs[0]!;
   const retry = useCallback(() => {
     live.retryNow();
@@ -120,10 +141,24 @@ function Connected() {
             <span className="live-dot" aria-hidden="true" />
             {liveState.state === 'open' ? 'Live' : liveState.state === 'connecting' ? 'Connecting…' : 'Offline'}
           </span>
-          <TabBar tabs={tabs} active={tab.id} onSelect={navigate} />
+          <TabBar tabs={tabs} active={tab.id} onSelect={(id) => navigate(id)} />
+          <ThemeToggle />
         </header>
         <Banners liveState={liveState} rpcDown={rpcDown} worlds={status.data?.instances ?? []} retry={retry} />
-        <main role="tabpanel" id={`panel-${tab.id}`} aria-labelledby={`tab-${tab.id}`} className="panel" tabIndex={-1}>
+        <main
+          role="tabpanel"
+          id={`panel-${tab.id}`}
+          aria-labelledby={`tab-${tab.id}`}
+          className={`panel${staleSince !== null ? ' stale' : ''}`}
+          data-stale={staleSince !== null}
+          tabIndex={-1}
+        >
+          {staleSince !== null && (
+            <p className="stale-note" role="status" data-testid="stale-note">
+              <strong>Not live:</strong> what you see is as of {clockTime(staleSince)}, when the daemon stopped answering. It may be out of date until it
+              answers again.
+            </p>
+          )}
           <tab.Component key={tab.id} />
         </main>
         <Notices notices={notices} dismiss={(id) => setNotices((n) => n.filter((x) => x.id !== id))} />
@@ -132,7 +167,18 @@ function Connected() {
   );
 }
 
+/** `#/skills/mail` → `skills`. */
 function tabFromHash(): string {
-  const id = window.location.hash.replace(/^#\/?/, '');
+  const id = window.location.hash.replace(/^#\/?/, '').split('/')[0] ?? '';
   return tabs.some((t) => t.id === id) ? id : (tabs[0]?.id ?? '');
+}
+
+/** `#/skills/mail` → `mail` (the rest of the address after the tab). */
+function routeFromHash(): string {
+  const rest = window.location.hash.replace(/^#\/?/, '').split('/').slice(1).join('/');
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return rest;
+  }
 }

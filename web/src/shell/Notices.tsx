@@ -1,11 +1,12 @@
 /** Short-lived messages (a rolled-back action, a started run), announced to screen readers. */
 import { MessageText } from '../ui/MessageText.js';
-import type { NoticeTone } from './context.js';
+import type { NoticeAction, NoticeTone } from './context.js';
 
 export interface Notice {
   id: number;
   text: string;
   tone: NoticeTone;
+  action?: NoticeAction | undefined;
 }
 
 export function Notices(props: { notices: Notice[]; dismiss: (id: number) => void }) {
@@ -16,6 +17,18 @@ export function Notices(props: { notices: Notice[]; dismiss: (id: number) => voi
           <span>
             <MessageText text={n.text} />
           </span>
+          {n.action && (
+            <button
+              type="button"
+              className="link notice-action"
+              onClick={() => {
+                props.dismiss(n.id);
+                void n.action!.run();
+              }}
+            >
+              {n.action.label}
+            </button>
+          )}
           <button type="button" className="link" aria-label="Dismiss message" onClick={() => props.dismiss(n.id)}>
             ×
           </button>

@@ -6,11 +6,19 @@ import type { MigrationSet } from '../../../store/index.js';
 import * as m0004 from './0004_tasks.js';
 import * as m0006 from './0006_log_exec_owner.js';
 import * as m0007 from './0007_task_order_and_user_choice.js';
+import * as m0008 from './0008_write_rights_review.js';
+import * as m0009 from './0009_task_dedupe_key.js';
+import * as m0010 from './0010_unchanged_skip.js';
+import * as m0011 from './0011_log_details.js';
 
 export const tasksMigrations: MigrationSet = {
   '0004_tasks': m0004,
   '0006_log_exec_owner': m0006,
   '0007_task_order_and_user_choice': m0007,
+  'tasks/0008_write_rights_review': m0008,
+  'tasks/0009_task_dedupe_key': m0009,
+  'tasks/0010_unchanged_skip': m0010,
+  'tasks/0011_log_details': m0011,
 };
 
-export const TASKS_TABLES = ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations'] as const;
+export const TASKS_TABLES = ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations', 'tasks_ticks'] as const;

@@ -1,5 +1,8 @@
-/** The skills (MCP servers) the agent can use and whether each one is healthy. "Fix in Skills" lands here. */
-import { useState } from 'react';
+/**
+ * The skills (MCP servers) the agent can use and whether each one is healthy. "Fix in Skills"
+ * lands here, on the server it is about (`#/skills/<name>`): that card is marked and scrolled to.
+ */
+import { useEffect, useRef, useState } from 'react';
 import { METHOD_NOT_FOUND, RpcError, explain, call } from '../../api/rpc.js';
 import type { McpServer } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
@@ -8,6 +11,7 @@ import { Dot, type DotColor } from '../../ui/Dot.js';
 import { fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
+import './skills.css';
 
 const EVENTS = ['agent.run', 'mcp.changed'] as const;
 
@@ -19,7 +23,7 @@ const HEALTH: Record<string, { color: DotColor; label: string }> = {
 };
 
 export function SkillsTab() {
-  const { notify } = useShell();
+  const { notify, route } = useShell();
   const servers = useLiveRpc('mcp.servers', {}, EVENTS);
   const [checking, setChecking] = useState(false);
   const now = useNow(30_000);
@@ -65,7 +69,7 @@ export function SkillsTab() {
       {list && list.length > 0 && (
         <ul className="skill-list">
           {list.map((s) => (
-            <SkillCard key={s.name} server={s} now={now} />
+            <SkillCard key={s.name} server={s} now={now} focused={s.name === route} />
           ))}
         </ul>
       )}
@@ -73,12 +77,26 @@ export function SkillsTab() {
   );
 }
 
-function SkillCard(props: { server: McpServer; now: number }) {
+function SkillCard(props: { server: McpServer; now: number; focused: boolean }) {
   const s = props.server;
   const health = HEALTH[s.status] ?? { color: 'coral' as const, label: s.status };
   const tools = s.tools.length;
+  const ref = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (props.focused) ref.current?.scrollIntoView({ block: 'center' });
+  }, [props.focused]);
   return (
-    <li className="card skill-card" data-testid="skill-row" data-status={s.status}>
+    <li
+      ref={ref}
+      className={`card skill-card${props.focused ? ' skill-focused' : ''}`}
+      data-testid="skill-row"
+      data-status={s.status}
+      data-focused={props.focused}
+      aria-current={props.focused ? 'true' : undefined}
+    >
+      {props.focused && (
+        <p className="small skill-focus-note">An approval card is waiting on this skill: fix it here, and the card resolves by itself once it is healthy.</p>
+      )}
       <header className="world-head">
         <h3>{s.name}</h3>
         <span className="state">

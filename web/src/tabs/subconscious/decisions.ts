@@ -1,4 +1,8 @@
-/** Seed 1's activity-log table: the dot colour and text for each decision. */
+/**
+ * Seed 1's activity-log table (the dot colour and text for each decision), the model's reason
+ * beside every decision (issue 10: "Nothing new: no release date moved since the last check"),
+ * and the words a person reads for the world's internal names (modes, purposes).
+ */
 import type { Decision, LogEntry } from '../../api/types.js';
 import type { DotColor } from '../../ui/Dot.js';
 
@@ -10,13 +14,71 @@ export const DECISION_LOOK: Record<Decision, { color: DotColor; pulse?: boolean;
   failed: { color: 'coral', label: 'Failed' },
   cancelled: { color: 'gray', label: 'Cancelled' },
   dismissed: { color: 'gray', label: 'Skipped' },
+  resolved: { color: 'green', label: 'Resolved by itself' },
 };
 
-/** act shows its result text and failed its error message; the others show the seed's fixed text. */
+/** The filter's names for each decision (plural, as a person asks for them). */
+export const DECISION_FILTER: Record<Decision, string> = {
+  in_progress: 'running now',
+  act: 'acted',
+  noop: 'nothing new',
+  escalate: 'waiting for approval',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  dismissed: 'skipped',
+  resolved: 'resolved by itself',
+};
+
+/** Every decision, in the order the filter lists them (the page bundles no runtime code from the contract). */
+export const DECISIONS = Object.keys(DECISION_FILTER) as Decision[];
+
+/** Reasons that carry nothing for a person (the model gave none). */
+const EMPTY_REASON = /^(?:no decision|\((?:noop|act|escalate), no reason given\))$/;
+
+export function reasonOf(entry: LogEntry): string | null {
+  const r = entry.reason?.trim();
+  return r && !EMPTY_REASON.test(r) ? r : null;
+}
+
+/**
+ * The row's text: a "nothing new" says why; act and failed show their result; a row running an
+ * approved action says so; the others show the seed's fixed text (or their own, when resolved).
+ */
 export function logText(entry: LogEntry): string {
   const look = DECISION_LOOK[entry.decision] ?? { label: entry.decision };
-  if ((entry.decision === 'act' || entry.decision === 'failed') && entry.result && entry.result.trim()) return entry.result.trim();
+  const result = entry.result?.trim();
+  if (entry.decision === 'noop') {
+    const reason = reasonOf(entry);
+    return reason ? `${look.label}: ${reason}` : look.label;
+  }
+  if ((entry.decision === 'act' || entry.decision === 'failed' || entry.decision === 'resolved') && result) return result;
+  if (entry.decision === 'in_progress' && entry.exec_state === 'running' && result && result !== look.label) return result;
+  if (entry.decision === 'cancelled' && result && result !== look.label) return result;
   return look.label;
 }
 
+/** The model's reason, shown under rows whose text is a result (act, escalate): why it did that. */
+export function whyLine(entry: LogEntry): string | null {
+  if (entry.decision === 'noop' || entry.decision === 'in_progress') return null;
+  return reasonOf(entry);
+}
+
 export const EXPAND_OVER = 120;
+
+/** How a row was carried out, in words. */
+export const MODE_WORDS: Record<string, string> = {
+  local: 'a short text answer by the local model (no tools, nothing sent)',
+  analysis: 'a read-only look by the agent (it could read, not write)',
+  tainted: 'carried out by the agent: only the writes the task’s own words name ran without asking',
+  full: 'the action you approved, carried out by the agent',
+};
+
+/** The ledger's purposes, in words. */
+export const PURPOSE_WORDS: Record<string, string> = {
+  evaluate: 'deciding what each task needs',
+  execute: 'text answer (local model)',
+  execute_analysis: 'read-only look (agent)',
+  execute_write: 'carrying out the task (agent)',
+  execute_full: 'carrying out the task (agent)',
+  approved_action: 'the action you approved (agent)',
+};

@@ -1,0 +1,75 @@
+/**
+ * The bots host as a module (issue 11): no world and no tick of its own. Its `[worlds.bots]`
+ * section, its tables, the `bots.*` contract, the `bots` subcommands and the Bots tab; it needs
+ * the agent runner, the approval store and presence, uses the memory store (MEMORY: notes) and
+ * the MCP servers' list (a bot's tools) when they exist, and provides `BotsHeartbeatKey` — the
+ * narrow API the heartbeat world (seed 2) drives it through.
+ *
+ * `start()` repairs what a previous process left (before anything else runs), then starts the
+ * routine timer; `close()` stops the timer and settles running work `interrupted`.
+ */
+import { AgentRunnerKey, ApprovalStoreKey, SkillsKey, type SkillsHealth } from '../agent/index.js';
+import { PresenceKey, provide } from '../core/index.js';
+import { defineModule } from '../engine/index.js';
+import { botsContract } from '../protocol/bots.js';
+import { registerBotsCommands } from './cli.js';
+import { botsConfigSchema } from './config.js';
+import { createBotsHost } from './host.js';
+import { MemoryStoreKey } from '../memory/index.js';
+import { BOTS_TABLES, botsMigrations } from './migrations.js';
+import { BotsHeartbeatKey } from './services.js';
+import type { BotsTables } from './tables.js';
+
+export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, typeof botsContract>({
+  kind: 'bots',
+  host: true,
+  description: 'AI teammates: bots with a persona and tools, direct and group threads, tasks, routines, and approvals a person answers.',
+  config: botsConfigSchema,
+  tables: { names: BOTS_TABLES, migrations: botsMigrations },
+  contract: botsContract,
+  needs: [AgentRunnerKey, ApprovalStoreKey, PresenceKey],
+  uses: [MemoryStoreKey, SkillsKey],
+  provides: [BotsHeartbeatKey],
+  tab: 'bots',
+  cli: {
+    name: 'bots',
+    description: 'bots: AI teammates with threads, tasks and routines (list, create, send, stop, approve, deny)',
+    register: (command, cli) =>
+      registerBotsCommands(command, cli.call, {
+        // The daemon's `/events` when a daemon answered, else this process's bus.
+        subscribe: (listener) => cli.subscribe((event) => listener(event)),
+        print: cli.print,
+      }),
+  },
+  create(ctx) {
+    const { services } = ctx;
+    const presence = services.get(PresenceKey);
+    const skills = services.find(SkillsKey);
+    const host = createBotsHost({
+      db: ctx.db,
+      clock: ctx.clock,
+      ids: ctx.ids,
+      log: ctx.log,
+      runner: services.get(AgentRunnerKey),
+      approvals: services.get(ApprovalStoreKey),
+      emit: (type, data) => ctx.events.emit(type, data),
+      presence: () => presence.attached,
+      config: { ...ctx.config, timezone: ctx.config.timezone ?? ctx.timezone },
+      // Asked when needed: the memory module may come after this one in the list, or be absent.
+      memoryNotes: () => services.find(MemoryStoreKey),
+      ...(skills ? { mcpServers: () => serverNames(skills) } : {}),
+    });
+    return {
+      handlers: host.rpc,
+      provides: [provide(BotsHeartbeatKey, host.heartbeat)],
+      start: async () => {
+        await host.start();
+      },
+      close: () => host.stop(),
+    };
+  },
+});
+
+async function serverNames(skills: SkillsHealth): Promise<string[]> {
+  return (await skills.health()).map((s) => s.name);
+}

@@ -1,0 +1,23 @@
+/** Why a task is or is not looked at next (the daemon's `TaskWhy`), in a person's words. */
+import type { Task } from '../../api/types.js';
+import { clockTime } from '../../ui/format.js';
+
+export function whyText(task: Task, now: number): string {
+  const w = task.why;
+  switch (w.kind) {
+    case 'off':
+      return w.detail ? `switched off: ${w.detail}` : 'switched off';
+    case 'done':
+      return w.at ? `done (ran ${clockTime(w.at, now)})` : 'done';
+    case 'not_due':
+      return w.at ? `not due until ${clockTime(w.at, now)}` : 'not due yet';
+    case 'unchanged':
+      return `unchanged since ${clockTime(w.at ?? now, now)}${w.until ? ` · looked at again when something changes, or at ${clockTime(w.until, now)}` : ''}`;
+    case 'waiting':
+      return `waiting for your answer to “${w.detail ?? 'its approval card'}”`;
+    case 'model_unavailable':
+      return `model unavailable${w.detail ? `: ${w.detail}` : ''}`;
+    case 'due':
+      return 'checked at the next tick';
+  }
+}
