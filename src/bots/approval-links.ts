@@ -96,6 +96,21 @@ export class ApprovalLinks {
     return new Map(rows.map((r) => [(r as Record<string, unknown>)[by] as string, num(r.n)]));
   }
 
+  /** Rule 5 for many bots at once (the same index, one range per bot). */
+  async expiredSinceMany(botIds: readonly string[], since: number, limit = 1000): Promise<BotApproval[]> {
+    if (botIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('bots_approvals')
+      .selectAll()
+      .where('bot_id', 'in', [...botIds])
+      .where('state', '=', 'expired')
+      .where('expired_at', '>', since)
+      .orderBy('expired_at', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toApproval);
+  }
+
   /** Seed 2 rule 5: a bot's approvals that expired after `since` (indexed on bot, state, expired_at). */
   async expiredSince(botId: string, since: number, limit = 50): Promise<BotApproval[]> {
     const rows = await this.db

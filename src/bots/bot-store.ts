@@ -54,6 +54,14 @@ export class BotStore {
     return rows.map(toBot);
   }
 
+  async count(): Promise<number> {
+    const row = await this.o.db
+      .selectFrom('bots_bots')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async get(id: string): Promise<Bot | undefined> {
     const row = await this.o.db.selectFrom('bots_bots').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toBot(row) : undefined;

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { AgentRunner, ApprovalStore } from '../agent/index.js';
 import { systemTimeZone, type Clock, type IdGen, type Logger } from '../core/index.js';
 import type { Handlers } from '../protocol/contract.js';
-import type { BotApproval, BotsMethods, Message, Task, Thread } from '../protocol/bots.js';
+import type { Bot, BotApproval, BotsMethods, Message, Task, Thread } from '../protocol/bots.js';
 import { ApprovalLinks } from './approval-links.js';
 import { BotStore } from './bot-store.js';
 import type { BotsConfig } from './config.js';
@@ -89,7 +89,32 @@ export interface BotsHeartbeatApi {
   registerAttention(source: AttentionSource): () => void;
   /** A person sent, read, answered, cancelled, dismissed or stopped (check-ins, follow-ups, attempt resets). */
   onHumanAction(listener: (a: HumanAction) => void | Promise<void>): () => void;
+  /** Bots by id (those that exist), for the digest's name, label and description. */
+  bots(ids: readonly string[]): Promise<Bot[]>;
+  /** How many bots there are (the Usage tab's interval-heartbeat comparison). */
+  countBots(): Promise<number>;
+  /** Rule 2: queued/working tasks untouched for `olderThanMs` (default 120 s) with no live run (see `BotRuntime.isOrphan`). */
+  orphans(opts?: { olderThanMs?: number; botIds?: readonly string[]; limit?: number }): Promise<Task[]>;
+  /** Rule 7: bot messages still streaming/queued, untouched for `olderThanMs` (default 60 s), with no live run. */
+  staleMessages(opts?: { olderThanMs?: number; limit?: number }): Promise<Message[]>;
+  /** Reconcile one such message: `error` + interrupted, text kept (undefined: it moved on, or is live). */
+  reconcileMessage(messageId: string, olderThanMs?: number): Promise<Message | undefined>;
+  /**
+   * Rule 2's repair before a resume: an orphan (still one now) becomes `failed` + interrupted, as
+   * restart repair would mark it, its message too; attempts unchanged. Undefined: not an orphan now.
+   */
+  repairOrphan(taskId: string, olderThanMs?: number): Promise<Task | undefined>;
+  /** A thread by id (undefined: none). */
+  thread(id: string): Promise<Thread | undefined>;
+  /** Triage's reads for many bots in one query each: threads' newest messages, the person's activity, expired approvals. */
+  recentMessages(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>>;
+  userActivities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>>;
+  expiredApprovalsOf(botIds: readonly string[], since: number): Promise<BotApproval[]>;
 }
+
+/** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */
+export const ORPHAN_AFTER_MS = 120_000;
+export const STALE_MESSAGE_MS = 60_000;
 
 export interface BotsHost {
   service: BotsService;
@@ -179,7 +204,62 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     addPersonaSection: (s) => runtime.addPersonaSection(s),
     registerAttention: (s) => service.registerAttention(s),
     onHumanAction: (l) => service.onHumanAction(l),
+    bots: (ids) => bots.byIds(ids),
+    thread: (id) => threads.get(id),
+    recentMessages: (threadIds, limit) => threads.recentMany(threadIds, limit),
+    userActivities: (threadIds) => threads.activities(threadIds),
+    expiredApprovalsOf: (botIds, since) => links.expiredSinceMany(botIds, since),
+    repairOrphan: async (taskId, olderThanMs = ORPHAN_AFTER_MS) => {
+      const row = await tasks.row(taskId);
+      if (!row || (row.status !== 'queued' && row.status !== 'working') || Number(row.updated_at) >= clock.now() - olderThanMs || !runtime.isOrphan(row))
+        return undefined;
+      const error = 'Interrupted: its run was lost (no run was left for it).';
+      const repaired = await tasks.update(
+        taskId,
+        { status: 'failed', interrupted: 1, error_kind: 'interrupted', error, finished_at: clock.now(), owner: null },
+        { version: row.version },
+      );
+      if (!repaired) return undefined;
+      if (row.message_id) {
+        const message = await threads.interruptIfStale(row.message_id, clock.now() + 1, error);
+        if (message) emit('bots.message_changed', { message });
+      }
+      return taskOut(repaired);
+    },
+    countBots: () => bots.count(),
+    orphans: async (opts = {}) => {
+      const rows = await tasks.openSince(clock.now() - (opts.olderThanMs ?? ORPHAN_AFTER_MS), { botIds: opts.botIds, limit: opts.limit });
+      return rows.filter((r) => runtime.isOrphan(r)).map(toTask);
+    },
+    staleMessages: async (opts = {}) => {
+      const rows = await threads.staleBotMessages(clock.now() - (opts.olderThanMs ?? STALE_MESSAGE_MS), opts.limit);
+      return staleWithoutRun(rows);
+    },
+    reconcileMessage: async (messageId, olderThanMs = STALE_MESSAGE_MS) => {
+      const current = await threads.getMessage(messageId);
+      if (!current || (await staleWithoutRun([current])).length === 0) return undefined;
+      const message = await threads.interruptIfStale(
+        messageId,
+        clock.now() - olderThanMs,
+        'Interrupted: this reply stopped being written (no run was left for it).',
+      );
+      if (message) emit('bots.message_changed', { message });
+      return message;
+    },
   };
+
+  /** Messages whose bot has nothing here and whose task is not live anywhere we can see. */
+  async function staleWithoutRun(rows: Message[]): Promise<Message[]> {
+    const taskIds = [...new Set(rows.map((m) => m.task_id).filter((t): t is string => t !== null))];
+    const owners = new Map((await Promise.all(taskIds.map((id) => tasks.row(id)))).filter((r) => r !== undefined).map((r) => [r.id, r] as const));
+    return rows.filter((m) => {
+      if (m.role !== 'bot' || m.bot_id === null || !runtime.isIdle(m.bot_id)) return false;
+      const task = m.task_id ? owners.get(m.task_id) : undefined;
+      if (!task) return true;
+      // A task still open belongs to its own run (rule 2 covers it when that run is gone).
+      return task.status !== 'queued' && task.status !== 'working' && !runtime.hasJobFor(task.id);
+    });
+  }
 
   return {
     service,

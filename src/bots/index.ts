@@ -47,11 +47,18 @@
  *                                  (resolve check-ins, clear "when user replies" follow-ups, reset attempts)
  *   expiredApprovals(botId, since) rule 5; postSystemNote / postBotMessage (check-ins);
  *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
+ *   bots(ids), countBots()         the digest's names; the Usage tab's interval comparison
+ *   orphans({olderThanMs})         rule 2: queued/working tasks with no live run (owner here or gone)
+ *   staleMessages / reconcileMessage   rule 7: a bot message left streaming with no run
+ *   repairOrphan(taskId)           rule 2: an orphan marked failed + interrupted before its claim
+ *   thread(id)                     a thread by id
+ *   recentMessages / userActivities / expiredApprovalsOf   the same reads for many bots, one query each
+ *   SettledInfo.usage              a run's model calls and tokens (the heartbeat's cost figures)
  */
-export { createBotsHost, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
+export { createBotsHost, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
 export { BotRuntime } from './runtime.js';
 export { BOTS_WORLD } from './run-options.js';
-export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RuntimeStatus, SettledInfo } from './runtime.js';
+export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RunUsage, RuntimeStatus, SettledInfo } from './runtime.js';
 export { BotsService, mentions, type AttentionSource, type HumanAction } from './service.js';
 export { botsRpcHandlers } from './rpc.js';
 export {

@@ -6,7 +6,7 @@
  * between them, is in `single-flight.ts`.
  */
 import type { AgentRunner, Approval, ApprovalStore, CancelCause, ControlLine, Run, RunOptions, RunOutcome } from '../agent/index.js';
-import { SubconsciousError, describeError, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, ownedByThisProcess, ownerIsGone, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
 import { cleanLine } from '../llm/index.js';
 import type { Bot, Task, TaskSource, TaskStatus, Thread } from '../protocol/bots.js';
 import type { ApprovalLinks } from './approval-links.js';
@@ -64,6 +64,14 @@ export interface SettledInfo {
   heartbeat: boolean;
   /** null when the run never started (refused or failed in `begin`). */
   outcome: RunOutcome | null;
+  /** The run's model calls and tokens (step by step, as the ledger counts them); zeros when it never started. */
+  usage: RunUsage;
+}
+
+export interface RunUsage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
 }
 
 /** Told after every settled run that ended with control lines (memory store, heartbeat). */
@@ -119,6 +127,7 @@ interface ActiveRun {
   writer: StreamWriter | null;
   /** Approvals of this run still pending (their links are refreshed as the run goes). */
   pendingApprovals: Set<string>;
+  usage: RunUsage;
   done: Promise<void>;
   resolveDone: () => void;
 }
@@ -200,6 +209,24 @@ export class BotRuntime {
   /** A pulse is in flight for this bot (the page's "Checking in…"). */
   isChecking(botId: string): boolean {
     return this.flight.pulses.has(botId);
+  }
+
+  /** A job of this task is known here: waiting, about to start, or running. */
+  hasJobFor(taskId: string): boolean {
+    if (this.flight.queues.find((j) => j.taskId === taskId)) return true;
+    for (const s of this.flight.starting.values()) if (s.job.taskId === taskId) return true;
+    for (const a of this.flight.runs.values()) if (a.job.taskId === taskId) return true;
+    return false;
+  }
+
+  /**
+   * Seed 2 rules 2 and 7: an open task (or its message) with no live run — its bot idle here, no
+   * job of it here, and its owner this process, a process gone, or nobody. A task another live
+   * daemon owns (Postgres) is never an orphan here.
+   */
+  isOrphan(t: { id: string; bot_id: string; owner: string | null }): boolean {
+    if (!this.isIdle(t.bot_id) || this.hasJobFor(t.id)) return false;
+    return t.owner === null || ownedByThisProcess(t.owner) || ownerIsGone(t.owner);
   }
 
   /** A run of this bot started outside the queue (another module driving it): the bot is busy until released. */
@@ -406,7 +433,16 @@ export class BotRuntime {
     if (signal.aborted || this.flight.starting.get(job.botId)?.job !== job) return;
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    const active: ActiveRun = { job, run: null, stopCause: null, writer: null, pendingApprovals: new Set(), done, resolveDone };
+    const active: ActiveRun = {
+      job,
+      run: null,
+      stopCause: null,
+      writer: null,
+      pendingApprovals: new Set(),
+      usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
+      done,
+      resolveDone,
+    };
     // The hand-over from `starting` to `runs` is one synchronous step (§5.1).
     this.flight.runs.set(job.botId, active);
     this.flight.starting.delete(job.botId);
@@ -561,6 +597,9 @@ export class BotRuntime {
         }
         case 'step-finished':
           stepBreak = true;
+          active.usage.calls++;
+          active.usage.inputTokens += e.inputTokens ?? 0;
+          active.usage.outputTokens += e.outputTokens ?? 0;
           break;
         case 'tool-call':
           this.d.emit('bots.tool_step', {
@@ -656,6 +695,7 @@ export class BotRuntime {
         source: job.source,
         heartbeat: job.source === 'heartbeat',
         outcome,
+        usage: { ...active.usage },
       });
     }
   }

@@ -183,12 +183,14 @@ export class BotsService {
     const message = await this.d.threads.addMessage({ threadId: thread.id, role: 'user', text, status: 'done' });
     await this.userActive(thread.id, true);
     this.d.emit('bots.message_changed', { message });
+    // Told before the replies are dispatched: what a listener resolves for this message (the
+    // heartbeat's check-ins) can never be something those replies just created.
+    await this.human({ kind: 'message', threadId: thread.id, botIds: targets.map((b) => b.id), taskId: null });
     const dispatched = [];
     for (const bot of targets) {
       const d = await this.d.runtime.dispatchToBot(bot.id, thread.id, text, { source: 'user', requestMessageId: message.id });
       dispatched.push({ bot_id: bot.id, task_id: d.taskId, message_id: d.messageId });
     }
-    await this.human({ kind: 'message', threadId: thread.id, botIds: targets.map((b) => b.id), taskId: null });
     return { thread_id: thread.id, message, dispatched };
   }
 

@@ -242,6 +242,23 @@ export class TaskStore {
       .execute();
   }
 
+  /** Queued/working tasks not written since `before` (seed 2 rule 2's candidates, before the liveness check). */
+  async openSince(before: number, opts: { botIds?: readonly string[] | undefined; limit?: number | undefined } = {}): Promise<TaskRow[]> {
+    let q = this.db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where('status', 'in', [...OPEN_STATUSES])
+      .where('updated_at', '<', before);
+    if (opts.botIds) {
+      if (opts.botIds.length === 0) return [];
+      q = q.where('bot_id', 'in', [...opts.botIds]);
+    }
+    return q
+      .orderBy('updated_at')
+      .limit(opts.limit ?? 500)
+      .execute();
+  }
+
   /** Tasks in `review`, counted per thread or per bot (the needs-attention badges). */
   async reviewCounts(by: 'thread_id' | 'bot_id'): Promise<Map<string, number>> {
     const rows = await this.db

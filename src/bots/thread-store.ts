@@ -183,6 +183,35 @@ export class ThreadStore {
     return this.getMessage(id);
   }
 
+  /**
+   * Bot messages still `streaming`/`queued` and not written since `before` (seed 2 rule 7), by the
+   * (status, role) index: only messages being written are read, however many threads there are.
+   */
+  async staleBotMessages(before: number, limit = 100): Promise<Message[]> {
+    const rows = await this.db
+      .selectFrom('bots_messages')
+      .selectAll()
+      .where('status', 'in', ['streaming', 'queued'])
+      .where('role', '=', 'bot')
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toMessage);
+  }
+
+  /** A stale message (as above) becomes `error` + interrupted, its text kept; undefined when it moved on meanwhile. */
+  async interruptIfStale(id: string, before: number, error: string): Promise<Message | undefined> {
+    const res = await this.db
+      .updateTable('bots_messages')
+      .set({ status: 'error', interrupted: 1, error, updated_at: this.o.clock.now() })
+      .where('id', '=', id)
+      .where('status', 'in', ['streaming', 'queued'])
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1 ? this.getMessage(id) : undefined;
+  }
+
   /** A page of a thread, oldest first: the newest `limit` messages with seq below `before`. */
   async page(threadId: string, opts: { before?: number | undefined; limit: number }): Promise<{ messages: Message[]; hasMore: boolean }> {
     let q = this.db.selectFrom('bots_messages').selectAll().where('thread_id', '=', threadId);
@@ -205,6 +234,45 @@ export class ThreadStore {
       .where('m.thread_id', 'in', threadIds)
       .execute();
     for (const r of rows) out.set(r.thread_id, toMessage(r));
+    return out;
+  }
+
+  /**
+   * Each thread's newest `limit` messages, oldest first, in one query: a range of the
+   * (thread_id, seq) index per thread, from its counter (seed 2's triage reads many bots at once).
+   */
+  async recentMany(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>> {
+    const out = new Map<string, Message[]>();
+    if (threadIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('bots_messages as m')
+      .innerJoin('bots_threads as t', 't.id', 'm.thread_id')
+      .selectAll('m')
+      .where('m.thread_id', 'in', [...threadIds])
+      .where((eb) => eb('m.seq', '>', eb('t.next_seq', '-', limit)))
+      .orderBy('m.thread_id')
+      .orderBy('m.seq')
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.thread_id) ?? [];
+      list.push(toMessage(r));
+      out.set(r.thread_id, list);
+    }
+    return out;
+  }
+
+  /** The person's activity in many threads at once. */
+  async activities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>> {
+    const out = new Map<string, { userActiveAt: number | null; readAt: number | null }>();
+    if (threadIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('bots_thread_activity')
+      .selectAll()
+      .where('thread_id', 'in', [...threadIds])
+      .execute();
+    for (const r of rows) {
+      out.set(r.thread_id, { userActiveAt: r.user_active_at == null ? null : num(r.user_active_at), readAt: r.read_at == null ? null : num(r.read_at) });
+    }
     return out;
   }
 

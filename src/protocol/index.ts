@@ -10,6 +10,7 @@ import { agentContract } from './agent.js';
 import { botsContract } from './bots.js';
 import { consciousContract } from './conscious.js';
 import { engineContract } from './engine.js';
+import { heartbeatContract } from './heartbeat.js';
 import { memoryContract } from './memory.js';
 import { orchestrationContract } from './orchestration.js';
 import { steeringContract } from './steering.js';
@@ -26,6 +27,7 @@ export * from './memory.js';
 export * from './conscious.js';
 // Its rows share names with the tasks world's (Task, TaskSource): import them from './bots.js'.
 export { botsContract, type BotsMethods, type BotsEvents } from './bots.js';
+export * from './heartbeat.js';
 export * from './orchestration.js';
 export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
@@ -38,6 +40,7 @@ export const productContracts = [
   tasksContract,
   consciousContract,
   botsContract,
+  heartbeatContract,
   orchestrationContract,
   steeringContract,
 ] as const;

@@ -1,0 +1,91 @@
+/**
+ * `createHeartbeat(deps)`: the heartbeat assembled over a bots host — its world (one engine tick
+ * per `tick_seconds`), its RPC service, its listeners on the host. `start()` runs once at daemon
+ * start, after the bots host's restart repair: bots with interrupted work are scheduled within two
+ * ticks (§5.6), other open work and pending follow-ups staggered over their interval.
+ */
+import { describeError } from '../../core/index.js';
+import type { Handlers } from '../../protocol/contract.js';
+import type { HeartbeatMethods } from '../../protocol/heartbeat.js';
+import { BUDGET_RETENTION_DAYS } from './budget-store.js';
+import { HeartbeatCore, type HeartbeatDeps } from './core.js';
+import { HeartbeatListeners } from './listeners.js';
+import { heartbeatRpcHandlers } from './rpc.js';
+import { dayKey, restartCheck, staggeredFirstCheck } from './schedule.js';
+import { HeartbeatService } from './service.js';
+import { createHeartbeatWorld, type HeartbeatWorld } from './world.js';
+
+/** The persona lines' settings are re-read this often (another daemon may change them). */
+const PERSONA_REFRESH_MS = 5 * 60_000;
+
+export interface Heartbeat {
+  core: HeartbeatCore;
+  world: HeartbeatWorld;
+  service: HeartbeatService;
+  handlers: Handlers<HeartbeatMethods>;
+  /** After the bots host started (its repair done): schedule restart work. Call once. */
+  start(): Promise<{ scheduled: number }>;
+  /** Unregister from the host. */
+  close(): Promise<void>;
+}
+
+export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
+  const core = new HeartbeatCore(deps);
+  const listeners = new HeartbeatListeners(core);
+  listeners.register();
+  const service = new HeartbeatService(core, listeners);
+  let prunedDay = '';
+  const world = createHeartbeatWorld(core, {
+    beforeTick: async () => {
+      await listeners.refreshPersona(PERSONA_REFRESH_MS);
+      const g = await core.settings.global(1000);
+      const today = dayKey(core.now(), g.timezone);
+      if (today !== prunedDay) {
+        prunedDay = today;
+        await core.budgets.prune(dayKey(core.now() - BUDGET_RETENTION_DAYS * 24 * 3600_000, g.timezone));
+      }
+    },
+  });
+  return {
+    core,
+    world,
+    service,
+    handlers: heartbeatRpcHandlers(service),
+    start: async () => {
+      await listeners.refreshPersona();
+      try {
+        return await scheduleAfterRestart(core);
+      } catch (err) {
+        deps.log.warn({ err: describeError(err) }, 'heartbeat: could not schedule the work a restart left; the sweeps find it tick by tick');
+        return { scheduled: 0 };
+      }
+    },
+    close: async () => listeners.close(),
+  };
+}
+
+async function scheduleAfterRestart(core: HeartbeatCore): Promise<{ scheduled: number }> {
+  const now = core.now();
+  const g = await core.settings.global();
+  const host = core.host;
+  // Resumes that were in flight when the process died: their rows say `resuming` no more.
+  for (const row of await core.bots.inState('resuming')) {
+    const task = row.last_resume_task_id ? await host.getTask(row.last_resume_task_id) : undefined;
+    if (task?.status !== 'queued' && task?.status !== 'working') await core.update(row.bot_id, { state: 'idle' });
+  }
+  const marks = new Map<string, number>();
+  const earliest = (botId: string, at: number) => marks.set(botId, Math.min(marks.get(botId) ?? Infinity, at));
+  const open = await host.openWork({ limit: 10_000 });
+  const tickMs = g.tick_seconds * 1000;
+  for (const t of open) {
+    if (t.status === 'failed' && t.error_kind === 'interrupted') earliest(t.bot_id, restartCheck(now, tickMs, core.random));
+    else earliest(t.bot_id, staggeredFirstCheck(now, g.interval_seconds * 1000, core.random));
+  }
+  for (const f of await core.followups.pending()) if (f.due_at !== null) earliest(f.bot_id, Number(f.due_at));
+  for (const [botId, at] of marks) {
+    const thread = await host.directThread(botId).catch(() => undefined);
+    if (!thread) continue;
+    await core.mark(botId, at, thread.id);
+  }
+  return { scheduled: marks.size };
+}

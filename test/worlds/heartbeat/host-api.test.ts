@@ -1,0 +1,119 @@
+/**
+ * What this issue added to the bots host's heartbeat API (src/bots/host.ts), on both dialects,
+ * and the two rules that depend on it end to end: an orphaned open task (rule 2, repaired before
+ * its claim) and a reply left streaming with no run (rule 7, reconciled and acknowledged).
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../../../src/bots/task-store.js';
+import { ThreadStore } from '../../../src/bots/thread-store.js';
+import { processOwner, uuid } from '../../../src/core/index.js';
+import type { SendResult } from '../../../src/protocol/bots.js';
+import { testDialects } from '../../support/stores.js';
+import { createHeartbeatHarness, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+
+const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
+beforeAll(async () => {
+  mcpHolder.value = await sharedMcp();
+});
+afterAll(async () => {
+  await mcpHolder.value?.close();
+});
+
+describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect) => {
+  let h: HeartbeatHarness;
+  let tasks: TaskStore;
+  let threads: ThreadStore;
+  beforeEach(async () => {
+    h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value! });
+    tasks = new TaskStore({ db: h.db, clock: h.clock, ids: uuid });
+    threads = new ThreadStore({ db: h.db, clock: h.clock, ids: uuid });
+  });
+  afterEach(async () => {
+    await h.dispose();
+  });
+
+  /** An open task left behind: `owner` ran it, its reply streaming, last touched `ageMs` ago. */
+  async function leftOpen(botId: string, owner: string | null, ageMs: number, status: 'working' | 'queued' = 'working') {
+    const thread = await h.host.heartbeat.directThread(botId);
+    await threads.addMessage({ threadId: thread.id, role: 'user', text: 'Compile the board report', status: 'done' });
+    const t = await tasks.create({ botId, threadId: thread.id, title: 'Compile the board report', prompt: 'Compile the board report', source: 'user', owner });
+    const m = await threads.addMessage({ threadId: thread.id, role: 'bot', botId, taskId: t.id, text: 'Gathering the figures', status: 'streaming' });
+    await tasks.update(t.id, { status, message_id: m.id, started_at: h.clock.now() });
+    await h.advance(ageMs);
+    return { task: t, message: m, thread };
+  }
+
+  it('settled runs report their calls and tokens; bots, countBots and thread read what exists', async () => {
+    const bot = await h.createBot('counted');
+    const seen: number[] = [];
+    h.host.heartbeat.onSettled((i) => void seen.push(i.usage.calls, i.usage.inputTokens > 0 ? 1 : 0));
+    h.model.enqueue({ text: 'Hello.', usage: { prompt_tokens: 321, completion_tokens: 7 } });
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'hi' });
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([1, 1]);
+    expect((await h.host.heartbeat.bots([bot.id, 'ghost'])).map((b) => b.id)).toEqual([bot.id]);
+    expect(await h.host.heartbeat.countBots()).toBe(1);
+    expect((await h.host.heartbeat.thread(sent.thread_id))?.kind).toBe('direct');
+    expect(await h.host.heartbeat.thread('ghost')).toBeUndefined();
+  });
+
+  it('orphans: open work with no run, of this process or a dead one and old enough; never another live daemon’s', async () => {
+    const bot = await h.createBot('orphaned');
+    const mine = await leftOpen(bot.id, processOwner(), 0);
+    const other = await h.createBot('elsewhere');
+    await leftOpen(other.id, 'some-other-host:4242', 0);
+    expect(await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).toEqual([]);
+    await h.advance(121_000);
+    expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).map((t) => t.id)).toEqual([mine.task.id]);
+    expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000, botIds: [other.id] })).map((t) => t.id)).toEqual([]);
+    const repaired = await h.host.heartbeat.repairOrphan(mine.task.id);
+    expect(repaired).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 0 });
+    expect((await threads.getMessage(mine.message.id))!).toMatchObject({ status: 'error', interrupted: true, text: 'Gathering the figures' });
+    expect(await h.host.heartbeat.repairOrphan(mine.task.id)).toBeUndefined();
+  });
+
+  it('batched reads: each thread’s newest messages, the person’s activity, expired approvals of many bots', async () => {
+    const a = await h.createBot('aa');
+    const b = await h.createBot('bb');
+    const ta = await h.host.heartbeat.directThread(a.id);
+    const tb = await h.host.heartbeat.directThread(b.id);
+    for (let i = 1; i <= 5; i++) await threads.addMessage({ threadId: ta.id, role: 'user', text: `a${i}`, status: 'done' });
+    await threads.addMessage({ threadId: tb.id, role: 'user', text: 'b1', status: 'done' });
+    const recent = await h.host.heartbeat.recentMessages([ta.id, tb.id], 3);
+    expect(recent.get(ta.id)!.map((m) => m.text)).toEqual(['a3', 'a4', 'a5']);
+    expect(recent.get(tb.id)!.map((m) => m.text)).toEqual(['b1']);
+    await h.host.heartbeat.markUserActive(tb.id);
+    const act = await h.host.heartbeat.userActivities([ta.id, tb.id]);
+    expect(act.get(tb.id)?.userActiveAt).toBe(h.clock.now());
+    expect(act.has(ta.id)).toBe(false);
+    expect(await h.host.heartbeat.expiredApprovalsOf([a.id, b.id], 0)).toEqual([]);
+  });
+
+  it('rule 2 end to end: an orphaned run is found by the sweep, repaired, claimed and resumed once', async () => {
+    const bot = await h.createBot('lost');
+    const { task } = await leftOpen(bot.id, processOwner(), 3 * 60_000);
+    h.verdict({ taskId: task.id, reason: 'its run was lost' });
+    h.model.enqueue({ text: 'Report compiled.' });
+    await h.tick();
+    await until(async () => (await h.task(task.id)).status === 'done' && h.host.runtime.isIdle(bot.id));
+    expect(h.pulse.chatRequests[0]!.body!.messages!.at(-1)!.content as string).toContain('orphan_working');
+    expect(await h.task(task.id)).toMatchObject({ attempts: 1, status: 'done' });
+    expect((await h.logOf(bot.id)).find((e) => e.outcome === 'resumed')).toMatchObject({ rule: 'orphan_working' });
+  });
+
+  it('rule 7 end to end: a reply left streaming with no run is reconciled and the person asked (there is no task to continue)', async () => {
+    const bot = await h.createBot('stale');
+    const { task, message } = await leftOpen(bot.id, processOwner(), 0);
+    await tasks.update(task.id, { status: 'done', finished_at: h.clock.now() }); // its task moved on, the reply did not
+    expect(await h.host.heartbeat.staleMessages({ olderThanMs: 60_000 })).toEqual([]);
+    await h.advance(61_000);
+    expect((await h.host.heartbeat.staleMessages({ olderThanMs: 60_000 })).map((m) => m.id)).toEqual([message.id]);
+    h.verdict({ taskId: `message:${message.id}`, reason: 'a reply was left hanging' });
+    await h.tick();
+    expect(h.pulse.chatRequests[0]!.body!.messages!.at(-1)!.content as string).toContain('stale_streaming');
+    expect(await threads.getMessage(message.id)).toMatchObject({ status: 'error', interrupted: true });
+    const [c] = await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute();
+    expect(c).toMatchObject({ source: 'interrupted_message', message_id: message.id, state: 'pending' });
+    expect(h.model.chatRequests).toHaveLength(0);
+  });
+});

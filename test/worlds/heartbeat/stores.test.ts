@@ -1,0 +1,179 @@
+/**
+ * The heartbeat's tables on both dialects: the schedule's compare-and-set beside markers, the
+ * log (folded repeats, 200 per bot), check-ins (50 pending), follow-ups (20 per bot), budgets
+ * reserved by one conditional write (racing reservations never pass a limit), stored settings
+ * checked again on read, and the migration down and up.
+ */
+import type { Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../../src/core/index.js';
+import { applyMigrations, tablesView } from '../../../src/store/index.js';
+import { heartbeatConfig, heartbeatMigrations, type HeartbeatTables } from '../../../src/worlds/heartbeat/index.js';
+import { BotStateStore } from '../../../src/worlds/heartbeat/bot-state.js';
+import { BudgetStore, GLOBAL_SCOPE } from '../../../src/worlds/heartbeat/budget-store.js';
+import { CheckinStore } from '../../../src/worlds/heartbeat/checkin-store.js';
+import { FollowUpStore } from '../../../src/worlds/heartbeat/followup-store.js';
+import { LogStore } from '../../../src/worlds/heartbeat/log-store.js';
+import { SettingsStore } from '../../../src/worlds/heartbeat/settings.js';
+import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
+
+describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
+  let store: TestStore;
+  let db: Kysely<HeartbeatTables>;
+  let clock: FakeClock;
+  beforeEach(async () => {
+    store = await openTestStore(dialect);
+    await applyMigrations(store.db, store.dialect, heartbeatMigrations);
+    db = tablesView<HeartbeatTables>(store.db);
+    clock = new FakeClock();
+  });
+  afterEach(async () => {
+    await store.dispose();
+  });
+
+  it('bots: NULL next check means asleep; a marker wakes it (the earlier time wins, never inside a backoff); the tick’s write loses to a marker that came in between', async () => {
+    const bots = new BotStateStore({ db, clock });
+    const now = clock.now();
+    const row = await bots.ensure('b1', 't1');
+    expect(row).toMatchObject({ enabled: 1, next_heartbeat_at: null, state: 'idle', thread_id: 't1' });
+    expect(await bots.due(now, 10)).toEqual([]);
+    await bots.mark('b1', now + 60_000);
+    await bots.mark('b1', now + 120_000);
+    expect(Number((await bots.get('b1'))!.next_heartbeat_at)).toBe(now + 60_000);
+    await bots.update('b1', { backoff_until: now + 600_000 });
+    await bots.mark('b1', now);
+    expect(Number((await bots.get('b1'))!.next_heartbeat_at)).toBe(now + 60_000);
+    await bots.update('b1', { backoff_until: null, next_heartbeat_at: null });
+    await bots.mark('b1', now);
+    expect((await bots.due(now, 10)).map((r) => r.bot_id)).toEqual(['b1']);
+
+    // The tick read version v, then a marker came: its "asleep" does not erase the marker's time.
+    const v = Number((await bots.get('b1'))!.version);
+    await bots.mark('b1', now + 5000);
+    await bots.schedule('b1', v, null, { last_outcome: 'skipped: nothing_unfinished' });
+    const after = (await bots.get('b1'))!;
+    expect(after.last_outcome).toBe('skipped: nothing_unfinished');
+    expect(Number(after.next_heartbeat_at)).toBe(now);
+    // Without anything in between, the tick's write stands.
+    await bots.schedule('b1', Number(after.version), null);
+    expect((await bots.get('b1'))!.next_heartbeat_at).toBeNull();
+    // A switched-off bot stays asleep.
+    await bots.update('b1', { enabled: 0 });
+    await bots.mark('b1', now);
+    expect((await bots.get('b1'))!.next_heartbeat_at).toBeNull();
+  });
+
+  it('the log: a repeated skip folds; anything else breaks the fold; the newest 200 per bot are kept; a re-run id writes nothing', async () => {
+    const bots = new BotStateStore({ db, clock });
+    const log = new LogStore({ db, clock });
+    await bots.ensure('b1');
+    const skip = (id: string) =>
+      log.add({ id, botId: 'b1', mode: 'resume', tier: 0, outcome: 'skipped', skip: 'user_active', reason: 'user_active: typing\nFOLLOWUP: x' });
+    await skip('a');
+    await clock.advance(1000);
+    const again = await skip('b');
+    expect(again?.repeat).toBe(true);
+    expect(again?.entry).toMatchObject({ id: 'a', repeats: 2 });
+    expect(again?.entry.reason).not.toMatch(/\n|FOLLOWUP:/);
+    await log.add({ id: 'c', botId: 'b1', mode: 'resume', tier: 1, outcome: 'verdict', verdict: 'idle', reason: 'r'.repeat(500) });
+    expect((await log.list({ botId: 'b1', limit: 10 }))[0]!.reason.length).toBe(200);
+    expect((await skip('d'))?.repeat).toBe(false);
+    expect(await log.add({ id: 'c', botId: 'b1', mode: 'resume', tier: 1, outcome: 'verdict', reason: 'again' })).toBeNull();
+    for (let i = 0; i < 230; i++) {
+      await log.add({ id: `e${i}`, botId: 'b1', mode: 'resume', tier: 1, outcome: 'verdict', verdict: 'idle', reason: `n${i}` });
+    }
+    const kept = await log.list({ botId: 'b1', limit: 200 });
+    expect(kept).toHaveLength(200);
+    expect(kept[0]!.reason).toBe('n229');
+    expect(await db.selectFrom('heartbeat_log').select('id').where('bot_id', '=', 'b1').execute()).toHaveLength(200);
+  });
+
+  it('check-ins: created once per id; at most 50 wait (the oldest are superseded); resolved once', async () => {
+    const checkins = new CheckinStore({ db, clock });
+    const add = (i: number) =>
+      checkins.add({ id: `c${i}`, botId: `b${i % 3}`, threadId: `t${i % 3}`, taskId: `task${i}`, source: 'ask_user', question: `q${i}` });
+    expect(await add(0)).toBeDefined();
+    expect(await add(0)).toBeUndefined();
+    for (let i = 1; i < 55; i++) {
+      await clock.advance(1);
+      await add(i);
+    }
+    const pending = await checkins.pending({ limit: 100 });
+    expect(pending).toHaveLength(50);
+    expect(pending[0]!.id).toBe('c5');
+    expect((await checkins.get('c0'))!.state).toBe('superseded');
+    const counts = await checkins.counts();
+    expect(counts.reduce((n, c) => n + c.count, 0)).toBe(50);
+    expect(await checkins.resolve('c10', 'answered')).toMatchObject({ state: 'answered' });
+    expect(await checkins.resolve('c10', 'dismissed')).toBeUndefined();
+    expect((await checkins.resolveWhere({ threadId: 't1' }, 'answered')).every((c) => c.thread_id === 't1')).toBe(true);
+  });
+
+  it('follow-ups: at most 20 pending per bot (the oldest cleared); a compare-and-set fires one once', async () => {
+    const f = new FollowUpStore({ db, clock });
+    for (let i = 0; i < 22; i++) {
+      await clock.advance(1);
+      await f.add({ id: `f${i}`, botId: 'b1', threadId: 't1', taskId: null, kind: 'delay', origin: 'bot', note: `n${i}`, dueAt: clock.now() + 60_000 });
+    }
+    await f.add({ id: 'other', botId: 'b2', threadId: 't2', taskId: null, kind: 'user', origin: 'bot', note: 'x', dueAt: null });
+    expect(await f.pending(['b1'])).toHaveLength(20);
+    expect((await f.get('f0'))!.state).toBe('cleared');
+    expect((await f.get('f1'))!.state).toBe('cleared');
+    const [fire1, fire2] = await Promise.all([f.move('f5', 'pending', 'fired'), f.move('f5', 'pending', 'fired')]);
+    expect([fire1, fire2].filter(Boolean)).toHaveLength(1);
+    expect((await f.moveWhere({ threadId: 't2', kind: 'user' }, 'resolved')).map((x) => x.id)).toEqual(['other']);
+  });
+
+  it('budgets: reservations race and never pass the limit; a refund gives one back; a new day is a new budget', async () => {
+    const b = new BudgetStore({ db, clock });
+    const results = await Promise.all(Array.from({ length: 12 }, () => b.reserve('b1', '2026-01-01', 'pulses', 5)));
+    expect(results.filter(Boolean)).toHaveLength(5);
+    expect((await b.counts([{ scope: 'b1', day: '2026-01-01' }])).get('b1|2026-01-01')).toEqual({ pulses: 5, resumes: 0 });
+    await b.refund('b1', '2026-01-01', 'pulses');
+    expect(await b.reserve('b1', '2026-01-01', 'pulses', 5)).toBe(true);
+    expect(await b.reserve('b1', '2026-01-01', 'pulses', 5)).toBe(false);
+    expect(await b.reserve('b1', '2026-01-02', 'pulses', 5)).toBe(true);
+    await b.add(GLOBAL_SCOPE, '2026-01-01', { pulse_input_tokens: 300, full_calls: 2, full_input_tokens: 4000 });
+    await b.add(GLOBAL_SCOPE, '2026-01-01', { pulse_input_tokens: 200 });
+    const [row] = await b.days(GLOBAL_SCOPE, ['2026-01-01']);
+    expect(row).toMatchObject({ scope: GLOBAL_SCOPE });
+    expect([Number(row!.pulse_input_tokens), Number(row!.full_calls), Number(row!.full_input_tokens)]).toEqual([500, 2, 4000]);
+    await b.prune('2026-01-02');
+    expect(await b.days(GLOBAL_SCOPE, ['2026-01-01'])).toEqual([]);
+  });
+
+  it('settings: the file’s values, a person’s overrides over them (null goes back), a bad stored value ignored', async () => {
+    const s = new SettingsStore({ db, clock, config: heartbeatConfig.parse({ interval_seconds: 600 }), timezone: 'Europe/Paris' });
+    expect(await s.global()).toMatchObject({ mode: 'resume', interval_seconds: 600, timezone: 'Europe/Paris', overridden: [] });
+    expect(await s.setGlobal({ mode: 'shadow', interval_seconds: 900 })).toMatchObject({
+      mode: 'shadow',
+      interval_seconds: 900,
+      overridden: ['interval_seconds', 'mode'],
+    });
+    expect(await s.setGlobal({ interval_seconds: null })).toMatchObject({ interval_seconds: 600, overridden: ['mode'] });
+    await db
+      .updateTable('heartbeat_settings')
+      .set({ overrides: JSON.stringify({ mode: 'chaos', tick_seconds: 20, evil: 1 }) })
+      .execute();
+    expect(await s.global()).toMatchObject({ mode: 'resume', tick_seconds: 20, overridden: ['tick_seconds'] });
+    await db.updateTable('heartbeat_settings').set({ overrides: '{not json' }).execute();
+    expect((await s.global()).overridden).toEqual([]);
+    const bots = new BotStateStore({ db, clock });
+    const row = await bots.ensure('b1');
+    const g = await s.global();
+    expect(s.forBot(row, g)).toMatchObject({ enabled: true, intervalMs: 600_000, timezone: 'Europe/Paris', overridden: [] });
+    const custom = (await bots.update('b1', { interval_seconds: 120, quiet_hours: '{"enabled":true,"start":"23:00","end":"07:00"}', follow_ups_enabled: 0 }))!;
+    expect(s.forBot(custom, g)).toMatchObject({
+      intervalMs: 120_000,
+      quietHours: { enabled: true, start: '23:00', end: '07:00' },
+      followUpsEnabled: false,
+      overridden: ['interval_seconds', 'quiet_hours', 'follow_ups_enabled'],
+    });
+  });
+
+  it('the migration goes down and up again', async () => {
+    await heartbeatMigrations['heartbeat/0001_init']!.down!(store.db, { dialect });
+    await heartbeatMigrations['heartbeat/0001_init']!.up(store.db, { dialect });
+    expect(await db.selectFrom('heartbeat_bots').selectAll().execute()).toEqual([]);
+  });
+});
