@@ -7,8 +7,9 @@ import { botsModule } from '../bots/index.js';
 import type { WorldModule } from '../engine/index.js';
 import { orchestrationModule } from '../orchestration/index.js';
 import { consciousModule } from '../worlds/conscious/index.js';
+import { heartbeatModule } from '../worlds/heartbeat/index.js';
 import { memoryModule } from '../worlds/memory/index.js';
 import { steeringModule } from '../worlds/steering/index.js';
 import { tasksModule } from '../worlds/tasks/index.js';
 
-export const productModules: readonly WorldModule[] = [memoryModule, tasksModule, consciousModule, botsModule, orchestrationModule, steeringModule];
+export const productModules: readonly WorldModule[] = [memoryModule, tasksModule, consciousModule, botsModule, heartbeatModule, orchestrationModule, steeringModule];
