@@ -12,4 +12,12 @@ import { memoryModule } from '../worlds/memory/index.js';
 import { steeringModule } from '../worlds/steering/index.js';
 import { tasksModule } from '../worlds/tasks/index.js';
 
-export const productModules: readonly WorldModule[] = [memoryModule, tasksModule, consciousModule, botsModule, heartbeatModule, orchestrationModule, steeringModule];
+export const productModules: readonly WorldModule[] = [
+  memoryModule,
+  tasksModule,
+  consciousModule,
+  botsModule,
+  heartbeatModule,
+  orchestrationModule,
+  steeringModule,
+];
