@@ -94,16 +94,15 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
         body: JSON.stringify(batch),
       });
       let bytes = 0;
-      let answers = 0;
-      let errors = 0;
+      let text = '';
       const decoder = new TextDecoder();
+      // Counted on the whole body: a marker may straddle two chunks.
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         bytes += chunk.byteLength;
-        const text = decoder.decode(chunk, { stream: true });
-        answers += text.split('"jsonrpc":"2.0"').length - 1;
-        errors += text.split('"error":{').length - 1;
+        text += decoder.decode(chunk, { stream: true });
       }
-      return { status: res.status, bytes, answers, errors };
+      text += decoder.decode();
+      return { status: res.status, bytes, answers: text.split('"jsonrpc":"2.0"').length - 1, errors: text.split('"error":{').length - 1 };
     },
     async close() {
       statusAgent.destroy();

@@ -164,10 +164,12 @@ describe('one-shot commands', () => {
       expect(tick.out).toMatch(/^conscious: quiet — memory unchanged: nothing to read \(/m);
       // No harness history: the steering world has nothing to review (no call).
       expect(tick.out).toMatch(/^steering: quiet — no unreviewed harness history/m);
+      // No bot: the heartbeat has nothing to check (no call).
+      expect(tick.out).toMatch(/^heartbeat: quiet — no bot due/m);
       const status = await cli(['status', '--json'], workspace, modelEnv());
       const parsed = JSON.parse(status.out) as { instances: { world: string; total_ticks: number; consecutive_failures: number }[] };
       expect(parsed.instances).toEqual(
-        ['memory', 'tasks', 'conscious', 'steering'].map((world) => expect.objectContaining({ world, total_ticks: 1, consecutive_failures: 0 })),
+        ['memory', 'tasks', 'conscious', 'heartbeat', 'steering'].map((world) => expect.objectContaining({ world, total_ticks: 1, consecutive_failures: 0 })),
       );
       const human = await cli(['status'], workspace, modelEnv());
       expect(human.out).toMatch(/^tasks: enabled — every 5 min, 1 ticks/m);

@@ -1,7 +1,7 @@
 /**
  * The heartbeat as a module (issue 12 §8; HELPERS "Phase 2"): its `[worlds.heartbeat]` section,
  * the module checks (it needs the bots host, so it comes after it), and a real app built from
- * `[...productModules, heartbeat]` (the bots module is among the product's) — config, store,
+ * the product's module list (the heartbeat comes right after the bots host) — config, store,
  * registry, RPC — that resumes a failed task end to end through its own tick.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,12 +21,12 @@ import { startModelServer, type ModelServer } from '../../support/model-server.j
 import { until } from './harness.js';
 
 /** The product's modules (the bots host among them) with the heartbeat after them, as the lead will list it. */
-const modules = [...productModules, heartbeatModule];
+const modules = productModules;
 
 describe('the heartbeat module', () => {
   it('comes after the bots host: the checks accept it there and nowhere else', () => {
     expect(() => checkModules(modules)).not.toThrow();
-    const withoutBots = productModules.filter((m) => m.kind !== 'bots');
+    const withoutBots = productModules.filter((m) => m.kind !== 'bots' && m.kind !== 'heartbeat');
     expect(() => checkModules([...withoutBots, heartbeatModule])).toThrow(/module heartbeat needs bots\.heartbeat, which no module before it provides/);
     const bots = productModules.find((m) => m.kind === 'bots')!;
     expect(() => checkModules([...withoutBots, heartbeatModule, bots])).toThrow(/needs bots\.heartbeat/);
