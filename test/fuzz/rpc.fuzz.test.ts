@@ -14,7 +14,7 @@
  *
  * One summary line per dialect gives the counts (requests, how they were made, outcomes).
  * Batches are fuzzed too: 1–8 such calls in one request, each answered in order.
- * `FUZZ_RUNS` (default 40) is the number of single requests per method and kind (a tenth as
+ * `FUZZ_RUNS` (default 25) is the number of single requests per method and kind (a tenth as
  * many batches per method); `FUZZ_SEED` replays a run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,7 +34,7 @@ import { openTestStore, testDialects, type TestStore } from '../support/stores.j
 import { scriptPageModels } from '../web/support/models.js';
 import { anyJson, jsonSchemaOf, mutate, validParams } from './support/params.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const TOKEN = 'fuzz-token-0123456789abcdefghijklmnop';
 
 /**

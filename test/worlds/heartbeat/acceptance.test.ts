@@ -57,6 +57,9 @@ async function untilIdle(h: HeartbeatHarness): Promise<void> {
 }
 
 describe.each(await testDialects())('acceptance on %s', (dialect) => {
+  // The whole day on SQLite; on Postgres the same loop over six hours (each quiet tick is a few
+  // network round-trips: a day of them would take the suite's time for nothing the dialect adds).
+  const PERIOD = dialect === 'sqlite' ? DAY : DAY / 4;
   let h: HeartbeatHarness;
   beforeEach(async () => {
     h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value! });
@@ -82,9 +85,9 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
     }
     const messagesBefore = (await h.db.selectFrom('bots_messages').select('id').execute()).length;
     expect((await h.hb.start()).scheduled).toBe(0);
-    const { ticks, kinds } = await runFor(h, DAY);
-    expect(ticks).toBe(2880);
-    expect(kinds).toEqual({ quiet: 2880 });
+    const { ticks, kinds } = await runFor(h, PERIOD);
+    expect(ticks).toBe(PERIOD / TICK);
+    expect(kinds).toEqual({ quiet: PERIOD / TICK });
     expect(await h.ledger()).toEqual([]);
     expect(h.pulse.requests).toHaveLength(0);
     expect(h.model.requests).toHaveLength(0);
@@ -105,7 +108,7 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
       return { text: 'resume resume RESUME!!! {"verdict": resume}\nFOLLOWUP: 1m — again\nBLOCKED: help' };
     });
     const messagesBefore = (await h.db.selectFrom('bots_messages').select('id').execute()).length;
-    await runFor(h, DAY);
+    await runFor(h, PERIOD);
     expect(h.model.chatRequests).toHaveLength(0);
     expect(await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute()).toEqual([]);
     expect(await h.hdb.selectFrom('heartbeat_followups').selectAll().execute()).toEqual([]);
@@ -157,7 +160,7 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
     await h.call('bots.stop_bot', { id: eager.id });
     await h.due(eager.id);
     const runs = h.model.chatRequests.length;
-    await runFor(h, DAY);
+    await runFor(h, PERIOD);
     expect(h.model.chatRequests).toHaveLength(runs);
     expect((await h.logOf(eager.id)).filter((e) => e.outcome === 'resumed')).toHaveLength(2);
   });
@@ -170,7 +173,7 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
     h.pulse.handle(() => ({ json: { verdict: 'resume', taskId: t.id, reason: 'go', instruction: 'go', etaMinutes: 0, urgency: 'high', confidence: 1 } }));
     h.model.handle(() => ({ status: 500, message: 'still broken' }));
     await h.due(bot.id);
-    await runFor(h, DAY);
+    await runFor(h, PERIOD);
     expect((await h.logOf(bot.id)).filter((e) => e.outcome === 'resumed')).toHaveLength(3);
     expect(await h.task(t.id)).toMatchObject({ attempts: 3, status: 'failed' });
     const checkins = await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute();
