@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CANDIDATE_RULES, SKIP_RULES, type HeartbeatLogEntry, type BotHeartbeat } from '../../src/protocol/heartbeat.js';
-import { forReader, lastVerdict, reasonTail, seconds, stateOf, whyOf } from '../../web/src/tabs/bots/heartbeat-why.js';
+import { forReader, lastVerdict, reasonTail, seconds, stateOf, whyOf, worldNote } from '../../web/src/tabs/bots/heartbeat-why.js';
 
 const NOW = Date.parse('2026-10-21T09:30:00Z');
 
@@ -231,5 +231,25 @@ describe('the why of a heartbeat check, in words', () => {
     expect(stateOf({ ...hb, state: 'cooldown', cooldown_until: NOW + 60_000 }, NOW).text).toMatch(/^Resting after a resume until /);
     expect(stateOf({ ...hb, enabled: false }, NOW).text).toBe('Off for this bot');
     expect(stateOf({ ...hb, mode: 'off' }, NOW).text).toBe('Off for all bots (mode off)');
+    expect(stateOf(hb, NOW, 0, true).text).toBe('Not running in this daemon');
+  });
+
+  it('whether the heartbeat runs at all in this daemon', () => {
+    const w = { enabled: true, disabled_by: null, halted: false, halt_reason: null, optional_models_unavailable: [] };
+    expect(worldNote(undefined)).toBeNull();
+    expect(worldNote(w)).toBeNull();
+    expect(worldNote({ ...w, enabled: false, disabled_by: '[worlds.heartbeat] enabled = false in subconscious.toml' })).toEqual({
+      off: true,
+      text: 'The heartbeat does not run in this daemon: `[worlds.heartbeat] enabled = false` in subconscious.toml. No bot is checked.',
+    });
+    expect(worldNote({ ...w, enabled: false })?.text).toMatch(/^The heartbeat world is switched off \(on the Subconscious tab\)/);
+    expect(worldNote({ ...w, halted: true, halt_reason: 'rate cap: 60 ticks in an hour' })).toEqual({
+      off: true,
+      text: 'The heartbeat is halted: rate cap: 60 ticks in an hour. Lift the halt on the Subconscious tab.',
+    });
+    expect(worldNote({ ...w, optional_models_unavailable: [{ role: 'local', reason: 'connection refused' }] })).toEqual({
+      off: false,
+      text: 'The local model did not answer at the last check (connection refused); pulses on it fail until it does.',
+    });
   });
 });

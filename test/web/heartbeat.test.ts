@@ -15,7 +15,9 @@
  *     and Dismiss resolves the next one;
  *   - settings per bot (a refusal under its field, an own value, back to the inherited one) and
  *     for all bots (the mode);
- *   - the Usage tab's figure beside an interval heartbeat;
+ *   - a reminder to check back (a refusal under its field);
+ *   - the Usage tab's figure beside an interval heartbeat, and none while there are no bots;
+ *   - a daemon whose heartbeat is off in its config says so in the section;
  *   - screenshots of the section at 1280×800 and 360×740, keyboard focus, contrast in light and
  *     dark, the 360 px layout, not one CSP violation.
  */
@@ -134,7 +136,6 @@ describe('the heartbeat section in Chromium', () => {
         SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
       },
     });
-    scout = await daemon.rpc<BotWithStatus>('bots.create', { name: 'scout', label: 'Scout', description: 'Prepares launches.' });
     browser = await launchBrowser();
     watched = await browser.newPage();
     page = watched.page;
@@ -145,9 +146,6 @@ describe('the heartbeat section in Chromium', () => {
     });
     await page.goto(daemon.pageUrl);
     await liveAgain();
-    await page.getByRole('tab', { name: 'Bots' }).click();
-    await page.locator('[data-testid="bot-item"][data-bot-name="scout"]').click();
-    await page.locator('[data-testid="thread"][data-kind="direct"]').waitFor();
   }, 120_000);
 
   afterAll(async () => {
@@ -157,7 +155,20 @@ describe('the heartbeat section in Chromium', () => {
     await server?.close();
   });
 
+  it('with no bots yet, the Usage tab shows no heartbeat figure', async () => {
+    const answered = page.waitForResponse((r) => r.url().endsWith('/rpc') && (r.request().postData() ?? '').includes('"bots.heartbeat_usage"'));
+    await page.getByRole('tab', { name: 'Usage' }).click();
+    await page.getByTestId('usage-today').waitFor();
+    expect(await (await answered).json()).toMatchObject({ result: { bots: 0, heartbeat_tokens: 0 } });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    expect(await page.getByTestId('usage-heartbeat').count()).toBe(0);
+  });
+
   it('a fresh bot: on, in resume mode, nothing unfinished — and it says what a pulse would send', async () => {
+    scout = await daemon.rpc<BotWithStatus>('bots.create', { name: 'scout', label: 'Scout', description: 'Prepares launches.' });
+    await page.getByRole('tab', { name: 'Bots' }).click();
+    await page.locator('[data-testid="bot-item"][data-bot-name="scout"]').click();
+    await page.locator('[data-testid="thread"][data-kind="direct"]').waitFor();
     await section().getByTestId('heartbeat-status').waitFor();
     expect(await section().getByTestId('heartbeat-state').innerText()).toBe('On');
     expect(await section().getByTestId('heartbeat-mode').innerText()).toBe('mode: resume');
@@ -316,6 +327,31 @@ describe('the heartbeat section in Chromium', () => {
     await sectionShots('heartbeat-settings');
   }, 60_000);
 
+  it('a reminder: a refusal under its field, then it waits in the follow-ups with its time', async () => {
+    const followups = section().getByTestId('heartbeat-followups');
+    expect(await followups.innerText()).toContain('No promises pending.');
+    await followups.locator('summary').click();
+    const minutes = followups.getByLabel('In (minutes)');
+    await minutes.fill('50000');
+    await followups.getByLabel('What to check').fill('Did the announcement go out?');
+    await followups.getByRole('button', { name: 'Add reminder' }).click();
+    const error = followups.getByTestId('heartbeat-remind-error');
+    await error.waitFor();
+    expect(await error.getAttribute('data-field')).toBe('in_minutes');
+    expect(await error.innerText()).toBe('Must be at most 30 days');
+    expect(await minutes.getAttribute('aria-invalid')).toBe('true');
+    expect((await snapshot()).followups).toEqual([]);
+
+    await minutes.fill('30');
+    await followups.getByRole('button', { name: 'Add reminder' }).click();
+    const row = followups.getByTestId('heartbeat-followup');
+    await row.waitFor();
+    expect(await row.innerText()).toMatch(/^Your reminder in 30 min \(.+\): Did the announcement go out\?$/);
+    const [f] = (await snapshot()).followups;
+    expect(f).toMatchObject({ origin: 'person', kind: 'delay', note: 'Did the announcement go out?', state: 'pending' });
+    expect(await followups.getByLabel('What to check').inputValue()).toBe('');
+  });
+
   it('the Usage tab: the heartbeat’s tokens beside an interval heartbeat of the same bots, as a ratio, and how it is computed', async () => {
     await page.getByRole('tab', { name: 'Usage' }).click();
     const figure = page.getByTestId('usage-heartbeat-figures');
@@ -394,5 +430,42 @@ describe('the heartbeat section in Chromium', () => {
     expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     // The restart left the page without a daemon for a moment: its failed requests are the only errors allowed.
     expect(watched.errors.filter((e) => !/ERR_CONNECTION_REFUSED|Failed to load resource|net::ERR_/.test(e))).toEqual([]);
+  });
+});
+
+describe('a daemon whose heartbeat is switched off in its config', () => {
+  let browser: TestBrowser;
+  let daemon: TestDaemon;
+
+  beforeAll(async () => {
+    await ensurePageBuilt();
+    daemon = await startDaemon({ config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'enabled = false', ''].join('\n') });
+    await daemon.rpc('bots.create', { name: 'quill', label: 'Quill' });
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.dispose();
+  });
+
+  it('the bot’s section says no bot is checked, and why; Check now waits for it', async () => {
+    const { page, errors } = await browser.newPage();
+    await page.goto(daemon.pageUrl);
+    await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+    await page.getByRole('tab', { name: 'Bots' }).click();
+    await page.locator('[data-testid="bot-item"][data-bot-name="quill"]').click();
+    const note = page.getByTestId('heartbeat-world-note');
+    await note.waitFor();
+    expect(await note.innerText()).toBe(
+      'The heartbeat does not run in this daemon: [worlds.heartbeat] enabled = false in subconscious.toml. No bot is checked.',
+    );
+    expect(await page.getByTestId('heartbeat-state').innerText()).toBe('Not running in this daemon');
+    expect(await page.getByTestId('heartbeat-next').innerText()).toBe('none while it is off');
+    expect(await page.getByTestId('heartbeat-check-now').isDisabled()).toBe(true);
+    expect(await contrastFailures(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await contrastFailures(page), 'dark').toEqual([]);
+    expect(errors).toEqual([]);
   });
 });

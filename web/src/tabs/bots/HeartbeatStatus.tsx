@@ -12,7 +12,7 @@ import { useNow } from '../../shell/hooks.js';
 import { Dot } from '../../ui/Dot.js';
 import { clockTime, count, fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
-import { MODE_TEXT, VERDICT_TEXT, forReader, lastVerdict, seconds, stateOf, whyOf } from './heartbeat-why.js';
+import { MODE_TEXT, VERDICT_TEXT, forReader, lastVerdict, seconds, stateOf, whyOf, worldNote } from './heartbeat-why.js';
 
 export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; snapshot: HeartbeatSnapshot; onChanged: () => void }) {
   const { bot, hb, snapshot } = props;
@@ -20,7 +20,9 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
   const now = useNow(15_000);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const state = stateOf(hb, now, snapshot.checkins.filter((c) => c.bot_id === bot.id).length);
+  const world = worldNote(useShell().status.data?.instances.find((i) => i.world === 'heartbeat'));
+  const off = world?.off === true;
+  const state = stateOf(hb, now, snapshot.checkins.filter((c) => c.bot_id === bot.id).length, off);
   const verdict = lastVerdict(snapshot.log, bot.id) ?? (hb.last_verdict ? { verdict: hb.last_verdict, reason: hb.last_reason, at: hb.last_pulse_at } : null);
   const mode = MODE_TEXT[hb.mode];
   const last = snapshot.log.find((e) => e.bot_id === bot.id);
@@ -53,6 +55,11 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
           mode: {mode.label}
         </span>
       </p>
+      {world && (
+        <p className={`small hb-world-note${world.off ? ' hb-world-off' : ''}`} data-testid="heartbeat-world-note" role="status">
+          <MessageText text={world.text} />
+        </p>
+      )}
       {hb.mode !== 'resume' && (
         <p className="small hb-mode-note" data-testid="heartbeat-mode-note">
           Mode <strong>{mode.label}</strong>: the heartbeat {mode.explain}. Change it under “Settings for all bots”.
@@ -66,7 +73,7 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
       <dl className="hb-facts">
         <dt>Next check</dt>
         <dd data-testid="heartbeat-next">
-          {!hb.enabled || hb.mode === 'off' ? (
+          {off || !hb.enabled || hb.mode === 'off' ? (
             'none while it is off'
           ) : hb.next_heartbeat_at === null ? (
             'nothing unfinished — wakes when something changes'
@@ -141,14 +148,18 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
         <button
           type="button"
           onClick={() => void checkNow()}
-          disabled={busy || !hb.enabled || hb.mode === 'off'}
+          disabled={busy || off || !hb.enabled || hb.mode === 'off'}
           aria-describedby={error ? errorId : `hb-${bot.id}-now-help`}
           data-testid="heartbeat-check-now"
         >
           {busy ? 'Checking…' : 'Check now'}
         </button>
         <span id={`hb-${bot.id}-now-help`} className="muted small">
-          {hb.enabled && hb.mode !== 'off' ? 'Looks at once, even in quiet hours; resets its attempts and check-ins.' : 'Switch the heartbeat on to check.'}
+          {off
+            ? 'Nothing is checked while the heartbeat does not run.'
+            : hb.enabled && hb.mode !== 'off'
+              ? 'Looks at once, even in quiet hours; resets its attempts and check-ins.'
+              : 'Switch the heartbeat on to check.'}
         </span>
       </div>
       {error && (

@@ -12,6 +12,7 @@
  * Pure functions (no React), so the wording is one table to read and to change.
  */
 import type { BotHeartbeat, CandidateRule, HeartbeatLogEntry, HeartbeatMode, SkipRule, Verdict } from '../../../../src/protocol/heartbeat.js';
+import type { InstanceStatus } from '../../../../src/protocol/engine.js';
 import type { DotColor } from '../../ui/Dot.js';
 import { clockTime } from '../../ui/format.js';
 
@@ -190,8 +191,33 @@ export function seconds(s: number): string {
   return rest ? `${h} h ${rest} min` : `${h} h`;
 }
 
-/** The bot's heartbeat state in a few words, with the colour of its dot (`waiting`: its pending check-ins). */
-export function stateOf(hb: BotHeartbeat, now: number = Date.now(), waiting = 0): { color: DotColor; text: string; pulse: boolean } {
+/**
+ * Whether the heartbeat's world ticks at all in this daemon (`subconscious.status`): switched off
+ * in the config or by a person, or halted — then no bot is checked whatever its own switch says.
+ * Also a pulse model that did not answer. null: nothing to say.
+ */
+export function worldNote(w: Pick<InstanceStatus, 'enabled' | 'disabled_by' | 'halted' | 'halt_reason' | 'optional_models_unavailable'> | undefined): {
+  off: boolean;
+  text: string;
+} | null {
+  if (!w) return null;
+  if (!w.enabled) {
+    return w.disabled_by
+      ? {
+          off: true,
+          text: `The heartbeat does not run in this daemon: \`${w.disabled_by.replace(/ in subconscious\.toml$/, '')}\` in subconscious.toml. No bot is checked.`,
+        }
+      : { off: true, text: 'The heartbeat world is switched off (on the Subconscious tab): no bot is checked until it is switched on again.' };
+  }
+  if (w.halted) return { off: true, text: `The heartbeat is halted: ${w.halt_reason ?? 'too many failed ticks'}. Lift the halt on the Subconscious tab.` };
+  const local = w.optional_models_unavailable.find((m) => m.role === 'local');
+  if (local) return { off: false, text: `The local model did not answer at the last check (${local.reason}); pulses on it fail until it does.` };
+  return null;
+}
+
+/** The bot's heartbeat state in a few words, with the colour of its dot (`waiting`: its pending check-ins; `worldOff`: nothing ticks). */
+export function stateOf(hb: BotHeartbeat, now: number = Date.now(), waiting = 0, worldOff = false): { color: DotColor; text: string; pulse: boolean } {
+  if (worldOff) return { color: 'gray', text: 'Not running in this daemon', pulse: false };
   if (!hb.enabled) return { color: 'gray', text: 'Off for this bot', pulse: false };
   if (hb.mode === 'off') return { color: 'gray', text: 'Off for all bots (mode off)', pulse: false };
   if (hb.checking || hb.state === 'checking') return { color: 'blue', text: 'Checking in… (a pulse is in flight)', pulse: true };
