@@ -4,7 +4,7 @@
  * verdict and reason), what was dispatched (shown in the thread), and its figures: tier, model,
  * time, tokens, error. Older entries page in with `bots.heartbeat_log {bot_id, before}`.
  */
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import type { BotWithStatus } from '../../../../src/protocol/bots.js';
 import type { HeartbeatLogEntry } from '../../../../src/protocol/heartbeat.js';
 import { call, explain } from '../../api/rpc.js';
@@ -30,11 +30,6 @@ export function HeartbeatLog(props: { bot: BotWithStatus; entries: HeartbeatLogE
   const [olderFull, setOlderFull] = useState(true);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    setOlder([]);
-    setOlderFull(true);
-    setExpanded(false);
-  }, [bot.id]);
 
   // The live entries win over a paged copy of the same one (its repeats may have grown).
   const live = props.entries.filter((e) => e.bot_id === bot.id);

@@ -97,16 +97,22 @@ export function HeartbeatSlot(props: HeartbeatSlotProps) {
           )}
         </p>
       )}
+      {/* Keyed by bot: the panel stays when another bot's thread opens, its drafts and pages must not. */}
       {data && hb && (
         <>
-          <HeartbeatStatus bot={bot} hb={hb} snapshot={data} onChanged={() => void snap.reload()} />
+          <HeartbeatStatus key={`status-${bot.id}`} bot={bot} hb={hb} snapshot={data} onChanged={() => void snap.reload()} />
           <HeartbeatCheckins bot={bot} checkins={data.checkins.filter((c) => c.bot_id === bot.id)} log={data.log} onChanged={() => void snap.reload()} />
-          <HeartbeatFollowUps bot={bot} followups={data.followups.filter((f) => f.bot_id === bot.id)} onChanged={() => void snap.reload()} />
-          <HeartbeatLog bot={bot} entries={data.log} />
+          <HeartbeatFollowUps
+            key={`followups-${bot.id}`}
+            bot={bot}
+            followups={data.followups.filter((f) => f.bot_id === bot.id)}
+            onChanged={() => void snap.reload()}
+          />
+          <HeartbeatLog key={`log-${bot.id}`} bot={bot} entries={data.log} />
           <div className="hb-settings-group">
             <h3 className="hb-subhead">Settings</h3>
             <PulseDisclosure bot={bot} model={hb.model} />
-            <BotHeartbeatSettings bot={bot} hb={hb} onSaved={() => void snap.reload()} />
+            <BotHeartbeatSettings key={`settings-${bot.id}`} bot={bot} hb={hb} onSaved={() => void snap.reload()} />
             <GlobalHeartbeatSettings settings={data.settings} onSaved={() => void snap.reload()} />
           </div>
         </>
