@@ -215,6 +215,7 @@ describe('the heartbeat section in Chromium', () => {
     expect(await skip.getByTestId('heartbeat-why').innerText()).toMatch(/^Skipped: you were active \d+ s ago$/);
     expect(await skip.getByTestId('heartbeat-why-detail').innerText()).toBe('It never wakes a bot while you are in its thread; it looks again in 2 minutes.');
     expect(await skip.innerText()).toContain('no model call');
+    expect(await skip.getByTestId('heartbeat-rule').innerText()).toBe('user_active');
     expect(await section().getByTestId('heartbeat-last').innerText()).toMatch(/^Skipped: you were active \d+ s ago/);
     // The person switching it off and on is in the log too, in words.
     await section().locator('[data-testid="heartbeat-why"]', { hasText: 'Heartbeat switched on by you' }).waitFor();

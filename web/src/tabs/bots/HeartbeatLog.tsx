@@ -126,6 +126,13 @@ function LogItem(props: { entry: HeartbeatLogEntry; now: number }) {
           </span>
         )}
         {figures.length > 0 && <> · {figures.join(' · ')}</>}
+        {/* The rule's own name too, for whoever reads the config and the code. */}
+        {(e.skip ?? e.rule) && (
+          <>
+            {' '}
+            · <code data-testid="heartbeat-rule">{e.skip ?? e.rule}</code>
+          </>
+        )}
       </p>
       {e.error && (
         <p className="coral small hb-entry-error">
