@@ -179,6 +179,8 @@ export interface HeartbeatLogEntry {
   /** ≤ 200 characters, one line. */
   reason: string;
   task_id: string | null;
+  /** The title of that task, so a person reads which work it was (null: no task, or it was deleted since). */
+  task_title: string | null;
   dispatched: { task_id: string; message_id: string } | null;
   escalated: boolean;
   model: string | null;

@@ -20,6 +20,7 @@ import { numOrNull } from './rows.js';
 import { ASK_RECHECK_MS, dayKey, type Random } from './schedule.js';
 import { SettingsStore, type BotRow, type BotSettings } from './settings.js';
 import type { HeartbeatTables } from './tables.js';
+import { withTaskTitles } from './titles.js';
 
 export interface HeartbeatDeps {
   db: Kysely<HeartbeatTables>;
@@ -87,7 +88,10 @@ export class HeartbeatCore {
   async record(e: NewLogEntry): Promise<void> {
     try {
       const written = await this.logs.add(e);
-      if (written) this.d.emit('heartbeat.log_added', { entry: written.entry });
+      if (written) {
+        const [entry] = await withTaskTitles(this.host, [written.entry]);
+        this.d.emit('heartbeat.log_added', { entry: entry! });
+      }
     } catch (err) {
       this.d.log.warn({ err: describeError(err), bot: e.botId }, 'heartbeat: could not write a log entry');
     }

@@ -30,6 +30,8 @@ export function toLogEntry(r: Selectable<HeartbeatLogTable>): HeartbeatLogEntry 
     verdict: r.verdict as Verdict | null,
     reason: r.reason,
     task_id: r.task_id,
+    // Filled from the bots host where an entry leaves the heartbeat (titles.ts): the log keeps ids only.
+    task_title: null,
     dispatched,
     escalated: num(r.escalated) === 1,
     model: r.model,

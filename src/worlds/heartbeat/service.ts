@@ -23,6 +23,7 @@ import type { HeartbeatCore } from './core.js';
 import type { HeartbeatListeners } from './listeners.js';
 import { numOrNull, toCheckin, toFollowUp } from './rows.js';
 import type { BotRow } from './settings.js';
+import { withTaskTitles } from './titles.js';
 
 /** The interval heartbeat the Usage figure compares with: one full call per bot this often. */
 export const INTERVAL_BASELINE_MINUTES = 30;
@@ -152,8 +153,8 @@ export class HeartbeatService {
     return { thread_id: threadId, at };
   }
 
-  log(p: { bot_id?: string | undefined; limit: number; before?: number | undefined }): Promise<HeartbeatLogEntry[]> {
-    return this.core.logs.list({ botId: p.bot_id, limit: p.limit, before: p.before });
+  async log(p: { bot_id?: string | undefined; limit: number; before?: number | undefined }): Promise<HeartbeatLogEntry[]> {
+    return withTaskTitles(this.core.host, await this.core.logs.list({ botId: p.bot_id, limit: p.limit, before: p.before }));
   }
 
   async addFollowUp(p: { id: string; in_minutes: number; note: string }): Promise<FollowUp> {
@@ -248,7 +249,7 @@ export class HeartbeatService {
       this.botHeartbeats(ids, rows),
       core.checkins.pending(p.bot_ids ? { botIds: ids } : {}),
       core.followups.pending(p.bot_ids ? ids : undefined),
-      core.logs.list({ ...(p.bot_ids ? { botIds: ids } : {}), limit: 20 }),
+      core.logs.list({ ...(p.bot_ids ? { botIds: ids } : {}), limit: 20 }).then((entries) => withTaskTitles(core.host, entries)),
     ]);
     return {
       settings,

@@ -8,6 +8,7 @@ import { useLiveRpc } from '../../shell/hooks.js';
 import { count } from '../../ui/format.js';
 import { Section } from '../../ui/Section.js';
 import { CallsTable } from './CallsTable.js';
+import { HeartbeatUsage } from './HeartbeatUsage.js';
 import { GROUP_LABEL, METRIC_LABEL, USAGE_EVENTS, type GroupBy, type Metric } from './metrics.js';
 import { UsageChart } from './UsageChart.js';
 
@@ -47,6 +48,7 @@ export function UsageTab() {
           </Section>
         </>
       )}
+      <HeartbeatUsage />
       <CallsTable worlds={s?.worlds ?? []} />
     </div>
   );
