@@ -29,6 +29,8 @@ const SNAPSHOT_EVENTS = [
   'bots.approval_changed',
   'bots.user_activity',
   'bots.repaired',
+  // Check-ins count in needs-attention: a resolved one changes the badges.
+  'heartbeat.checkin_changed',
 ] as const;
 
 const VIEW_KEY = 'subconscious.bots.view';
