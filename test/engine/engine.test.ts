@@ -377,12 +377,20 @@ describe.each(dialects)('engine on %s', (dialect) => {
   });
 
   it('the tick timeout aborts a stuck tick and counts a failure', async () => {
+    let committing = false;
     const world = inboxWorld({
-      hooks: { beforeCommit: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))) },
+      hooks: {
+        beforeCommit: (ctx) => {
+          committing = true;
+          return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        },
+      },
     });
     const instance = engine.instance(world, { tickTimeoutMs: 30 * 60_000 });
     const running = instance.tick();
-    while (engine.clock.pending < 2) await flush(); // the timeout guard and lease renewal are waiting
+    // In commit, with the timeout guard and the lease renewal waiting (on a slow store the guard is
+    // armed long before the tick reaches commit: moving the clock then would time out an earlier stage).
+    await vi.waitFor(() => expect(committing && engine.clock.pending >= 2).toBe(true), UNTIL);
     await engine.clock.advance(30 * 60_000);
     const outcome = await running;
     expect(outcome.kind).toBe('failed');
