@@ -7,10 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
+import { CLI, ROOT } from './cli.js';
 
 export interface TestDaemon {
   url: string;
@@ -54,7 +51,7 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
 
   const launch = () =>
     new Promise<void>((resolve, reject) => {
-      const proc = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--workspace', workspace, '--port', String(port)], {
+      const proc = spawn(process.execPath, ['--enable-source-maps', CLI, 'start', '--workspace', workspace, '--port', String(port)], {
         cwd: ROOT,
         env: { ...process.env, SUBCONSCIOUS_LOG_LEVEL: process.env.SUBCONSCIOUS_LOG_LEVEL ?? 'warn', ...opts.env },
         stdio: ['ignore', 'pipe', 'pipe'],
