@@ -3,7 +3,10 @@
  * lock), Run now, switching a world on or off, lifting a rate-cap halt, and the method list.
  */
 import { z } from 'zod';
+import type { Backoff } from './backoff.js';
 import { defineContract, method } from './contract.js';
+
+export { describeBackoff, type Backoff } from './backoff.js';
 
 export type ModelRole = 'local' | 'agent';
 export type TickOutcomeKind = 'committed' | 'quiet' | 'skipped' | 'superseded' | 'failed';
@@ -33,6 +36,12 @@ export type InstanceStatus = {
   last_summary: string | null;
   last_error: string | null;
   next_tick_at: number | null;
+  /**
+   * Why the world waits longer than its cadence: its ticks failed `failures` times in a row, so
+   * the scheduler backs off (cadence × 2^(failures-1), capped; a success resets it). Null when
+   * the last tick did not fail, and while halted (the halt says why then).
+   */
+  backoff: Backoff | null;
 };
 
 export type StatusResult = {
@@ -76,7 +85,7 @@ export const engineContract = defineContract<EngineEvents>()({
     ).returns<{ world: string; enabled: boolean }>(),
     'subconscious.clear_halt': method(
       z.strictObject({ world: worldName }),
-      "Lift a world's rate-cap halt after changing what made its requests too large (e.g. a lower context_budget_tokens); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
+      "Lift a world's rate-cap halt after changing what made its requests too large (what its halt_reason says to change); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
     ).returns<{ world: string; cleared: boolean }>(),
     'rpc.methods': method(z.strictObject({}), 'The methods this daemon serves.').returns<Array<{ name: string; description: string }>>(),
   },
