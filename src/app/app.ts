@@ -44,9 +44,10 @@ import {
   type ModelsConfig,
   type ProviderModel,
 } from '../llm/index.js';
-import { agentContract, engineContract, implement, usageContract, type ProductEvents } from '../protocol/index.js';
+import { implement, type ProductEvents } from '../protocol/index.js';
 import { applyMigrations, openStore, tablesView, type Store } from '../store/index.js';
 import { loadConfig, type Config } from './config.js';
+import { appContracts } from './contracts.js';
 import { checkModules } from './module-checks.js';
 import { productModules } from './modules.js';
 
@@ -179,6 +180,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
 
     const rpc = new RpcDispatcher([], { log });
     const timezone = config.timezone ?? systemTimeZone();
+    const [engineContract, usageContract, agentContract] = appContracts;
     for (const m of [
       ...implement(
         engineContract,
