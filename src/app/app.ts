@@ -121,8 +121,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
   try {
     if (opts.store) await applyMigrations(store.db, store.dialect, moduleMigrations);
     const engineDb = tablesView<EngineTables>(store.db);
-    // Seed 4 back-compat: bare keys from before namespacing belonged to the memory world.
-    await new InstanceState(engineDb, () => clock.now()).migrateLegacyKeys('memory');
+    // Seed 4 back-compat: bare state keys from before namespacing go to the module that claims them.
+    const state = new InstanceState(engineDb, () => clock.now());
+    for (const m of modules) await state.migrateLegacyKeys(m.kind, m.legacyStateKeys);
     const llm = createLlm({ models: modelsConfig(config), db: tablesView<LedgerTables>(store.db), clock, ids, log, inProcessModel: opts.inProcessModel });
     const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
