@@ -77,7 +77,7 @@ export const engineContract = defineContract<EngineEvents>()({
     'subconscious.status': method(z.strictObject({}), 'Status of every world instance, read from the store.').returns<StatusResult>(),
     'subconscious.trigger': method(
       z.strictObject({ kind: z.union([z.literal('all'), worldName]).optional() }),
-      'Run a tick now in the background (a running tick is superseded); returns at once.',
+      'Run a tick now in the background (while one runs, one more follows it; a running tick is never superseded); returns at once.',
     ).returns<{ triggered: string[] }>(),
     'subconscious.set_enabled': method(
       z.strictObject({ world: worldName, enabled: z.boolean() }),
