@@ -66,6 +66,8 @@ export interface AppOptions {
   inProcessModel?: (role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel;
   /** What the modules see of the MCP servers instead of asking them (`simulate`: they are not started). */
   skills?: SkillsHealth;
+  /** The caller shows `config.warnings` itself (`start` prints them as notes): do not log them too. */
+  showsWarnings?: boolean;
 }
 
 export interface AppServices {
@@ -112,7 +114,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? uuid;
   const log = opts.log ?? createLogger();
-  for (const warning of config.warnings) log.warn(warning);
+  if (!opts.showsWarnings) for (const warning of config.warnings) log.warn(warning);
   const events = new EventBus<ProductEvents>(() => clock.now());
   const moduleMigrations = modules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
   const store =
