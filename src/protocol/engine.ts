@@ -44,12 +44,24 @@ export type InstanceStatus = {
   backoff: Backoff | null;
 };
 
+/**
+ * Every world's status in `instances`, in registration order (the module list's order).
+ *
+ * Legacy fields (seed 4 back-compat, from when the daemon ran one world): `enabled`,
+ * `total_ticks`, `consecutive_failures` and `last_tick_at` mirror `instances[0]`, the first
+ * registered world — in the shipped daemon the memory world, seed 4's own. They say nothing about
+ * the other worlds: read `instances` for those. With no world registered they are `false`, `0`,
+ * `0` and `null`.
+ */
 export type StatusResult = {
   instances: InstanceStatus[];
-  /** Seed 4 back-compat: the top-level fields mirror the first registered world. */
+  /** Legacy: `instances[0].enabled` (false when there is no world). */
   enabled: boolean;
+  /** Legacy: `instances[0].total_ticks` (0 when there is no world). */
   total_ticks: number;
+  /** Legacy: `instances[0].consecutive_failures` (0 when there is no world). */
   consecutive_failures: number;
+  /** Legacy: `instances[0].last_tick_at` (null when there is no world). */
   last_tick_at: number | null;
 };
 
@@ -74,7 +86,10 @@ export const worldName = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a world
 
 export const engineContract = defineContract<EngineEvents>()({
   methods: {
-    'subconscious.status': method(z.strictObject({}), 'Status of every world instance, read from the store.').returns<StatusResult>(),
+    'subconscious.status': method(
+      z.strictObject({}),
+      'Status of every world instance, read from the store. The legacy top-level fields (enabled, total_ticks, consecutive_failures, last_tick_at) mirror the first registered world only.',
+    ).returns<StatusResult>(),
     'subconscious.trigger': method(
       z.strictObject({ kind: z.union([z.literal('all'), worldName]).optional() }),
       'Run a tick now in the background (while one runs, one more follows it; a running tick is never superseded); returns at once.',
