@@ -169,8 +169,9 @@ export class Scheduler {
   private async delayAfter(instance: Instance, outcome: TickOutcome): Promise<number> {
     const intervalMs = instance.world.intervalMinutes() * 60_000;
     if (outcome.kind !== 'failed' && outcome.kind !== 'skipped') return intervalMs;
+    // A halted world only checks, at its cadence, whether its model changed: that is no retry to back off.
     const failures = await instance.keys().then(
-      (keys) => keys.consecutive_failures ?? 0,
+      (keys) => (keys.halt ? 0 : (keys.consecutive_failures ?? 0)),
       () => 0,
     );
     return retryDelayMs(intervalMs, failures);

@@ -83,6 +83,24 @@ it('backs a failing world off exponentially (capped), says why in status, and re
   expect(healed.next_tick_at).toBe(engine.clock.now() + 5 * 60_000);
 });
 
+it('a halted world is not backed off: it checks at its cadence whether its model changed', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+  let calls = 0;
+  // Two failures, then a permanent rate cap (413) that halts the world.
+  server.handle(() => (++calls <= 2 ? { status: 500, message: 'down' } : { status: 413, message: 'Request too large for this model' }));
+  const start = engine.clock.now();
+  registry.start();
+  await settle();
+  for (let minute = 0; minute < 15; minute++) {
+    await engine.clock.advance(60_000);
+    await settle();
+  }
+  const halted = await registry.get('inbox').status();
+  expect(halted).toMatchObject({ halted: true, consecutive_failures: 3, backoff: null });
+  expect(halted.next_tick_at).toBe(start + 20 * 60_000); // 15 + the cadence, not 15 + 20
+});
+
 it('keeps the backed-off wait across a restart (it is stored as next_tick_at)', async () => {
   registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
   await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
