@@ -520,7 +520,7 @@ class RunState {
       tool: info.name,
       server: info.server,
       arguments: args,
-      reason: `${head(options.title ?? options.purpose, 120)}: wants to run the writing tool ${info.name} on ${info.server}; nobody asked for this write, so it needs your approval.`,
+      reason: approvalReason(options, info),
       expiresAt,
     });
     this.emit({ type: 'approval-requested', runId: this.id, toolCallId, approval });
@@ -623,4 +623,14 @@ function safeJson(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/**
+ * Why a person is asked, in their words. A writing tool waits for approval only in a `tainted`
+ * run: one that read outside text (messages, files, tool results) which could steer it, so
+ * whatever the run was allowed to do, each change it wants is shown first.
+ */
+export function approvalReason(options: Pick<RunOptions, 'title' | 'world'>, tool: { name: string; server: string }): string {
+  const who = options.title?.trim() ? `“${head(options.title.trim(), 120)}”` : `A ${options.world} run`;
+  return `${who} wants to use ${tool.name} on ${tool.server}, a tool that can change things. The run read outside text (messages, files or tool results) that could steer it, so the tool runs only if you approve.`;
 }

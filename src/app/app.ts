@@ -44,9 +44,10 @@ import {
   type ModelsConfig,
   type ProviderModel,
 } from '../llm/index.js';
-import { agentContract, engineContract, implement, usageContract, type ProductEvents } from '../protocol/index.js';
+import { implement, type ProductEvents } from '../protocol/index.js';
 import { applyMigrations, openStore, tablesView, type Store } from '../store/index.js';
 import { loadConfig, type Config } from './config.js';
+import { appContracts } from './contracts.js';
 import { checkModules } from './module-checks.js';
 import { productModules } from './modules.js';
 
@@ -65,6 +66,8 @@ export interface AppOptions {
   inProcessModel?: (role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel;
   /** What the modules see of the MCP servers instead of asking them (`simulate`: they are not started). */
   skills?: SkillsHealth;
+  /** The caller shows `config.warnings` itself (`start` prints them as notes): do not log them too. */
+  showsWarnings?: boolean;
 }
 
 export interface AppServices {
@@ -111,7 +114,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? uuid;
   const log = opts.log ?? createLogger();
-  for (const warning of config.warnings) log.warn(warning);
+  if (!opts.showsWarnings) for (const warning of config.warnings) log.warn(warning);
   const events = new EventBus<ProductEvents>(() => clock.now());
   const moduleMigrations = modules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
   const store =
@@ -120,8 +123,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
   try {
     if (opts.store) await applyMigrations(store.db, store.dialect, moduleMigrations);
     const engineDb = tablesView<EngineTables>(store.db);
-    // Seed 4 back-compat: bare keys from before namespacing belonged to the memory world.
-    await new InstanceState(engineDb, () => clock.now()).migrateLegacyKeys('memory');
+    // Seed 4 back-compat: bare state keys from before namespacing go to the module that claims them.
+    const state = new InstanceState(engineDb, () => clock.now());
+    for (const m of modules) await state.migrateLegacyKeys(m.kind, m.legacyStateKeys);
     const llm = createLlm({ models: modelsConfig(config), db: tablesView<LedgerTables>(store.db), clock, ids, log, inProcessModel: opts.inProcessModel });
     const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
@@ -179,6 +183,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
 
     const rpc = new RpcDispatcher([], { log });
     const timezone = config.timezone ?? systemTimeZone();
+    const [engineContract, usageContract, agentContract] = appContracts;
     for (const m of [
       ...implement(
         engineContract,

@@ -1,15 +1,13 @@
 /**
  * The rules a module list must keep, checked before anything opens: one module per kind; tables
- * and migrations namespaced by kind (the tasks world's, shipped before modules, keep their
- * names); every service a module needs provided by the app or an earlier module.
+ * and migrations namespaced by kind (names a module declares as shipped before modules keep
+ * theirs); one owner per legacy state key; every service a module needs provided by the app or
+ * an earlier module.
  */
 import { AgentRunnerKey, ApprovalStoreKey, SkillsKey } from '../agent/index.js';
 import { PresenceKey } from '../core/index.js';
 import type { WorldModule } from '../engine/index.js';
 
-/** Names that shipped before worlds were modules: databases already hold them. */
-const SHIPPED_TABLES = new Set(['subconscious_tasks', 'subconscious_log', 'subconscious_escalations']);
-const SHIPPED_MIGRATIONS = new Set(['0004_tasks', '0006_log_exec_owner', '0007_task_order_and_user_choice']);
 /** Services the app itself provides to every module. */
 const APP_SERVICES = [AgentRunnerKey, ApprovalStoreKey, SkillsKey, PresenceKey].map((k) => k.id);
 
@@ -17,19 +15,27 @@ export function checkModules(modules: readonly WorldModule[]): void {
   const kinds = new Set<string>();
   const tables = new Map<string, string>();
   const provided = new Set(APP_SERVICES);
+  const legacyKeys = new Map<string, string>();
   for (const m of modules) {
     if (kinds.has(m.kind)) throw new Error(`two modules are named "${m.kind}"`);
     kinds.add(m.kind);
     const prefix = `${m.kind.replace(/-/g, '_')}_`;
+    const shippedTables = new Set(m.tables?.shipped?.tables ?? []);
+    const shippedMigrations = new Set(m.tables?.shipped?.migrations ?? []);
     for (const name of m.tables?.names ?? []) {
-      if (!name.startsWith(prefix) && !SHIPPED_TABLES.has(name)) throw new Error(`module ${m.kind}: table "${name}" must start with "${prefix}"`);
+      if (!name.startsWith(prefix) && !shippedTables.has(name)) throw new Error(`module ${m.kind}: table "${name}" must start with "${prefix}"`);
       const owner = tables.get(name);
       if (owner) throw new Error(`modules ${owner} and ${m.kind} both declare table "${name}"`);
       tables.set(name, m.kind);
     }
     for (const name of Object.keys(m.tables?.migrations ?? {})) {
-      if (!name.startsWith(`${m.kind}/`) && !SHIPPED_MIGRATIONS.has(name))
+      if (!name.startsWith(`${m.kind}/`) && !shippedMigrations.has(name))
         throw new Error(`module ${m.kind}: migration "${name}" must be named "${m.kind}/NNNN_…"`);
+    }
+    for (const key of m.legacyStateKeys) {
+      const owner = legacyKeys.get(key);
+      if (owner) throw new Error(`modules ${owner} and ${m.kind} both claim the legacy state key "${key}"`);
+      legacyKeys.set(key, m.kind);
     }
     for (const need of m.needs) {
       if (!provided.has(need.id)) throw new Error(`module ${m.kind} needs ${need.id}, which no module before it provides`);

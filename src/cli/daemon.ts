@@ -39,7 +39,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const overrides = { ...(opts.port !== undefined ? { port: opts.port } : {}), ...(opts.host !== undefined ? { host: opts.host } : {}) };
   const log = opts.log ?? createLogger();
   securePrivateFolder(path.resolve(opts.workspace), log);
-  const app = await createApp({ workspace: opts.workspace, overrides, log, ...(opts.modules ? { modules: opts.modules } : {}) });
+  // `announce` prints the config's warnings once, as notes a person reads.
+  const app = await createApp({ workspace: opts.workspace, overrides, log, showsWarnings: true, ...(opts.modules ? { modules: opts.modules } : {}) });
   let http: Listening;
   const metrics = createMetrics(app.llm.ledger, app.events);
   const token = ensureToken(app.workspace);
@@ -103,9 +104,12 @@ export async function announce(daemon: Daemon, print: (line: string) => void): P
   for (const role of ['local', 'agent'] as const) {
     const ep = app.llm.endpoint(role);
     const probe = await app.llm.probe(role).catch((err) => ({ available: false, reason: describeError(err) }));
-    print(
-      `  ${role} model: ${ep.model} at ${ep.baseUrl} — ${probe.available ? 'reachable' : `UNAVAILABLE (${probe.reason}); ticks that need it are skipped until it answers`}`,
-    );
+    if (probe.available) {
+      print(`  ${role} model: ${ep.model} at ${ep.baseUrl} — reachable`);
+      continue;
+    }
+    print(`  ${role} model: ${ep.model} at ${ep.baseUrl} — NOT AVAILABLE: ${probe.reason ?? 'it did not answer'}`);
+    print(`    The daemon keeps running: work that needs the ${role} model waits and is tried again at each tick; everything else goes on.`);
   }
 }
 

@@ -1,6 +1,6 @@
 /** Plain-text output for the CLI: one line per world, readable without the page. */
 import type { TickOutcome } from '../engine/index.js';
-import type { StatusResult } from '../protocol/index.js';
+import { describeBackoff, type StatusResult } from '../protocol/index.js';
 
 function ago(at: number | null, now = Date.now()): string {
   if (!at) return 'never';
@@ -9,6 +9,11 @@ function ago(at: number | null, now = Date.now()): string {
   if (s < 3600) return `${Math.round(s / 60)}m ago`;
   if (s < 86400) return `${Math.round(s / 3600)}h ago`;
   return new Date(at).toISOString();
+}
+
+/** HH:MM in this machine's zone (the person reading the line is here). */
+function hourMinute(at: number): string {
+  return new Date(at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
 }
 
 export function printTickOutcomes(outcomes: TickOutcome[], print: (line: string) => void): void {
@@ -31,6 +36,7 @@ export function printStatus(status: StatusResult, print: (line: string) => void)
     );
     if (i.provider_available === false) print(`  model: ${i.provider_unavailable_reason}`);
     for (const m of i.optional_models_unavailable ?? []) print(`  ${m.role} model unavailable: ${m.reason} (the work that needs it fails until it answers)`);
-    if (i.last_error && i.consecutive_failures > 0 && i.last_error !== i.provider_unavailable_reason) print(`  last error: ${i.last_error}`);
+    if (i.backoff) print(`  waiting: ${describeBackoff(i.backoff, hourMinute)}`);
+    else if (i.last_error && i.consecutive_failures > 0 && i.last_error !== i.provider_unavailable_reason) print(`  last error: ${i.last_error}`);
   }
 }

@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { createApp, type App } from '../app/app.js';
 import { describeError, isSubconsciousError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import type { StatusResult } from '../protocol/index.js';
+import { createRpcClient, type ProductMethods } from '../protocol/index.js';
 import { announce, startDaemon, type Daemon } from './daemon.js';
 import { productModules } from '../app/modules.js';
 import { parseHours, printSimulation, progressLine, simulate } from '../app/simulate.js';
@@ -104,9 +104,12 @@ program
   .option(...workspaceOption)
   .option('--json', 'print the same JSON as the subconscious.status RPC')
   .action(async (opts: { workspace: string; json?: boolean }) => {
-    const status = await withApp(opts.workspace, (app) => callInProcess(app.rpc, 'subconscious.status', {}));
+    // The protocol's typed client over this process's dispatcher: the result is a StatusResult by contract.
+    const status = await withApp(opts.workspace, (app) =>
+      createRpcClient<ProductMethods>((method, params) => callInProcess(app.rpc, method, params))('subconscious.status'),
+    );
     if (opts.json) console.log(JSON.stringify(status, null, 2));
-    else printStatus(status as StatusResult, (l) => console.log(l));
+    else printStatus(status, (l) => console.log(l));
   });
 
 program

@@ -4,7 +4,7 @@ export { Scheduler, type SchedulerOptions } from './scheduler.js';
 export { Registry } from './registry.js';
 export { readStatus, type EngineKeys, type OpenTick } from './status.js';
 export { TickLease, LEASE_TTL_MS } from './lease.js';
-export { InstanceState, WorldKeys, stateKey, LEGACY_KEYS } from './state.js';
+export { InstanceState, WorldKeys, stateKey } from './state.js';
 export { engineRpcHandlers } from './rpc.js';
 export type { EngineTables, InstanceStateTable, TickLeasesTable } from './tables.js';
 export {
@@ -12,6 +12,7 @@ export {
   type WorldModule,
   type ModuleDefinition,
   type ModuleContext,
+  type ModuleTables,
   type ModuleParts,
   type ModuleInstance,
   type SharedContext,

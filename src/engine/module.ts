@@ -77,6 +77,16 @@ export interface CliContext<M extends Contract['methods'], E extends object> {
   print(line: string): void;
 }
 
+export interface ModuleTables {
+  names: readonly string[];
+  migrations: MigrationSet;
+  /**
+   * Table and migration names that shipped before worlds were modules, kept as they are because
+   * databases already hold them (exempt from the `<kind>_` / `<kind>/` naming rule).
+   */
+  shipped?: { tables?: readonly string[]; migrations?: readonly string[] };
+}
+
 /** A module's side of `subconscious simulate` (a dry-run day on a scratch copy of the store). */
 export interface SimulateHooks<Config, Tables extends object, M extends Contract['methods']> {
   /** Copy what a simulation starts from out of the user's database (read-only) into the scratch store. */
@@ -104,7 +114,12 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
   /** A top-level section read as this one, with a warning naming the new key (seed 1's `[heartbeat]`). */
   legacySection?: string;
   /** Its tables (names start with its kind, or were shipped before modules) and migrations (`<kind>/NNNN_name`). */
-  tables?: { names: readonly string[]; migrations: MigrationSet };
+  tables?: ModuleTables;
+  /**
+   * Bare instance-state keys from before state was namespaced that belong to this world (seed 4
+   * back-compat): moved under `<kind>:` at start, never clobbering a namespaced value.
+   */
+  legacyStateKeys?: readonly string[];
   contract: C;
   /** Services it cannot work without, and services it uses when they exist. */
   needs?: readonly ServiceKey<unknown>[];
@@ -160,7 +175,8 @@ export interface WorldModule {
   readonly description: string;
   readonly configSchema: z.ZodObject;
   readonly legacySection: string | undefined;
-  readonly tables: { names: readonly string[]; migrations: MigrationSet } | undefined;
+  readonly tables: ModuleTables | undefined;
+  readonly legacyStateKeys: readonly string[];
   readonly contract: Contract;
   readonly needs: readonly ServiceKey<unknown>[];
   readonly uses: readonly ServiceKey<unknown>[];
@@ -197,6 +213,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
     configSchema: def.config,
     legacySection: def.legacySection,
     tables: def.tables,
+    legacyStateKeys: def.legacyStateKeys ?? [],
     contract: def.contract,
     needs: def.needs ?? [],
     uses: def.uses ?? [],

@@ -7,8 +7,12 @@
  * Run now (`runNow`) never supersedes: pressed while a tick runs, it asks for one more tick right
  * after that one, and further presses join that request — at most one tick ever waits (issue 9:
  * 50 presses in a row had superseded each other into hundreds of cancelled rows).
+ *
+ * A world whose ticks keep failing backs off (see backoff.ts); its next try is kept as
+ * `next_tick_at`, so status can say when, and a restart or another worker keeps the wait.
  */
 import type { Clock, Logger } from '../core/index.js';
+import { retryDelayMs } from './backoff.js';
 import type { Instance } from './instance.js';
 import type { TickOutcome } from './types.js';
 
@@ -89,7 +93,7 @@ export class Scheduler {
     // Provisional: not due again while this tick runs (it moves to end + interval when it ends).
     this.nextDue.set(instance.name, this.clock.now() + instance.world.intervalMinutes() * 60_000);
     const p = instance.tick({ supersede }).then(async (outcome) => {
-      const next = this.clock.now() + instance.world.intervalMinutes() * 60_000;
+      const next = this.clock.now() + (await this.delayAfter(instance, outcome));
       this.nextDue.set(instance.name, next);
       await instance.setNextTickAt(next).catch(() => undefined);
       this.opts.onOutcome?.(outcome);
@@ -159,6 +163,18 @@ export class Scheduler {
       const wait = Math.max(1, sleepUntil - this.clock.now());
       await this.clock.sleep(wait, AbortSignal.any([stop, this.waking.signal])).catch(() => undefined);
     }
+  }
+
+  /** The cadence, or after failures in a row the backed-off wait (a success or a quiet tick reads nothing more). */
+  private async delayAfter(instance: Instance, outcome: TickOutcome): Promise<number> {
+    const intervalMs = instance.world.intervalMinutes() * 60_000;
+    if (outcome.kind !== 'failed' && outcome.kind !== 'skipped') return intervalMs;
+    // A halted world only checks, at its cadence, whether its model changed: that is no retry to back off.
+    const failures = await instance.keys().then(
+      (keys) => (keys.halt ? 0 : (keys.consecutive_failures ?? 0)),
+      () => 0,
+    );
+    return retryDelayMs(intervalMs, failures);
   }
 
   private async dueAt(instance: Instance): Promise<number> {

@@ -5,9 +5,6 @@
 import type { Kysely } from 'kysely';
 import type { EngineTables } from './tables.js';
 
-/** Keys that predate namespacing; they belonged to the memory world (seed 4, "Back-compat"). */
-export const LEGACY_KEYS = ['last_tick_at', 'baseline_checkpoint_id'] as const;
-
 export function stateKey(world: string, key: string): string {
   if (!world || world.includes(':')) throw new Error(`invalid world name for state key: "${world}"`);
   return `${world}:${key}`;
@@ -62,14 +59,15 @@ export class InstanceState {
   }
 
   /**
-   * Move bare legacy keys under `<world>:`. An existing namespaced value always wins: the
-   * legacy row is then left as it was (never clobbers, never loses). Idempotent.
-   * Returns the keys that were moved.
+   * Move bare keys from before namespacing (the world's module names them) under `<world>:`. An
+   * existing namespaced value always wins: the legacy row is then left as it was (never clobbers,
+   * never loses). Idempotent. Returns the keys that were moved.
    */
-  async migrateLegacyKeys(world: string): Promise<string[]> {
+  async migrateLegacyKeys(world: string, keys: readonly string[]): Promise<string[]> {
     const moved: string[] = [];
+    if (keys.length === 0) return moved;
     await this.db.transaction().execute(async (trx) => {
-      for (const legacy of LEGACY_KEYS) {
+      for (const legacy of keys) {
         const old = await trx.selectFrom('instance_state').selectAll().where('key', '=', legacy).executeTakeFirst();
         if (!old) continue;
         const target = stateKey(world, legacy);

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { InstanceState } from './state.js';
 import type { EngineTables } from './tables.js';
 import type { ModelRole } from '../llm/index.js';
+import type { Backoff } from '../protocol/backoff.js';
 import type { InstanceStatus, TickOutcomeKind } from './types.js';
 
 /** The keys the engine keeps under `<world>:` (besides the world's own). */
@@ -36,6 +37,13 @@ export async function readEngineKeys(state: InstanceState, world: string): Promi
   return (await state.all(world)) as Partial<EngineKeys>;
 }
 
+/** The scheduler backs off after failures in a row (see backoff.ts); a halt says why on its own. */
+function backoffOf(keys: Partial<EngineKeys>): Backoff | null {
+  const failures = keys.consecutive_failures ?? 0;
+  if (failures === 0 || keys.halt) return null;
+  return { failures, reason: keys.last_error ?? 'no reason was recorded', next_try_at: keys.next_tick_at ?? null };
+}
+
 export async function readStatus(
   db: Kysely<EngineTables>,
   world: string,
@@ -63,5 +71,6 @@ export async function readStatus(
     last_summary: keys.last_summary ?? null,
     last_error: keys.last_error ?? null,
     next_tick_at: keys.next_tick_at ?? null,
+    backoff: backoffOf(keys),
   };
 }

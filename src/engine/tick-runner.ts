@@ -14,7 +14,7 @@ import { SubconsciousError, describeError, isSubconsciousError, untilAborted, ty
 import { END, START, StateGraph } from '../graph/index.js';
 import type { EngineEvents } from '../protocol/engine.js';
 import { GateClosed, modelErrorKind, type ProviderGate } from './gate.js';
-import type { TickLease } from './lease.js';
+import { LEASE_TTL_MS, type TickLease } from './lease.js';
 import { LeaseLost, keepLease } from './lease-keeper.js';
 import type { InstanceState, WorldKeys } from './state.js';
 import type { EngineKeys, OpenTick } from './status.js';
@@ -66,7 +66,7 @@ export class TickRunner {
     });
     if (!lease) {
       const holder = await this.lease.currentHolder().catch(() => null);
-      return this.skipAndRecord(`tick lock held${holder ? ` by ${holder}` : ''}`, startedAt);
+      return this.skipAndRecord(tickLockHeld(holder), startedAt);
     }
     this.generation = lease.generation;
     const stopRenewal = keepLease({ lease: this.lease, clock, log, world: this.name, tick: controller, committing: () => this.stage === 'commit' });
@@ -311,4 +311,12 @@ export class TickRunner {
 
 function abortedBy(signal: AbortSignal, type: new (...args: never[]) => Error): boolean {
   return signal.aborted && signal.reason instanceof type;
+}
+
+/** Why a tick was skipped for the lock, and what (not) to do about it. */
+export function tickLockHeld(holder: string | null): string {
+  return (
+    `tick lock held${holder ? ` by ${holder}` : ''}: another tick of this world is running (here or in another subconscious on this database), ` +
+    `so this one was skipped. Nothing to do: the next tick runs after it; a lock left by a process that died expires within ${Math.round(LEASE_TTL_MS / 1000)} s.`
+  );
 }

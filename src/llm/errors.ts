@@ -191,8 +191,9 @@ function unreachableError(ctx: ErrorContext, cause: unknown): ModelError {
   const envVar = `SUBCONSCIOUS_${(ctx.role ?? 'local').toUpperCase()}_BASE_URL`;
   const ollama = ctx.baseUrl !== undefined && /:11434(\/|$)/.test(ctx.baseUrl);
   const who = ollama ? 'Ollama' : `The ${ctx.role ?? 'model'} endpoint`;
-  const hint = ollama ? `start it with \`ollama serve\` or set ${envVar}` : `start the model server or set ${envVar}`;
-  return new ModelError('unreachable', `${who} is not answering at ${base} — ${hint}.`, { cause, hint: `${hint[0]!.toUpperCase()}${hint.slice(1)}.` });
+  // The advice lives in the hint only: `explain()` (status, logs, the CLI) joins it to the message once.
+  const hint = ollama ? `Start it with \`ollama serve\` or set ${envVar}.` : `Start the model server or set ${envVar}.`;
+  return new ModelError('unreachable', `${who} is not answering at ${base}.`, { cause, hint });
 }
 
 function describeEndpoint(ctx: ErrorContext): string {

@@ -44,7 +44,7 @@ export async function probeEndpoint(role: ModelRole, endpoint: ModelEndpointConf
   } catch (err) {
     const timedOut = err instanceof Error && err.name === 'TimeoutError';
     const error = classifyModelError(err, { role, baseUrl: endpoint.baseUrl, model: endpoint.model, timeoutMs, timedOut });
-    return { available: false, reason: error.kind === 'provider' ? `${endpoint.baseUrl} could not be reached: ${error.message}` : error.message };
+    return { available: false, reason: error.kind === 'provider' ? `${endpoint.baseUrl} could not be reached: ${error.explain()}` : error.explain() };
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);

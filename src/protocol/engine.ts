@@ -3,7 +3,10 @@
  * lock), Run now, switching a world on or off, lifting a rate-cap halt, and the method list.
  */
 import { z } from 'zod';
+import type { Backoff } from './backoff.js';
 import { defineContract, method } from './contract.js';
+
+export { describeBackoff, type Backoff } from './backoff.js';
 
 export type ModelRole = 'local' | 'agent';
 export type TickOutcomeKind = 'committed' | 'quiet' | 'skipped' | 'superseded' | 'failed';
@@ -33,14 +36,32 @@ export type InstanceStatus = {
   last_summary: string | null;
   last_error: string | null;
   next_tick_at: number | null;
+  /**
+   * Why the world waits longer than its cadence: its ticks failed `failures` times in a row, so
+   * the scheduler backs off (cadence × 2^(failures-1), capped; a success resets it). Null when
+   * the last tick did not fail, and while halted (the halt says why then).
+   */
+  backoff: Backoff | null;
 };
 
+/**
+ * Every world's status in `instances`, in registration order (the module list's order).
+ *
+ * Legacy fields (seed 4 back-compat, from when the daemon ran one world): `enabled`,
+ * `total_ticks`, `consecutive_failures` and `last_tick_at` mirror `instances[0]`, the first
+ * registered world — in the shipped daemon the memory world, seed 4's own. They say nothing about
+ * the other worlds: read `instances` for those. With no world registered they are `false`, `0`,
+ * `0` and `null`.
+ */
 export type StatusResult = {
   instances: InstanceStatus[];
-  /** Seed 4 back-compat: the top-level fields mirror the first registered world. */
+  /** Legacy: `instances[0].enabled` (false when there is no world). */
   enabled: boolean;
+  /** Legacy: `instances[0].total_ticks` (0 when there is no world). */
   total_ticks: number;
+  /** Legacy: `instances[0].consecutive_failures` (0 when there is no world). */
   consecutive_failures: number;
+  /** Legacy: `instances[0].last_tick_at` (null when there is no world). */
   last_tick_at: number | null;
 };
 
@@ -65,10 +86,13 @@ export const worldName = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a world
 
 export const engineContract = defineContract<EngineEvents>()({
   methods: {
-    'subconscious.status': method(z.strictObject({}), 'Status of every world instance, read from the store.').returns<StatusResult>(),
+    'subconscious.status': method(
+      z.strictObject({}),
+      'Status of every world instance, read from the store. The legacy top-level fields (enabled, total_ticks, consecutive_failures, last_tick_at) mirror the first registered world only.',
+    ).returns<StatusResult>(),
     'subconscious.trigger': method(
       z.strictObject({ kind: z.union([z.literal('all'), worldName]).optional() }),
-      'Run a tick now in the background (a running tick is superseded); returns at once.',
+      'Run a tick now in the background (while one runs, one more follows it; a running tick is never superseded); returns at once.',
     ).returns<{ triggered: string[] }>(),
     'subconscious.set_enabled': method(
       z.strictObject({ world: worldName, enabled: z.boolean() }),
@@ -76,7 +100,7 @@ export const engineContract = defineContract<EngineEvents>()({
     ).returns<{ world: string; enabled: boolean }>(),
     'subconscious.clear_halt': method(
       z.strictObject({ world: worldName }),
-      "Lift a world's rate-cap halt after changing what made its requests too large (e.g. a lower context_budget_tokens); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
+      "Lift a world's rate-cap halt after changing what made its requests too large (what its halt_reason says to change); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
     ).returns<{ world: string; cleared: boolean }>(),
     'rpc.methods': method(z.strictObject({}), 'The methods this daemon serves.').returns<Array<{ name: string; description: string }>>(),
   },

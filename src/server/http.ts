@@ -81,7 +81,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
       c.res = c.json(
         {
           error: 'forbidden_host',
-          message: `This daemon answers only to its own address (127.0.0.1, localhost or ${bindHost}), not to Host ${JSON.stringify(c.req.header('host') ?? '')}. Open it as http://127.0.0.1:<port>/ (the URL \`subconscious start\` prints).`,
+          message: foreignHostMessage(bindHost, c.req.header('host')),
         },
         403,
       );
@@ -272,4 +272,17 @@ export function listen(app: Hono<Env>, opts: { host: string; port: number }): Pr
     });
     server.on('error', onError);
   });
+}
+
+/**
+ * What a refused `Host` is told: why (other web sites must not reach the daemon) and what to do —
+ * the address to open, with the port the request came to when its header names one.
+ */
+export function foreignHostMessage(bindHost: string, header: string | undefined): string {
+  const port = /:(\d{1,5})$/.exec(header ?? '')?.[1] ?? '<port>';
+  return (
+    `This daemon answers only to its own address (127.0.0.1, localhost or ${bindHost}), not to Host ${JSON.stringify(header ?? '')}: ` +
+    `that keeps other web sites from reaching it. Open it as http://127.0.0.1:${port}/ (the URL \`subconscious start\` prints); ` +
+    'to reach it under another address on purpose, restart it bound to that address with -H.'
+  );
 }

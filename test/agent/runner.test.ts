@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { approvalReason } from '../../src/agent/runner.js';
 import { isSubconsciousError } from '../../src/core/index.js';
 import { collect, createHarness, filesystemServer, ledgerRows, nextEvent, offeredTools, toolMessages, type Harness } from './harness.js';
 
@@ -83,6 +84,19 @@ describe('agent runner: tools and permission modes', () => {
 });
 
 describe('agent runner: the approval gate', () => {
+  it('says in plain words what waits and why: the task by its title, the tool, and the outside text the run read', () => {
+    const tool = { name: 'send_message', server: 'slack' };
+    expect(approvalReason({ world: 'tasks', title: 'Send the daily digest to #team' }, tool)).toBe(
+      '“Send the daily digest to #team” wants to use send_message on slack, a tool that can change things. ' +
+        'The run read outside text (messages, files or tool results) that could steer it, so the tool runs only if you approve.',
+    );
+    // No internal words (purposes such as execute_write) and no claim that nobody asked: a
+    // write-intent task was asked to write, and still asks because its run is tainted.
+    const untitled = approvalReason({ world: 'memory', title: '  ' }, tool);
+    expect(untitled.startsWith('A memory run wants to use send_message on slack')).toBe(true);
+    expect(approvalReason({ world: 'tasks', title: 'x'.repeat(300) }, tool)).toContain(`“${'x'.repeat(119)}…”`);
+  });
+
   it('tainted: a writing tool waits for approval and, once approved, runs exactly once', async () => {
     const target = path.join(h.dir, 'forward.txt');
     h.model.enqueue({ toolCalls: [{ name: 'fs__write_file', arguments: { path: target, content: 'forwarded' } }] }, { text: 'Forwarded.' });
@@ -100,6 +114,9 @@ describe('agent runner: the approval gate', () => {
       server: 'fs',
       expires_at: null,
       arguments: { path: target, content: 'forwarded' },
+      // Plain and true: what wants to change what, and why a person is asked (the run is tainted).
+      reason:
+        'A heartbeat run wants to use write_file on fs, a tool that can change things. The run read outside text (messages, files or tool results) that could steer it, so the tool runs only if you approve.',
     });
 
     await h.approvals.approve(requested.approval.id);

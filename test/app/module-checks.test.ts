@@ -28,6 +28,11 @@ describe('module checks', () => {
     expect(() => checkModules([table])).toThrow('module notes: table "items" must start with "notes_"');
     const migration = mod('notes', { tables: { names: ['notes_items'], migrations: { '0001_items': { up: async () => undefined } } } });
     expect(() => checkModules([migration])).toThrow('module notes: migration "0001_items" must be named "notes/NNNN_…"');
+    // Names a module declares as shipped before modules keep theirs.
+    const shipped = mod('notes', {
+      tables: { names: ['items'], migrations: { '0001_items': { up: async () => undefined } }, shipped: { tables: ['items'], migrations: ['0001_items'] } },
+    });
+    expect(() => checkModules([shipped])).not.toThrow();
     const twice = [mod('a', { tables: { names: ['a_x'], migrations: {} } }), mod('b', { tables: { names: ['a_x'], migrations: {} } })];
     expect(() => checkModules(twice)).toThrow('must start with "b_"');
   });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../support/daemon.js';
 import { runCli } from '../support/cli.js';
-import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 
 let models: ModelServer;
 
@@ -51,6 +51,28 @@ describe('subconscious start', () => {
       expect(status.instances.map((i) => i.world)).toContain('tasks');
       expect(await daemon.stop()).toBe(0);
       expect(daemon.output()).toMatch(/SIGTERM: stopping/);
+    } finally {
+      await daemon.dispose();
+    }
+  });
+
+  it('with the model absent and a legacy [heartbeat] section: says each once — the rename, what is down and how to fix it — and keeps running', async () => {
+    const nowhere = await unreachableBaseUrl();
+    const daemon = await startDaemon({
+      env: { ...modelEnv(), SUBCONSCIOUS_LOCAL_BASE_URL: nowhere, SUBCONSCIOUS_AGENT_BASE_URL: nowhere },
+      config: '[heartbeat]\ninterval_minutes = 30\n',
+    });
+    try {
+      await waitFor(() => daemon.output().includes('agent model:'), 'the model lines');
+      const out = daemon.output();
+      expect(out.split('[heartbeat] in subconscious.toml is read as [worlds.tasks]')).toHaveLength(2);
+      const local = out.split('\n').find((l) => l.includes('local model:'))!;
+      expect(local).toContain(`NOT AVAILABLE: The local endpoint is not answering at ${nowhere}.`);
+      expect(local).toContain('Start the model server or set SUBCONSCIOUS_LOCAL_BASE_URL.');
+      expect(local.split('SUBCONSCIOUS_LOCAL_BASE_URL')).toHaveLength(2); // the advice once
+      expect(out).toContain('The daemon keeps running: work that needs the local model waits and is tried again at each tick');
+      const status = await daemon.rpc<{ instances: { world: string }[] }>('subconscious.status');
+      expect(status.instances.map((i) => i.world)).toContain('tasks');
     } finally {
       await daemon.dispose();
     }

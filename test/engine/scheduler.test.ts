@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { flush } from '../../src/core/index.js';
 import { Registry } from '../../src/engine/index.js';
+import { describeBackoff } from '../../src/protocol/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { engineFor, worldState, type EngineUnderTest } from './support/engine.js';
@@ -50,20 +51,79 @@ it('ticks each world on its own cadence and sleeps in between', async () => {
   expect(registry.scheduler.passes).toBeLessThan(200);
 });
 
-it('does not hot-loop a failing world: the next try waits for the interval', async () => {
+it('backs a failing world off exponentially (capped), says why in status, and resets on success', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+  server.handle(() => ({ status: 500, message: 'down' }));
+  const start = engine.clock.now();
+  registry.start();
+  await settle();
+  // Tries at 0, then waits 5, 10, 20, 40 min, then the 60-minute cap: 0, 5, 15, 35, 75, 135, 195.
+  const tries: number[] = [];
+  for (let minute = 0; minute <= 200; minute++) {
+    while (tries.length < server.chatRequests.length) tries.push(Math.round((engine.clock.now() - start) / 60_000));
+    await engine.clock.advance(60_000);
+    await settle();
+  }
+  expect(tries).toEqual([0, 5, 15, 35, 75, 135, 195]);
+  const failing = await registry.get('inbox').status();
+  expect(failing.consecutive_failures).toBe(7);
+  expect(failing.last_tick_at).toBeNull();
+  expect(failing.backoff).toEqual({ failures: 7, reason: failing.last_error, next_try_at: start + 255 * 60_000 });
+  expect(failing.next_tick_at).toBe(start + 255 * 60_000);
+  const line = describeBackoff(failing.backoff!, (at) => `+${(at - start) / 60_000}min`);
+  expect(line).toMatch(/^failed 7 times in a row: .*down.*; next try at \+255min$/);
+
+  // The model answers again: one success resets the failures and the cadence.
+  server.handle(() => ({ json: { summary: 'ok', important: [] } }));
+  await registry.trigger('inbox').done;
+  const healed = await registry.get('inbox').status();
+  expect(healed.consecutive_failures).toBe(0);
+  expect(healed.backoff).toBeNull();
+  expect(healed.next_tick_at).toBe(engine.clock.now() + 5 * 60_000);
+});
+
+it('a halted world is not backed off: it checks at its cadence whether its model changed', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
+  let calls = 0;
+  // Two failures, then a permanent rate cap (413) that halts the world.
+  server.handle(() => (++calls <= 2 ? { status: 500, message: 'down' } : { status: 413, message: 'Request too large for this model' }));
+  const start = engine.clock.now();
+  registry.start();
+  await settle();
+  for (let minute = 0; minute < 15; minute++) {
+    await engine.clock.advance(60_000);
+    await settle();
+  }
+  const halted = await registry.get('inbox').status();
+  expect(halted).toMatchObject({ halted: true, consecutive_failures: 3, backoff: null });
+  expect(halted.next_tick_at).toBe(start + 20 * 60_000); // 15 + the cadence, not 15 + 20
+});
+
+it('keeps the backed-off wait across a restart (it is stored as next_tick_at)', async () => {
   registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
   await addInboxItems(worldState(engine.state, 'inbox'), ['x']);
   server.handle(() => ({ status: 500, message: 'down' }));
   registry.start();
   await settle();
-  for (let minute = 0; minute < 20; minute++) {
+  for (let minute = 0; minute < 15; minute++) {
     await engine.clock.advance(60_000);
     await settle();
   }
-  const status = await registry.get('inbox').status();
-  expect(status.consecutive_failures).toBe(5); // 0, 5, 10, 15, 20
-  expect(server.chatRequests).toHaveLength(5);
-  expect(status.last_tick_at).toBeNull();
+  expect(server.chatRequests).toHaveLength(3); // 0, 5, 15: the next waits 20 min, until 35
+  await registry.stop();
+  registry = new Registry(engine.deps, { maxSleepMs: 60_000 });
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  registry.start();
+  for (let minute = 15; minute < 34; minute++) {
+    await engine.clock.advance(60_000);
+    await settle();
+  }
+  expect(server.chatRequests).toHaveLength(3);
+  await engine.clock.advance(60_000);
+  await settle();
+  expect(server.chatRequests).toHaveLength(4);
 });
 
 it('runs worlds concurrently: a slow evaluation does not hold another world back', async () => {

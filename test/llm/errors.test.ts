@@ -48,9 +48,13 @@ describe('classifyModelError', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:11434'), { code: 'ECONNREFUSED' });
     const error = classifyModelError(apiError(undefined, 'Cannot connect to API: connect ECONNREFUSED', {}, refused), local);
     expect(error.kind).toBe('unreachable');
-    expect(error.message).toBe('Ollama is not answering at http://127.0.0.1:11434/v1 — start it with `ollama serve` or set SUBCONSCIOUS_LOCAL_BASE_URL.');
+    expect(error.message).toBe('Ollama is not answering at http://127.0.0.1:11434/v1.');
+    expect(error.hint).toBe('Start it with `ollama serve` or set SUBCONSCIOUS_LOCAL_BASE_URL.');
+    // Said once: the explanation people read joins message and hint without repeating the advice.
+    expect(error.explain()).toBe('Ollama is not answering at http://127.0.0.1:11434/v1. — Start it with `ollama serve` or set SUBCONSCIOUS_LOCAL_BASE_URL.');
+    expect(error.explain().match(/ollama serve/g)).toHaveLength(1);
     const dns = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }) });
-    expect(classifyModelError(dns, { role: 'agent', baseUrl: 'https://api.example.test/v1' }).message).toContain('SUBCONSCIOUS_AGENT_BASE_URL');
+    expect(classifyModelError(dns, { role: 'agent', baseUrl: 'https://api.example.test/v1' }).explain()).toContain('SUBCONSCIOUS_AGENT_BASE_URL');
   });
 
   it('timeouts, aborts and 5xx', () => {

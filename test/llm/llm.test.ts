@@ -251,7 +251,7 @@ describe('other failures', () => {
     expect(error.kind).toBe('unreachable');
     expect(error.code).toBe('model_unreachable');
     expect(error.message).toContain(rig.models.local.baseUrl);
-    expect(error.message).toContain('SUBCONSCIOUS_LOCAL_BASE_URL');
+    expect(error.explain()).toContain('SUBCONSCIOUS_LOCAL_BASE_URL');
     expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['unreachable']);
   });
 

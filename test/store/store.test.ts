@@ -62,21 +62,22 @@ describe.each(dialects)('store on %s', (dialect) => {
     expect(typeof lease.expires_at).toBe('number');
   });
 
-  it('migrates bare legacy keys to the memory namespace', async () => {
+  const LEGACY = ['last_tick_at', 'baseline_checkpoint_id'];
+  it('migrates the bare legacy keys a world claims to its namespace', async () => {
     await store.db.insertInto('instance_state').values({ key: 'last_tick_at', value: '123', updated_at: 1 }).execute();
     await store.db.insertInto('instance_state').values({ key: 'baseline_checkpoint_id', value: '"cp-7"', updated_at: 1 }).execute();
-    expect((await state.migrateLegacyKeys('memory')).sort()).toEqual(['baseline_checkpoint_id', 'last_tick_at']);
+    expect((await state.migrateLegacyKeys('memory', LEGACY)).sort()).toEqual(['baseline_checkpoint_id', 'last_tick_at']);
     expect(await state.get('memory', 'last_tick_at')).toBe(123);
     expect(await state.get('memory', 'baseline_checkpoint_id')).toBe('cp-7');
     // Idempotent: a second run moves nothing and changes nothing.
-    expect(await state.migrateLegacyKeys('memory')).toEqual([]);
+    expect(await state.migrateLegacyKeys('memory', LEGACY)).toEqual([]);
     expect(await state.get('memory', 'last_tick_at')).toBe(123);
   });
 
   it('never clobbers an existing namespaced value with a legacy one', async () => {
     await state.set('memory', 'last_tick_at', 999);
     await store.db.insertInto('instance_state').values({ key: 'last_tick_at', value: '1', updated_at: 1 }).execute();
-    expect(await state.migrateLegacyKeys('memory')).toEqual([]);
+    expect(await state.migrateLegacyKeys('memory', LEGACY)).toEqual([]);
     expect(await state.get('memory', 'last_tick_at')).toBe(999);
     // The legacy row is kept, not lost.
     const legacy = await store.db.selectFrom('instance_state').select('value').where('key', '=', 'last_tick_at').executeTakeFirst();

@@ -143,6 +143,12 @@ describe('page shell in Chromium', () => {
       expect(text).toContain(tasks.provider_unavailable_reason!);
       expect(text).toContain('subconscious.toml');
       await page.locator('[data-testid="world-tasks"][data-state="Model unavailable"]').waitFor();
+      // The failed try counts: the card says the world backs off, why, and when it tries again.
+      const waiting = page.locator('[data-testid="world-tasks"] [data-testid="world-backoff"]');
+      await waiting.waitFor();
+      const backoff = (await tasksStatus(offline)).backoff!;
+      expect(backoff.failures).toBeGreaterThan(0);
+      expect(await waiting.innerText()).toMatch(/^Waiting: failed (once|\d+ times in a row): .+; next try at \d\d:\d\d/);
       await screenshots(page, 'model-unavailable');
       expect(await contrastFailures(page)).toEqual([]);
       expect(errors).toEqual([]);
@@ -216,6 +222,11 @@ describe('page shell in Chromium', () => {
       expect(await banner.innerText()).toContain(shown);
       expect(await banner.innerText()).toContain('subconscious.toml');
       expect(await banner.locator('code', { hasText: 'max_tokens' }).count()).toBe(1);
+      // What to change is the world's own words, carried by the daemon's reason; the banner adds
+      // no config key of its own (it serves every world).
+      expect(tasks.halt_reason).toContain('context_budget_tokens');
+      expect(await banner.locator('.banner-todo').innerText()).not.toContain('context_budget_tokens');
+      expect((await banner.innerText()).split('context_budget_tokens')).toHaveLength(2);
       const haltNote = card.locator('[data-testid="world-halt-reason"]');
       expect(await haltNote.innerText()).toContain(shown);
       expect(await haltNote.locator('code').allInnerTexts()).toEqual(['max_tokens', 'context_length']);

@@ -37,6 +37,8 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
     'Keeps your connected memory sources in step, and reviews what changed since its last look: it tells you what matters and keeps to-dos and goals.',
   config: memoryWorldConfigSchema,
   tables: { names: [...MEMORY_STORE_TABLES, ...MEMORY_WORLD_TABLES], migrations: { ...memoryMigrations, ...memoryWorldMigrations } },
+  // Seed 4 back-compat: the memory world's keys from before state was namespaced.
+  legacyStateKeys: ['last_tick_at', 'baseline_checkpoint_id'],
   contract: memoryContract,
   needs: [AgentRunnerKey],
   provides: [MemoryStoreKey, MemorySyncKey],

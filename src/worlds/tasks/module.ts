@@ -8,7 +8,7 @@ import { MemoryStoreKey } from '../../memory/services.js';
 import { tasksContract } from '../../protocol/tasks.js';
 import { registerTasksCommands } from './cli.js';
 import { tasksConfig } from './config.js';
-import { TASKS_TABLES, tasksMigrations } from './migrations/index.js';
+import { TASKS_SHIPPED, TASKS_TABLES, tasksMigrations } from './migrations/index.js';
 import { tasksRpcHandlers } from './rpc.js';
 import { tasksSimulation } from './simulate.js';
 import type { TasksTables } from './tables.js';
@@ -19,7 +19,7 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
   description: 'Checks standing tasks against the workspace and acts, or asks before any write you did not ask for.',
   config: tasksConfig,
   legacySection: 'heartbeat',
-  tables: { names: TASKS_TABLES, migrations: tasksMigrations },
+  tables: { names: TASKS_TABLES, migrations: tasksMigrations, shipped: TASKS_SHIPPED },
   contract: tasksContract,
   uses: [AgentRunnerKey, ApprovalStoreKey, SkillsKey, MemoryStoreKey],
   tab: 'subconscious',

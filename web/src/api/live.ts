@@ -92,11 +92,12 @@ export class LiveEvents {
       return; // not one of ours
     }
     if (typeof parsed !== 'object' || parsed === null) return;
-    const e = parsed as Partial<LiveEvent>;
+    const e = parsed as { type?: unknown; at?: unknown; data?: unknown };
     if (typeof e.type !== 'string') return;
-    const type = e.type;
     const data = typeof e.data === 'object' && e.data !== null ? e.data : {};
-    this.emit({ type, at: typeof e.at === 'number' ? e.at : Date.now(), data });
+    // The wire boundary: the daemon sends only its contracts' events (ProductEvents), each payload
+    // built from the typed map on its side, so the one assertion is here and nowhere downstream.
+    this.emit({ type: e.type, at: typeof e.at === 'number' ? e.at : Date.now(), data } as LiveEvent);
   }
 
   private emit(e: LiveEvent): void {

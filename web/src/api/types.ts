@@ -2,7 +2,7 @@
  * The shapes the page reads from the daemon: the protocol's wire types (the page imports nothing
  * else from `src/`), under the names the page uses.
  */
-import type { McpServerHealth } from '../../../src/protocol/index.js';
+import type { McpServerHealth, ProductEvents, WireEvent } from '../../../src/protocol/index.js';
 
 export type {
   UsageSummary,
@@ -25,9 +25,5 @@ export interface McpServersResult {
   servers: McpServer[];
 }
 
-/** An SSE message from `/events`. */
-export interface LiveEvent {
-  type: string;
-  at: number;
-  data: Record<string, unknown>;
-}
+/** An SSE message from `/events`: one member per product event, so `e.type` narrows `e.data`. */
+export type LiveEvent = WireEvent<ProductEvents>;

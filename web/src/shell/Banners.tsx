@@ -1,7 +1,8 @@
 /**
  * The page-wide warnings: the daemon cannot be reached, a world's model (or a model some of its
  * work needs) is unavailable, or the world is halted. Each says what is wrong (the status's own
- * reason) and what to do.
+ * reason) and what to do. Words that depend on the world (its config keys) come from the daemon's
+ * reason, never from here: the page serves every world.
  */
 import type { LiveSnapshot } from '../api/live.js';
 import type { WorldStatus } from '../api/types.js';
@@ -55,9 +56,9 @@ export function Banners(props: { liveState: LiveSnapshot; rpcDown: boolean; worl
                 <MessageText text={w.halt_reason ?? 'No reason was recorded.'} />
               </span>{' '}
               <span className="banner-todo">
-                The model cannot take this world’s requests (its size or rate limit), so retrying as it is would not help. Choose a model or provider with a
-                larger limit in <code>subconscious.toml</code> and restart the daemon (the halt lifts by itself when the model changes), or lower{' '}
-                <code>context_budget_tokens</code>, restart, and press “Try again” on the world’s card.
+                The model cannot take this world’s requests (its size or rate limit), so retrying as it is would not help. Do what the reason above says, or
+                choose a model or provider with a larger limit in <code>subconscious.toml</code> and restart the daemon (the halt lifts by itself when the model
+                changes); after any other change press “Try again” on the world’s card.
               </span>
             </div>
           ) : w.enabled && w.provider_available === false ? (

@@ -21,6 +21,11 @@ export function clockTime(at: number, now: number = Date.now()): string {
   return sameDay ? time : `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${time}`;
 }
 
+/** "14:05" in the viewer's zone. */
+export function hourMinute(at: number): string {
+  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
 export function fullTime(at: number | null | undefined): string {
   return at === null || at === undefined ? '' : new Date(at).toLocaleString();
 }

@@ -22,3 +22,9 @@ export const tasksMigrations: MigrationSet = {
 };
 
 export const TASKS_TABLES = ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations', 'tasks_ticks'] as const;
+
+/** Names that shipped before worlds were modules (seed 1's tables and migrations): databases hold them. */
+export const TASKS_SHIPPED = {
+  tables: ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations'],
+  migrations: ['0004_tasks', '0006_log_exec_owner', '0007_task_order_and_user_choice'],
+} as const;

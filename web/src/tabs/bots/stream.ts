@@ -28,20 +28,17 @@ export function useDeltas(threadId: string | null): { deltas: ReadonlyMap<string
     if (!threadId) return;
     let frame: number | null = null;
     const off = live.subscribe((e) => {
-      if (e.data.thread_id !== threadId) return;
-      const id = e.data.message_id;
-      if (typeof id !== 'string') return;
       if (e.type === 'bots.message_delta') {
-        const delta = e.data.delta;
-        if (typeof delta !== 'string') return;
+        const { thread_id, message_id: id, delta } = e.data;
+        if (thread_id !== threadId) return;
         deltas.current.set(id, (deltas.current.get(id) ?? '') + delta);
       } else if (e.type === 'bots.tool_step') {
-        const { tool_call_id: callId, tool, outcome } = e.data;
-        if (typeof callId !== 'string' || typeof tool !== 'string') return;
+        const { thread_id, message_id: id, tool_call_id: callId, tool, outcome } = e.data;
+        if (thread_id !== threadId) return;
         const list = steps.current.get(id) ?? [];
         const step = list.find((s) => s.id === callId);
-        if (step) step.outcome = typeof outcome === 'string' ? outcome : step.outcome;
-        else list.push({ id: callId, tool, outcome: typeof outcome === 'string' ? outcome : null });
+        if (step) step.outcome = outcome ?? step.outcome;
+        else list.push({ id: callId, tool, outcome });
         steps.current.set(id, list);
       } else return;
       // One render per frame however fast the deltas come.

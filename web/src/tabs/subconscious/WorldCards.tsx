@@ -1,11 +1,12 @@
 /** One card per world (seed 4 phase 7): state, last tick, totals, failures, halt reason, enable, Run now. */
+import { describeBackoff } from '../../../../src/protocol/backoff.js';
 import { call } from '../../api/rpc.js';
 import type { StatusResult, WorldStatus } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
 import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
-import { count, fullTime, relativeTime, worldLabel } from '../../ui/format.js';
+import { count, fullTime, hourMinute, relativeTime, worldLabel } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Switch } from '../../ui/Switch.js';
 import { optimistic } from './optimistic.js';
@@ -141,9 +142,9 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
           Off: <MessageText text={w.disabled_by} />.
         </p>
       )}
-      {!w.halted && w.last_error && w.consecutive_failures > 0 && (
-        <p className="coral world-note">
-          Last error: <MessageText text={w.last_error} />
+      {w.backoff && (
+        <p className="coral world-note" data-testid="world-backoff">
+          Waiting: <MessageText text={describeBackoff(w.backoff, hourMinute)} />
         </p>
       )}
       {w.last_summary && !w.halted && (
