@@ -66,7 +66,7 @@ export function toTask(row: Row): StoredTask {
     recurrence: row.recurrence,
     enabled: Number(row.enabled) === 1,
     needs_tools: Number(row.needs_tools) === 1,
-    write_choice: (row.write_choice ?? 'none') as WriteChoice,
+    write_choice: writeChoiceOf(row.write_choice, Number(row.needs_tools) === 1),
     write_suggested: soundsLikeWrite(row.title),
     last_run_at: row.last_run_at === null ? null : Number(row.last_run_at),
     next_run_at: row.next_run_at === null ? null : Number(row.next_run_at),
@@ -86,9 +86,26 @@ export function publicTask(task: StoredTask, why: TaskWhy): Task {
   return { ...rest, why };
 }
 
-/** The write rights a task really runs with: a guess by an older version grants none until confirmed. */
-export function writesGranted(task: Pick<Task, 'needs_tools' | 'write_choice'>): boolean {
-  return task.needs_tools && task.write_choice !== 'older_version';
+const WRITE_CHOICES: ReadonlySet<string> = new Set<WriteChoice>(['none', 'person', 'heartbeat_md', 'older_version']);
+
+/**
+ * A stored write choice as the world reads it. A value this version does not know (a newer
+ * version's, a hand edit) is nobody's known choice: with rights stored it is treated as a guess
+ * to confirm (`older_version`: asks first, the page asks the person), never as a grant.
+ */
+export function writeChoiceOf(value: string | null | undefined, needsTools: boolean): WriteChoice {
+  if (typeof value === 'string' && WRITE_CHOICES.has(value)) return value as WriteChoice;
+  return needsTools ? 'older_version' : 'none';
+}
+
+/**
+ * The write rights a task really runs with. Fails closed: only a choice a person made grants
+ * them (a line's `[write]` marker counts once seen as such); a guess, an unknown value or a
+ * missing field grants none.
+ */
+export function writesGranted(task: Pick<Task, 'needs_tools' | 'write_choice'> | null | undefined): boolean {
+  if (!task || task.needs_tools !== true) return false;
+  return task.write_choice === 'person' || task.write_choice === 'heartbeat_md';
 }
 
 export function cleanTitle(title: string, field = 'title'): string {

@@ -457,8 +457,15 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
           ? {
               // The approval gate of a tainted run: what the task's words name goes ahead; anything else is held for the person.
               onApprovalRequested: async (approval) => {
+                // Fails closed: a call the gate cannot read (odd arguments, a gate error) waits for the person.
                 const args = approval.arguments && typeof approval.arguments === 'object' ? (approval.arguments as Record<string, unknown>) : {};
-                if (deps.approvals && namedWrite(task.title, approval.tool, args)) {
+                let named = false;
+                try {
+                  named = writesGranted(await service.tasks.get(task.id)) && namedWrite(task.title, approval.tool, approval.arguments);
+                } catch (err) {
+                  ctx.log.warn({ err: describeError(err), approval: approval.id }, 'write gate could not decide; holding the write for the person');
+                }
+                if (deps.approvals && named) {
                   try {
                     await deps.approvals.approve(approval.id);
                     auto.push({ at: ctx.clock.now(), tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
