@@ -59,7 +59,8 @@ function script(server: ModelServer) {
     const taskPart = user.includes('# Task\n') ? user.slice(user.lastIndexOf('# Task\n')) : user;
     const pick = <T>(rules: Array<[string, T]>, t: string) => rules.find(([part]) => t.includes(part))?.[1];
     if (system.includes(first(EVALUATION_SYSTEM))) {
-      if (failEvaluations) return { status: 503, message: 'model overloaded, try later' };
+      // A failure that is the tasks' (a model that is down fails the tick alone, with no task rows).
+      if (failEvaluations) return { text: 'Sorry, no JSON from me today.' };
       const out = user
         .split('- task_id: ')
         .slice(1)
@@ -268,7 +269,7 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     expect(await outage.locator('[data-testid="log-group-summary"]').innerText()).toMatch(
       new RegExp(` · 2 ticks · ${repeated} tasks · ${repeated} failed( · [\\d.]+ (ms|s))?$`),
     );
-    expect(await outage.locator('[data-testid="log-text"]').innerText()).toMatch(/503|overloaded/);
+    expect(await outage.locator('[data-testid="log-text"]').innerText()).toMatch(/malformed|JSON|schema|parse/i);
     // The tick that acted: its summary line, open, with the result and the model's reason.
     const acted = groups.filter({ has: page.locator('[data-decision="act"]') }).first();
     const summary = await acted.locator('[data-testid="log-group-summary"]').innerText();

@@ -601,6 +601,14 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   async function abandon(ctx: TickContext, reason: AbandonReason, _observation: Observation<TasksObservation> | undefined, error: unknown): Promise<void> {
     // Executions that finished before the tick failed keep their outcome.
     const settled = await service.logs.settleExecuted(ctx.tickId);
+    if (reason === 'failed' && modelDown(error)) {
+      // The model is down: the tick fails once (the engine says why); no task was judged, so no
+      // task gets a failed row, and each keeps its schedule and state for the next tick.
+      const dropped = await service.logs.discardOpenRows(ctx.tickId);
+      if (settled.length || dropped.length)
+        service.emit('tasks.log_changed', { tick_id: ctx.tickId, count: settled.length + dropped.length, reason: 'model_down' });
+      return;
+    }
     const ids =
       reason === 'superseded' || reason === 'shutdown'
         ? await service.logs.closeOpenRows(ctx.tickId, 'cancelled', LOG_TEXT.cancelled)
@@ -633,6 +641,17 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         : undefined,
     close: () => service.close(),
   };
+}
+
+/**
+ * The model itself is down (not answering, timing out, a 5xx): the failure belongs to the tick,
+ * not to any task. A malformed answer or a rate cap is about what was sent, and stays on the rows.
+ */
+export function modelDown(error: unknown): boolean {
+  const e = error as { code?: unknown; kind?: unknown; status?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.code === 'model_unreachable' || e.kind === 'unreachable' || e.kind === 'timeout') return true;
+  return e.kind === 'provider' && typeof e.status === 'number' && e.status >= 500;
 }
 
 /** A task as the evaluation is told about it: with the write rights it really has. */

@@ -59,6 +59,8 @@ export interface HarnessOptions {
   servers?: McpServerInput[];
   /** The clock (default a new FakeClock), when something else made before the harness needs it too. */
   clock?: FakeClock;
+  /** Where the local model is reached (default the scripted server; a dead port plays a model that is down). */
+  localBaseUrl?: string;
 }
 
 export async function createTasksHarness(opts: HarnessOptions = {}): Promise<TasksHarness> {
@@ -67,7 +69,10 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
   const server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const llm = createLlm({
-    models: { local: { baseUrl: server.baseUrl, model: LOCAL_MODEL, timeoutMs }, agent: { baseUrl: server.baseUrl, model: AGENT_MODEL, timeoutMs } },
+    models: {
+      local: { baseUrl: opts.localBaseUrl ?? server.baseUrl, model: LOCAL_MODEL, timeoutMs },
+      agent: { baseUrl: server.baseUrl, model: AGENT_MODEL, timeoutMs },
+    },
     db: store.db,
     clock,
     ids: uuid,
