@@ -249,7 +249,14 @@ export const tasksContract = defineContract<TasksEvents>()({
         }),
       'Update a task: {id, title?, enabled?, recurrence?, needs_tools?} (needs_tools is the person’s choice). System tasks can only be enabled or disabled.',
     ).returns<Task>(),
-    'subconscious.tasks_remove': method(z.strictObject({ id }), 'Remove a user task (system tasks can only be disabled).').returns<Task>(),
+    'subconscious.tasks_remove': method(
+      z.strictObject({ id }),
+      'Remove a user task {id}: it is hidden and no longer evaluated, and tasks_restore brings it back (system tasks can only be disabled).',
+    ).returns<Task>(),
+    'subconscious.tasks_restore': method(
+      z.strictObject({ id }),
+      'Bring back a removed user task {id} as it was (not_found: no such task; conflict: it is not removed, or its wording was added again meanwhile).',
+    ).returns<Task>(),
     'subconscious.log_list': method(
       z.strictObject({
         limit: z.number().int().min(1).max(1000).optional(),

@@ -411,16 +411,19 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     const renamed = (await tasks()).find((t) => t.title === 'Watch the staging and canary servers')!;
     expect(renamed.recurrence).toBe('cron:30 8 * * 1-5');
 
-    // Delete, then Undo: the same task (title, schedule) is back.
+    // Delete, then Undo from the keyboard: the same task (its id, title, schedule) is back.
     await taskRow('Watch the staging and canary servers')
       .getByRole('button', { name: /^Delete task/ })
       .click();
     await taskRow('Watch the staging and canary servers').waitFor({ state: 'detached' });
     expect((await tasks()).some((t) => t.title === 'Watch the staging and canary servers')).toBe(false);
     const notice = page.locator('[data-testid="notice"]', { hasText: 'Deleted “Watch the staging and canary servers”.' });
-    await notice.getByRole('button', { name: 'Undo' }).click();
-    await taskRow('Watch the staging and canary servers').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
-    expect((await tasks()).find((t) => t.title === 'Watch the staging and canary servers')?.recurrence).toBe('cron:30 8 * * 1-5');
+    await notice.getByRole('button', { name: 'Undo' }).waitFor();
+    // The row the keyboard was on is gone: it lands on Undo.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Undo');
+    await page.keyboard.press('Enter');
+    await page.locator(`[data-testid="task-row"][data-task-id="${renamed.id}"]`).waitFor();
+    expect((await tasks()).find((t) => t.title === 'Watch the staging and canary servers')).toMatchObject({ id: renamed.id, recurrence: 'cron:30 8 * * 1-5' });
 
     // Errors on the page name tasks by their title, never by their id: a duplicate refused…
     await page.getByLabel('New task').fill('watch the STAGING and canary servers');

@@ -1,5 +1,5 @@
 /**
- * `subconscious tasks list|add|enable|disable|writes|remove`: the task loop without the page.
+ * `subconscious tasks list|add|enable|disable|writes|remove|restore`: the task loop without the page.
  * Every command is one RPC call (the same methods the page uses, typed by the contract); `--json`
  * prints the raw result. A task is read-only unless `--write` says otherwise (issue 9): a title
  * that sounds like it writes only gets a suggestion.
@@ -96,7 +96,18 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .action(async (id: string, opts: { json?: boolean }) => {
       const task = await call('subconscious.tasks_remove', { id: await resolveTaskId(call, id) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
-      print(`removed ${task.id}: ${task.title}`);
+      print(`removed ${task.id}: ${task.title} (undo: subconscious tasks restore ${task.id})`);
+    });
+
+  tasks
+    .command('restore')
+    .description('bring back a removed user task as it was')
+    .argument('<id>', 'the full id `tasks remove` printed (a removed task is not in `tasks list`)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const task = await call('subconscious.tasks_restore', { id: id.trim() });
+      if (opts.json) return print(JSON.stringify(task, null, 2));
+      print(`restored ${task.id}: ${task.title}`);
     });
 
   return tasks;

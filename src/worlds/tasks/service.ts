@@ -180,6 +180,14 @@ export class TasksService {
     return publicTask(task, { kind: 'off', at: null, until: null, detail: 'removed' });
   }
 
+  /** Bring back a removed user task as it was (`subconscious.tasks_restore`, the page's Undo). */
+  async restoreTask(id: string): Promise<Task> {
+    await this.ensureReady();
+    const task = await this.tasks.restore(id);
+    this.emit('tasks.changed', { id, action: 'restored' });
+    return (await this.describeAll([task]))[0]!;
+  }
+
   /** Each task with why it is (or is not) evaluated at the next tick. */
   private async describeAll(tasks: StoredTask[]): Promise<Task[]> {
     const pending = new Map<string, string>();

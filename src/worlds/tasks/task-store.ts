@@ -149,14 +149,15 @@ export class TaskStore {
   }
 
   async list(): Promise<StoredTask[]> {
-    const rows = await this.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
+    const rows = await this.db.selectFrom('subconscious_tasks').selectAll().where('removed_at', 'is', null).orderBy('created_at').orderBy('id').execute();
     // The page's order: defaults, then HEARTBEAT.md in file order, then the user's in creation order.
     const rank = (r: Row) => (r.origin === 'default' ? 0 : r.origin === 'heartbeat_md' ? 1 : 2);
     return rows.sort((a, b) => rank(a) - rank(b) || (rank(a) === 1 ? Number(a.origin_order ?? 0) - Number(b.origin_order ?? 0) : 0)).map(toTask);
   }
 
+  /** A task that is not removed (a removed one is as gone to everything but `restore`). */
   async get(id: string): Promise<StoredTask | undefined> {
-    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
     return row ? toTask(row) : undefined;
   }
 
@@ -279,6 +280,7 @@ export class TaskStore {
     return duplicateError(same ?? { id: '', title, enabled: 1 });
   }
 
+  /** Soft delete: kept (restorable), hidden from lists, never evaluated; its wording is free again. */
   async remove(id: string): Promise<StoredTask> {
     const task = await this.require(id);
     if (task.source === 'system') {
@@ -287,8 +289,41 @@ export class TaskStore {
         details: { field: 'id' },
       });
     }
-    await this.db.deleteFrom('subconscious_tasks').where('id', '=', id).execute();
+    const now = this.clock.now();
+    await this.db
+      .updateTable('subconscious_tasks')
+      .set({ removed_at: now, dedupe_key: null, updated_at: now })
+      .where('id', '=', id)
+      .where('removed_at', 'is', null)
+      .execute();
     return task;
+  }
+
+  /** Bring a removed task back as it was; refused when it is not removed or its wording is taken meanwhile. */
+  async restore(id: string): Promise<StoredTask> {
+    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) {
+      throw new SubconsciousError('not_found', 'That task does not exist: there is nothing to restore.', {
+        hint: 'List tasks with `subconscious tasks list`.',
+        details: { field: 'id' },
+      });
+    }
+    if (row.removed_at === null || row.removed_at === undefined) {
+      throw new SubconsciousError('conflict', `"${row.title}" is not removed, so there is nothing to restore.`, {
+        hint: 'It is in the task list already.',
+        details: { field: 'id', reason: 'not_removed' },
+      });
+    }
+    const needsTools = Number(row.needs_tools) === 1;
+    await this.refuseSystemDuplicate(row.title, row.recurrence, needsTools);
+    const key = dedupeKey(row.title, row.recurrence, needsTools);
+    try {
+      await this.db.updateTable('subconscious_tasks').set({ removed_at: null, dedupe_key: key, updated_at: this.clock.now() }).where('id', '=', id).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw await this.duplicateOf(key, row.title);
+      throw err;
+    }
+    return this.require(id);
   }
 
   /** Enabled, not completed, and due (never run, or `next_run_at <= now`). */
@@ -298,6 +333,7 @@ export class TaskStore {
       .selectAll()
       .where('enabled', '=', 1)
       .where('completed', '=', 0)
+      .where('removed_at', 'is', null)
       .where((eb) => eb.or([eb('next_run_at', 'is', null), eb('next_run_at', '<=', now)]));
     if (exclude.length) q = q.where('id', 'not in', [...exclude]);
     const rows = await q.orderBy('created_at').orderBy('id').execute();
@@ -432,6 +468,7 @@ function newRow(v: {
     dedupe_key: null,
     noop_fingerprint: null,
     noop_at: null,
+    removed_at: null,
   };
 }
 

@@ -1,4 +1,4 @@
-/** `subconscious tasks list|add|enable|disable|remove` over the real RPC methods and store. */
+/** `subconscious tasks list|add|enable|disable|remove|restore` over the real RPC methods and store. */
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid } from '../../../src/core/index.js';
@@ -63,13 +63,22 @@ describe('tasks CLI', () => {
     await run('enable', added.id);
     expect(lines.at(-1)).toBe(`enabled ${added.id}: Check urgent emails`);
     await run('remove', added.id);
-    expect(lines.at(-1)).toBe(`removed ${added.id}: Check urgent emails`);
+    expect(lines.at(-1)).toBe(`removed ${added.id}: Check urgent emails (undo: subconscious tasks restore ${added.id})`);
 
     lines.length = 0;
     await run('list', '--json');
     const all = JSON.parse(lines.join('\n')) as Task[];
     expect(all.map((t) => t.id)).not.toContain(added.id);
     expect(all.find((t) => t.id === 'system:check-skills')!.enabled).toBe(false);
+
+    // Removing is a soft delete: restore brings the same task back.
+    await run('restore', added.id);
+    expect(lines.at(-1)).toBe(`restored ${added.id}: Check urgent emails`);
+    lines.length = 0;
+    await run('list', '--json');
+    expect((JSON.parse(lines.join('\n')) as Task[]).map((t) => t.id)).toContain(added.id);
+    await expect(run('restore', added.id)).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('is not removed') });
+    await expect(run('restore', 'no-such-task')).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('refuses to remove a system task, with the reason', async () => {
@@ -109,7 +118,7 @@ describe('tasks CLI: a task id may be given by its first characters', () => {
     await run('enable', '5D2A0C9E');
     expect(lines.at(-1)).toBe(`enabled ${OTHER}: Read the release notes`);
     await run('remove', '7b9bc043-2');
-    expect(lines.at(-1)).toBe(`removed ${TWINS[1]}: Check the build status`);
+    expect(lines.at(-1)).toBe(`removed ${TWINS[1]}: Check the build status (undo: subconscious tasks restore ${TWINS[1]})`);
     lines.length = 0;
     await run('list', '--json');
     expect((JSON.parse(lines.join('\n')) as Task[]).map((t) => t.id)).toEqual(expect.arrayContaining([TWINS[0], OTHER]));

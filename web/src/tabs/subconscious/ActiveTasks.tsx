@@ -177,15 +177,12 @@ function UserTask(props: TaskProps) {
     props.onEdited();
     notify(`Deleted “${t.title}”.`, 'info', {
       label: 'Undo',
+      // The row (and the button the keyboard was on) is gone: the keyboard lands on Undo.
+      focus: true,
       run: async () => {
         try {
-          const back = await call('subconscious.tasks_add', {
-            title: t.title,
-            recurrence: t.recurrence,
-            // The person's own choice comes back; a guess an older version made does not.
-            ...(t.write_choice === 'person' ? { needs_tools: t.needs_tools } : {}),
-          });
-          if (!t.enabled) await call('subconscious.tasks_update', { id: back.id, enabled: false });
+          // A removal is a soft delete: the same task comes back, as it was.
+          await call('subconscious.tasks_restore', { id: t.id });
           notify(`Restored “${t.title}”.`, 'info');
         } catch (err) {
           notify(`Could not restore “${t.title}”: ${explain(err)}`, 'error');
