@@ -637,7 +637,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     // The tasks world's own words for what a person can do (the model layer names no world).
     hint: (error) =>
       (error as { kind?: unknown } | null)?.kind === 'rate_cap'
-        ? 'Lower context_budget_tokens in [worlds.tasks], then press "Try again" on the Tasks card.'
+        ? // The halt outlives a restart (only another model or provider lifts it by itself), and settings are read at start.
+          'To lift it: lower context_budget_tokens in [worlds.tasks] of subconscious.toml and restart the daemon (settings are read at start; a restart alone does not lift the halt), then press "Try again" on the Tasks card (or call subconscious.clear_halt).'
         : undefined,
     close: () => service.close(),
   };

@@ -40,6 +40,8 @@ export interface TasksHarness {
   approvals: ApprovalStore | undefined;
   world: TasksWorld;
   instance: Instance;
+  /** What the instance was built with (a "restarted" Instance over the same world and store). */
+  engineDeps: ConstructorParameters<typeof Instance>[1];
   events: BusEvent[];
   settings: TasksSettings;
   dispose(): Promise<void>;
@@ -110,7 +112,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     models: llm,
     memoryStore: opts.memoryStore,
   });
-  const instance = new Instance(world, {
+  const engineDeps: ConstructorParameters<typeof Instance>[1] = {
     db: store.db,
     llm,
     clock,
@@ -118,7 +120,8 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     events: bus,
     log: silentLogger,
     checkpointer: new StoreCheckpointer(store.db, clock),
-  });
+  };
+  const instance = new Instance(world, engineDeps);
   return {
     store,
     clock,
@@ -129,6 +132,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     approvals,
     world,
     instance,
+    engineDeps,
     events,
     settings,
     async dispose() {

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_STEPS } from '../../../src/agent/index.js';
+import { Instance } from '../../../src/engine/index.js';
 import { estimateTokens } from '../../../src/llm/index.js';
 import { APPROVED_STOPPED, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { createTasksHarness, isAgent, isEvaluation, systemOf, tasksInPrompt, userOf, type TasksHarness } from './harness.js';
@@ -88,6 +89,29 @@ describe('tasks world: failures', () => {
       tasksBefore.map((t) => expect.objectContaining({ id: t.id, last_run_at: t.last_run_at, next_run_at: t.next_run_at, updated_at: t.updated_at })),
     );
     expect(h.server.chatRequests).toHaveLength(0);
+  });
+
+  it('a rate-cap halt says what lifts it, and that is what lifts it: not a restart, but "Try again" (clear_halt)', async () => {
+    h = await createTasksHarness({ agent: false, settings: { reevaluateUnchangedAfterMinutes: 0 } });
+    h.server.handle(() => ({ status: 413, message: 'request too large for this model' }));
+    const failed = await h.instance.tick();
+    expect(failed.kind).toBe('failed');
+    const halted = await h.instance.status();
+    expect(halted.halted).toBe(true);
+    expect(halted.halt_reason).toContain('restart the daemon');
+    expect(halted.halt_reason).toContain('a restart alone does not lift the halt');
+    expect(halted.halt_reason).toContain('"Try again" on the Tasks card (or call subconscious.clear_halt)');
+    // A restart with the same model: still halted, as the hint says.
+    h.server.handle(allNoop);
+    const restarted = new Instance(h.world, h.engineDeps);
+    await h.clock.advance(5 * 60_000);
+    expect((await restarted.tick()).kind).toBe('skipped');
+    expect((await restarted.status()).halted).toBe(true);
+    // "Try again" (subconscious.clear_halt) lifts it.
+    expect(await restarted.clearHalt()).toBe(true);
+    const again = await restarted.tick();
+    expect(again.kind, again.message).toBe('committed');
+    await restarted.stop();
   });
 
   it("one task's execution failure stays on its row; the tick succeeds", async () => {
