@@ -28,7 +28,8 @@ export type EscalationStatus = (typeof ESCALATION_STATUSES)[number];
  * Who gave a task its write rights (issue 9: a person's explicit choice, never a guess):
  * - `none`: nobody chose; the task is read-only;
  * - `person`: set by a person (the page's "Writes" choice, `--write`, `needs_tools` over RPC);
- * - `heartbeat_md`: its HEARTBEAT.md line is marked `- [write] …`;
+ * - `heartbeat_md`: its HEARTBEAT.md line is marked `- [write] …`: that only asks (a file is
+ *   untrusted text); it stays read-only until a person confirms (then `person`);
  * - `older_version`: an older version guessed it from the title; it asks before every write until
  *   the person confirms or drops it.
  */

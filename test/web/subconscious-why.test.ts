@@ -547,6 +547,8 @@ describe('write rights an older version guessed (issue 9)', () => {
     const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-page-release-'));
     mkdirSync(path.join(workspace, '.subconscious'), { recursive: true, mode: 0o700 });
     copyFileSync(FIXTURE_DB, path.join(workspace, '.subconscious', 'subconscious.db'));
+    // A `[write]` line only asks: the page shows it pending until the person confirms.
+    writeFileSync(path.join(workspace, 'HEARTBEAT.md'), '- Check the deploy queue\n- [write] Write the weekly digest to notes.md\n');
     const server = await startModelServer({ models: ['m'] });
     server.handle((req) => ({
       json: {
@@ -583,6 +585,25 @@ describe('write rights an older version guessed (issue 9)', () => {
       expect(tasks.find((t) => t.title === 'Check which emails I need to reply to')).toMatchObject({ needs_tools: false, write_choice: 'person' });
       expect(tasks.find((t) => t.title === 'Send the daily digest to #team')).toMatchObject({ needs_tools: true, write_choice: 'person' });
       expect(await page.locator('[data-testid="write-review"]').count()).toBe(0);
+
+      const marked = page.locator('[data-testid="task-row"]', { hasText: 'Write the weekly digest to notes.md' });
+      const ask = marked.locator('[data-testid="write-confirm-heartbeat"]');
+      await ask.waitFor();
+      expect(await ask.innerText()).toContain('Pending your confirmation');
+      expect(await marked.locator('.badge', { hasText: 'writes?' }).count()).toBe(1);
+      expect((await daemon.rpc<TaskRow[]>('subconscious.tasks_list')).find((t) => t.title === 'Write the weekly digest to notes.md')).toMatchObject({
+        needs_tools: true,
+        write_choice: 'heartbeat_md',
+      });
+      // From the keyboard: Confirm makes it the person's choice.
+      await ask.getByRole('button', { name: 'Confirm' }).focus();
+      await page.keyboard.press('Enter');
+      await ask.waitFor({ state: 'detached' });
+      expect((await daemon.rpc<TaskRow[]>('subconscious.tasks_list')).find((t) => t.title === 'Write the weekly digest to notes.md')).toMatchObject({
+        needs_tools: true,
+        write_choice: 'person',
+      });
+      expect(await marked.locator('.badge', { hasText: 'writes?' }).count()).toBe(0);
     } finally {
       await browser.close();
       await daemon.dispose();

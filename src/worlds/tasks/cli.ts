@@ -142,7 +142,8 @@ async function resolveTaskId(call: Call, typed: string): Promise<string> {
 
 /**
  * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. INTENT `write?`: write rights
- * an older version guessed; it asks before every write until `tasks writes <id> on|off`.
+ * an older version guessed, or a HEARTBEAT.md `[write]` line asks for; it asks before every write
+ * until `tasks writes <id> on|off`.
  */
 export function formatTaskTable(rows: TaskRow[]): string[] {
   if (rows.length === 0) return ['no tasks'];
@@ -150,7 +151,7 @@ export function formatTaskTable(rows: TaskRow[]): string[] {
     t.id,
     t.completed ? 'done' : t.enabled ? 'on' : 'off',
     t.source,
-    t.needs_tools ? (t.write_choice === 'older_version' ? 'write?' : 'write') : 'read',
+    t.needs_tools ? (t.write_choice === 'older_version' || t.write_choice === 'heartbeat_md' ? 'write?' : 'write') : 'read',
     t.recurrence,
     nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,

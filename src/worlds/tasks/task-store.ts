@@ -4,7 +4,8 @@
  * task, a returning line re-enables it) and user tasks (add, update, remove).
  *
  * Write rights are a person's explicit choice (issue 9): a task is read-only unless someone set
- * `needs_tools` (or marked its HEARTBEAT.md line `[write]`); the title only suggests. A duplicate
+ * `needs_tools`; the title only suggests, and a HEARTBEAT.md line marked `[write]` only asks (the
+ * person confirms it on the page or with `tasks writes <id> on`). A duplicate
  * user task is refused by the database itself (a unique `dedupe_key`, see dedupe.ts).
  */
 import type { Kysely, Selectable } from 'kysely';
@@ -43,7 +44,7 @@ export interface HeartbeatSyncResult {
   disabled: number;
   reenabled: number;
   renamed: number;
-  /** Tasks whose `[write]` marker was added or removed. */
+  /** Tasks whose `[write]` marker was added (now asking the person) or removed. */
   rights: number;
 }
 
@@ -100,12 +101,12 @@ export function writeChoiceOf(value: string | null | undefined, needsTools: bool
 
 /**
  * The write rights a task really runs with. Fails closed: only a choice a person made grants
- * them (a line's `[write]` marker counts once seen as such); a guess, an unknown value or a
- * missing field grants none.
+ * them. A guess, a HEARTBEAT.md `[write]` marker not yet confirmed on the page (a file is
+ * untrusted text), an unknown value or a missing field grants none.
  */
 export function writesGranted(task: Pick<Task, 'needs_tools' | 'write_choice'> | null | undefined): boolean {
   if (!task || task.needs_tools !== true) return false;
-  return task.write_choice === 'person' || task.write_choice === 'heartbeat_md';
+  return task.write_choice === 'person';
 }
 
 export function cleanTitle(title: string, field = 'title'): string {
@@ -206,10 +207,17 @@ export class TaskStore {
   async update(id: string, input: UpdateTaskInput): Promise<StoredTask> {
     const task = await this.require(id);
     if (task.source === 'system') {
-      const refused = (['title', 'recurrence', 'needs_tools'] as const).filter((k) => input[k] !== undefined);
+      // A HEARTBEAT.md line marked `[write]` asks for write rights: the person answers it here.
+      const asksForWrites = task.origin === 'heartbeat_md' && (task.write_choice === 'heartbeat_md' || task.write_choice === 'person');
+      const refused = (['title', 'recurrence', 'needs_tools'] as const).filter((k) => input[k] !== undefined && !(k === 'needs_tools' && asksForWrites));
       if (refused.length) {
         throw new SubconsciousError('forbidden', `System task "${task.title}" can only be enabled or disabled (refused: ${refused.join(', ')}).`, {
-          hint: task.origin === 'heartbeat_md' ? 'Edit its line in HEARTBEAT.md instead.' : 'Add a user task with the wording you want.',
+          hint:
+            task.origin === 'heartbeat_md'
+              ? refused.includes('needs_tools')
+                ? 'Mark its line `- [write] …` in HEARTBEAT.md, then confirm it on the page.'
+                : 'Edit its line in HEARTBEAT.md instead.'
+              : 'Add a user task with the wording you want.',
           details: { field: refused[0] },
         });
       }
@@ -374,8 +382,11 @@ export class TaskStore {
           });
           continue;
         }
-        // The marker is the line's choice: added or taken away in the file, it changes the task.
-        if (Number(row.needs_tools) !== (write ? 1 : 0) || row.write_choice !== (write ? 'heartbeat_md' : 'none')) {
+        // The marker only asks (a file is untrusted text): a marked line's task waits for the
+        // person's answer (`heartbeat_md`), and that answer (`person`) stands while the marker
+        // does. Taking the marker away takes the rights away.
+        const answered = write && row.write_choice === 'person';
+        if (!answered && (Number(row.needs_tools) !== (write ? 1 : 0) || row.write_choice !== (write ? 'heartbeat_md' : 'none'))) {
           await trx
             .updateTable('subconscious_tasks')
             .set({ needs_tools: write ? 1 : 0, write_choice: write ? 'heartbeat_md' : 'none', updated_at: now })

@@ -8,7 +8,7 @@ import { rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid, type BusEvent } from '../../../src/core/index.js';
-import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
+import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcHandlers, writesGranted, type Task } from '../../../src/worlds/tasks/index.js';
 import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
 
 describe.each(await testDialects())('tasks store on %s', (dialect) => {
@@ -87,7 +87,10 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     writeFileSync(heartbeatFile(), '# tasks\n- Check the backups\n- Check the certificates\n- [write] Send the weekly digest\n');
     utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 5_000));
     expect((await service.syncHeartbeat()).sync).toMatchObject({ added: 0, rights: 1 });
-    expect((await heartbeatTasks()).find((t) => t.title === 'Send the weekly digest')).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    // The marker asks; it grants nothing until a person confirms (a file is untrusted text).
+    const asking = (await heartbeatTasks()).find((t) => t.title === 'Send the weekly digest')!;
+    expect(asking).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    expect(writesGranted(asking)).toBe(false);
     await service.updateTask(heartbeatTaskId('Check the certificates'), { enabled: false });
     await expect(service.updateTask(heartbeatTaskId('Check the backups'), { title: 'other' })).rejects.toMatchObject({ code: 'forbidden' });
 

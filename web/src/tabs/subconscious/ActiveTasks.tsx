@@ -79,6 +79,22 @@ async function setTaskEnabled(props: TaskProps, enabled: boolean, notify: Parame
   if (ok) props.onEdited();
 }
 
+/** The person's answer about write rights (a suggestion, an older version's guess, a `[write]` line): theirs from now on. */
+async function setTaskWrites(props: TaskProps, needs_tools: boolean, notify: Parameters<typeof optimistic>[4]): Promise<void> {
+  const t = props.task;
+  const ok = await optimistic(
+    props.tasks,
+    (d) => d.map((x) => (x.id === t.id ? { ...x, needs_tools, write_choice: 'person' as const } : x)),
+    () => call('subconscious.tasks_update', { id: t.id, needs_tools }),
+    `Could not change what “${t.title}” may do`,
+    notify,
+  );
+  if (ok) {
+    props.onEdited();
+    notify(needs_tools ? `“${t.title}” may now act without asking.` : `“${t.title}” only reads now: it asks before any write.`, 'info');
+  }
+}
+
 /** Why it is (not) looked at next, under its title. */
 function Why(props: { task: Task; now: number }) {
   const kind = props.task.why.kind;
@@ -106,7 +122,7 @@ function SystemTask(props: TaskProps) {
         <Dot color={t.enabled ? 'green' : 'gray'} />
         <span className="task-title">{t.title}</span>
         {t.why.kind === 'waiting' && <WaitingBadge />}
-        {t.needs_tools && <WritesBadge />}
+        {t.needs_tools && <WritesBadge unconfirmed={t.write_choice !== 'person'} />}
         <span className="badge">default</span>
         {!t.enabled && (
           <span className="task-controls">
@@ -115,10 +131,26 @@ function SystemTask(props: TaskProps) {
         )}
       </div>
       <Why task={t} now={props.now} />
-      {t.origin === 'heartbeat_md' && t.write_suggested && !t.needs_tools && (
+      {t.origin === 'heartbeat_md' && t.write_choice === 'heartbeat_md' && t.needs_tools && (
+        <div className="task-question" data-testid="write-confirm-heartbeat" role="group" aria-label={`Write rights of ${t.title}`}>
+          <p className="small">
+            <strong>Pending your confirmation:</strong> its line in <code>HEARTBEAT.md</code> is marked <code>[write]</code>, asking to let it send or change
+            things without asking. A file is not a person’s say: until you confirm, it only reads and asks first.
+          </p>
+          <span className="task-question-actions">
+            <button type="button" onClick={() => void setTaskWrites(props, true, notify)}>
+              Confirm
+            </button>
+            <button type="button" onClick={() => void setTaskWrites(props, false, notify)}>
+              Keep read-only
+            </button>
+          </span>
+        </div>
+      )}
+      {t.origin === 'heartbeat_md' && t.write_suggested && !t.needs_tools && t.write_choice !== 'person' && (
         <p className="small muted task-note" data-testid="write-suggestion-heartbeat">
           This sounds like it sends or changes things, but it only reads: to let it act without asking, mark its line <code>- [write] …</code> in{' '}
-          <code>HEARTBEAT.md</code>.
+          <code>HEARTBEAT.md</code>, then confirm it here.
         </p>
       )}
     </li>
@@ -135,7 +167,10 @@ function WaitingBadge() {
 
 function WritesBadge(props: { unconfirmed?: boolean }) {
   return props.unconfirmed ? (
-    <span className="badge badge-waiting" title="Write rights an older version gave it from its title: until you answer, it asks before every write">
+    <span
+      className="badge badge-waiting"
+      title="Write rights nobody confirmed yet (an older version's guess, or a [write] line in HEARTBEAT.md): until you answer, it asks before every write"
+    >
       writes?
     </span>
   ) : (
@@ -152,19 +187,7 @@ function UserTask(props: TaskProps) {
   const pending = t.id.startsWith('pending-');
   const rec = recurrenceText(t.recurrence);
   const toggle = (enabled: boolean) => setTaskEnabled(props, enabled, notify);
-  const setWrites = async (needs_tools: boolean) => {
-    const ok = await optimistic(
-      props.tasks,
-      (d) => d.map((x) => (x.id === t.id ? { ...x, needs_tools, write_choice: 'person' as const } : x)),
-      () => call('subconscious.tasks_update', { id: t.id, needs_tools }),
-      `Could not change what “${t.title}” may do`,
-      notify,
-    );
-    if (ok) {
-      props.onEdited();
-      notify(needs_tools ? `“${t.title}” may now act without asking.` : `“${t.title}” only reads now: it asks before any write.`, 'info');
-    }
-  };
+  const setWrites = (needs_tools: boolean) => setTaskWrites(props, needs_tools, notify);
   const remove = async () => {
     const ok = await optimistic(
       props.tasks,
