@@ -193,7 +193,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const [health, memoryHead, workspace, failures24h] = await Promise.all([
       service.health.check(),
       readSafely(deps.memoryStore ? () => deps.memoryStore!.head() : undefined),
-      scanWorkspace(deps.workspace, ctx.since, heartbeat),
+      scanWorkspace(deps.workspace, ctx.since, heartbeat, { ignore: settings().workspaceIgnore ?? [] }),
       service.logs.countFailures(now - DAY_MS),
     ]);
     return {
