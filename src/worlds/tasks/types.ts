@@ -88,6 +88,8 @@ export interface AgentRunEvent {
   type: string;
   inputTokens?: number | undefined;
   outputTokens?: number | undefined;
+  /** `model-call` events: the ledger row's latency. */
+  latencyMs?: number | undefined;
 }
 
 export interface AgentStartRequest {

@@ -28,7 +28,7 @@ import { SubconsciousError, describeError } from '../../core/errors.js';
 import type { ModelRole } from '../../llm/types.js';
 import type { AbandonReason, CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
 import { renderDiff, totalChanges } from '../../memory/diff.js';
-import { evaluateBatch, evaluationOverheadTokens, modelOf, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
+import { evaluateBatch, evaluationOverheadTokens, ledgerFigures, modelOf, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
 import { sharedDigest, taskFingerprint } from './fingerprint.js';
 import { findRecommendedAction, isSkillRelated, splitPriority } from './intent.js';
 import { CAPS, argumentsText, cap, capText, toolCalls, type AutoApproval, type EvaluationRecord, type ExecutionRecord, type HeldWrite } from './log-detail.js';
@@ -406,24 +406,18 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const auto: AutoApproval[] = [];
     const held: HeldWrite[] = [];
     if (mode === null) return { final: { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' }, record: undefined, auto, held };
-    const started = ctx.clock.now();
     try {
       if (mode === 'local') {
-        const { text, usage } = await ctx.llm.text(
-          { world: ctx.world, purpose: 'execute', role: 'local', signal: ctx.signal },
+        const ledger = ledgerFigures();
+        const { text } = await ctx.llm.text(
+          { world: ctx.world, purpose: 'execute', role: 'local', signal: ctx.signal, onLedger: ledger.add },
           { system: EXECUTION_SYSTEM, prompt: executionPrompt(task, d.reason, report) },
         );
         const record: ExecutionRecord = {
           mode,
           purpose: 'execute',
           answer: capText(text, CAPS.answer),
-          calls: {
-            model: modelOf(ctx.llm, 'local'),
-            calls: 1,
-            input_tokens: usage.inputTokens,
-            output_tokens: usage.outputTokens,
-            latency_ms: ctx.clock.now() - started,
-          },
+          calls: { model: modelOf(ctx.llm, 'local'), ...ledger.figures() },
           tool_calls: [],
           run_id: null,
         };
@@ -490,10 +484,11 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         answer: capText(outcome.text, CAPS.answer),
         calls: {
           model: modelOf(ctx.llm, 'agent'),
-          calls: outcome.steps ?? used.calls,
+          // The ledger's figures for the run's model calls (not its wall time, which includes tools).
+          calls: used.calls,
           input_tokens: used.input,
           output_tokens: used.output,
-          latency_ms: Math.max(0, (outcome.finishedAt ?? ctx.clock.now()) - (outcome.startedAt ?? started)),
+          latency_ms: used.latency_ms,
         },
         tool_calls: toolCalls(outcome.toolSteps),
         run_id: run.id,
