@@ -24,7 +24,7 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .action(async (opts: { json?: boolean }) => {
       const rows: TaskRow[] = await call('subconscious.tasks_list');
       if (opts.json) return print(JSON.stringify(rows, null, 2));
-      for (const line of formatTaskTable(rows)) print(line);
+      for (const line of formatTaskTable(rows, await lastReasons(call))) print(line);
     });
 
   tasks
@@ -140,12 +140,23 @@ async function resolveTaskId(call: Call, typed: string): Promise<string> {
   return matches[0].id;
 }
 
+/** How many recent log rows `tasks list` reads for the WHY column (a task not among them shows `-`). */
+const REASON_ROWS = 1000;
+
+/** Each task's last decision reason, from the newest log rows (the model's words, on one line). */
+async function lastReasons(call: Call): Promise<Map<string, string>> {
+  const rows = await call('subconscious.log_list', { limit: REASON_ROWS });
+  const out = new Map<string, string>();
+  for (const r of rows) if (r.reason && !out.has(r.task_id)) out.set(r.task_id, r.reason.replace(/\s+/g, ' ').trim());
+  return out;
+}
+
 /**
- * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. INTENT `write?`: write rights
- * an older version guessed, or a HEARTBEAT.md `[write]` line asks for; it asks before every write
- * until `tasks writes <id> on|off`.
+ * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE, WHY. INTENT `write?`: write
+ * rights an older version guessed, or a HEARTBEAT.md `[write]` line asks for; it asks before every
+ * write until `tasks writes <id> on|off`. WHY: the reason the model gave for its last decision.
  */
-export function formatTaskTable(rows: TaskRow[]): string[] {
+export function formatTaskTable(rows: TaskRow[], reasons: ReadonlyMap<string, string> = new Map()): string[] {
   if (rows.length === 0) return ['no tasks'];
   const table = rows.map((t) => [
     t.id,
@@ -155,11 +166,16 @@ export function formatTaskTable(rows: TaskRow[]): string[] {
     t.recurrence,
     nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,
+    clip(reasons.get(t.id) ?? '-', 80),
   ]);
-  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE'];
+  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE', 'WHY'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(head), ...table.map(line)];
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** When a task is evaluated next: a time (cron), the next tick (`once` not yet run) or every tick (`pending`). */
