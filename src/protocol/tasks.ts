@@ -165,7 +165,7 @@ export type LogLine = { entry: LogEntry; count: number; task_titles: string[]; f
 export type LogGroup = {
   tick_id: string;
   tick_at: number;
-  /** The last tick of a merged run (repeated failure), else null. */
+  /** The last tick of a merged run (a repeated failure, or quiet ticks in a row), else null. */
   until: number | null;
   ticks: number;
   tasks: number;

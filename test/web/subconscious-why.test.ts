@@ -261,7 +261,7 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     // The first failing tick evaluated only the new task; the next two everything (a new failure is
     // a change) and failed the same way: those two are one group, one line with its count.
     const groups = page.locator('[data-testid="log-group"]');
-    const outage = page.locator('[data-testid="log-group"][data-ticks="2"]');
+    const outage = page.locator('[data-testid="log-group"][data-ticks="2"][data-quiet="false"]');
     await outage.waitFor();
     expect(await outage.locator('[data-testid="log-row"]').count()).toBe(1);
     const repeated = Number((await outage.locator('[data-testid="log-count"]').innerText()).replace('×', ''));
@@ -310,7 +310,7 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     await detail.getByText('The model’s raw answer').click();
     expect(await detail.locator('[data-testid="detail-raw-answer"]').innerText()).toContain('"decision":"act"');
     expect(await detail.locator('[data-testid="detail-evaluation"] [data-testid="detail-figures"]').innerText()).toMatch(
-      /^deciding what each task needs · model scripted-local · 1 call · 800 tokens in, 60 out · [\d.]+ (ms|s) · \d+ tasks in this call$/,
+      /^deciding what each task needs · model scripted-local · 1 call · 800 tokens in, 60 out( · [\d.]+ (ms|s))? · \d+ tasks in this call$/,
     );
     expect(await detail.locator('[data-testid="detail-execution"] [data-testid="detail-figures"]').innerText()).toMatch(
       /^text answer \(local model\) · model scripted-local · 1 call · 200 tokens in, 20 out/,
@@ -407,7 +407,10 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     await form.getByLabel('Runs').selectOption('cron');
     await form.getByLabel('Cron').fill('30 8 * * 1-5');
     await form.getByRole('button', { name: 'Save' }).click();
-    await taskRow('Watch the staging and canary servers').locator('.badge', { hasText: '30 8 * * 1-5' }).waitFor();
+    // The schedule in words; the expression itself on hover.
+    const badge = taskRow('Watch the staging and canary servers').locator('.badge', { hasText: 'weekdays at 08:30' });
+    await badge.waitFor();
+    expect(await badge.getAttribute('title')).toBe('Recurrence: cron:30 8 * * 1-5');
     const renamed = (await tasks()).find((t) => t.title === 'Watch the staging and canary servers')!;
     expect(renamed.recurrence).toBe('cron:30 8 * * 1-5');
 

@@ -15,6 +15,7 @@ import { useId, useRef, useState, type FormEvent } from 'react';
 import { RpcError, call, explain } from '../../api/rpc.js';
 import type { Task } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
+import { cronInWords } from '../../ui/cron-words.js';
 import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot } from '../../ui/Dot.js';
@@ -53,9 +54,13 @@ export function ActiveTasks(props: { tasks: Resource<Task[]> }) {
   );
 }
 
+/** The schedule badge: `once`, or a cron schedule in words (the expression itself when it has none). */
 function recurrenceText(r: string): string | null {
   if (r === 'once') return 'once';
-  if (r.startsWith('cron:')) return r.slice(5).trim();
+  if (r.startsWith('cron:')) {
+    const expr = r.slice(5).trim();
+    return cronInWords(expr) ?? `cron ${expr}`;
+  }
   return null;
 }
 
