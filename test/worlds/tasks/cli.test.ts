@@ -10,10 +10,12 @@ let store: TestStore;
 let lines: string[];
 let program: Command;
 let service: TasksService;
+let clock: FakeClock;
 
 beforeEach(async () => {
   store = await openTestStore('sqlite');
-  service = new TasksService({ db: store.db, clock: new FakeClock(), ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
+  clock = new FakeClock();
+  service = new TasksService({ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
   const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(service)));
   lines = [];
   program = new Command('subconscious').exitOverride();
@@ -89,6 +91,7 @@ describe('tasks CLI', () => {
       [1_000, 'An older reason.'],
       [2_000, 'Nothing new:\n  the build stayed green since the last check.'],
     ] as const) {
+      clock.set(clock.now() + at); // the newer row is written later
       const rows = await service.logs.openRows(`tick-${at}`, at, [stored], uuid);
       await service.logs.update(rows.get(task.id)!.id, { decision: 'noop', reason });
     }
