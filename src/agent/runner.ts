@@ -102,6 +102,8 @@ export type RunEvent =
   | { type: 'tool-result'; runId: string; toolCallId: string; tool: string; step: RecordedStep }
   | { type: 'approval-requested'; runId: string; toolCallId: string; approval: Approval }
   | { type: 'step-finished'; runId: string; step: number; finishReason: string; inputTokens: number | undefined; outputTokens: number | undefined }
+  /** A model call of this run, as the ledger stored it (each attempt is one). */
+  | { type: 'model-call'; runId: string; inputTokens: number; outputTokens: number; latencyMs: number; model: string; outcome: string }
   | { type: 'settled'; runId: string; outcome: RunOutcome };
 
 export type RunEventType = RunEvent['type'];
@@ -298,7 +300,22 @@ class RunState {
       );
       const hasTools = Object.keys(tools).length > 0;
       const system = [options.system, hasTools ? UNTRUSTED_PREAMBLE : undefined].filter(Boolean).join('\n\n') || undefined;
-      const model = deps.llm.languageModel({ world: options.world, purpose: options.purpose, role: options.role ?? 'agent', model: options.model });
+      const model = deps.llm.languageModel({
+        world: options.world,
+        purpose: options.purpose,
+        role: options.role ?? 'agent',
+        model: options.model,
+        onLedger: (row) =>
+          this.emit({
+            type: 'model-call',
+            runId: this.id,
+            inputTokens: row.inputTokens,
+            outputTokens: row.outputTokens,
+            latencyMs: row.latencyMs,
+            model: row.model,
+            outcome: row.outcome,
+          }),
+      });
       const prompt = options.messages ? { messages: options.messages } : { prompt: options.prompt! };
       const result = streamText({
         model,

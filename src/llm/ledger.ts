@@ -77,6 +77,7 @@ export class Ledger {
     private readonly ids: IdGen,
   ) {}
 
+  /** Write one row; returns its id. Figures are stored rounded (see `stored`). */
   async record(call: CallRecord): Promise<string> {
     const id = this.ids();
     const row: ModelCallsTable = {

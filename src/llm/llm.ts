@@ -117,7 +117,7 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
     },
     languageModel(ctx) {
       validateContext(ctx);
-      return metered({ world: ctx.world, purpose: ctx.purpose, role: ctx.role, model: ctx.model, retry: ctx.retry });
+      return metered({ world: ctx.world, purpose: ctx.purpose, role: ctx.role, model: ctx.model, retry: ctx.retry, onLedger: ctx.onLedger });
     },
     probe: (role) => {
       const endpoint = endpointOf(role);

@@ -62,7 +62,18 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
       error: error ? error.explain() : null,
     };
     try {
-      await deps.ledger.record(row);
+      const id = await deps.ledger.record(row);
+      // The caller sees the row as stored (the ledger rounds): its figures are the ledger's.
+      ctx.onLedger?.({
+        id,
+        at: Math.round(row.at),
+        purpose: row.purpose,
+        model: row.model,
+        inputTokens: Math.max(0, Math.round(row.inputTokens)),
+        outputTokens: Math.max(0, Math.round(row.outputTokens)),
+        latencyMs: Math.max(0, Math.round(row.latencyMs)),
+        outcome: row.outcome,
+      });
     } catch (err) {
       // A ledger write failure must not turn a model answer into a failure; it is logged loudly.
       deps.log?.error({ err, row }, 'could not write the model-call ledger row');

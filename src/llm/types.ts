@@ -28,6 +28,23 @@ export interface CallContext {
   /** false: one attempt, no 429 retries (seed 2's pulse). Default true. */
   retry?: boolean | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Told each ledger row this call wrote (one per attempt, as stored), so a caller can show the
+   * ledger's own figures for its calls instead of a count of its own.
+   */
+  onLedger?: ((row: LedgerRow) => void) | undefined;
+}
+
+/** A ledger row as stored (`model_calls`), told to `CallContext.onLedger`. */
+export interface LedgerRow {
+  id: string;
+  at: number;
+  purpose: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  latencyMs: number;
+  outcome: string;
 }
 
 export type ModelErrorKind =

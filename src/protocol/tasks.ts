@@ -28,7 +28,8 @@ export type EscalationStatus = (typeof ESCALATION_STATUSES)[number];
  * Who gave a task its write rights (issue 9: a person's explicit choice, never a guess):
  * - `none`: nobody chose; the task is read-only;
  * - `person`: set by a person (the page's "Writes" choice, `--write`, `needs_tools` over RPC);
- * - `heartbeat_md`: its HEARTBEAT.md line is marked `- [write] …`;
+ * - `heartbeat_md`: its HEARTBEAT.md line is marked `- [write] …`: that only asks (a file is
+ *   untrusted text); it stays read-only until a person confirms (then `person`);
  * - `older_version`: an older version guessed it from the title; it asks before every write until
  *   the person confirms or drops it.
  */
@@ -164,7 +165,7 @@ export type LogLine = { entry: LogEntry; count: number; task_titles: string[]; f
 export type LogGroup = {
   tick_id: string;
   tick_at: number;
-  /** The last tick of a merged run (repeated failure), else null. */
+  /** The last tick of a merged run (a repeated failure, or quiet ticks in a row), else null. */
   until: number | null;
   ticks: number;
   tasks: number;
@@ -249,7 +250,14 @@ export const tasksContract = defineContract<TasksEvents>()({
         }),
       'Update a task: {id, title?, enabled?, recurrence?, needs_tools?} (needs_tools is the person’s choice). System tasks can only be enabled or disabled.',
     ).returns<Task>(),
-    'subconscious.tasks_remove': method(z.strictObject({ id }), 'Remove a user task (system tasks can only be disabled).').returns<Task>(),
+    'subconscious.tasks_remove': method(
+      z.strictObject({ id }),
+      'Remove a user task {id}: it is hidden and no longer evaluated, and tasks_restore brings it back (system tasks can only be disabled).',
+    ).returns<Task>(),
+    'subconscious.tasks_restore': method(
+      z.strictObject({ id }),
+      'Bring back a removed user task {id} as it was (not_found: no such task; conflict: it is not removed, or its wording was added again meanwhile).',
+    ).returns<Task>(),
     'subconscious.log_list': method(
       z.strictObject({
         limit: z.number().int().min(1).max(1000).optional(),

@@ -59,8 +59,10 @@ describe('tasks commands with and without a running daemon', () => {
     expect(await daemon.stop()).toBe(0);
     const removed = await cli('tasks', 'remove', start);
     expect(removed.err).toBe('');
-    expect(removed.out).toBe(`removed ${added.id}: Check the build status\n`);
+    expect(removed.out).toBe(`removed ${added.id}: Check the build status (undo: subconscious tasks restore ${added.id})\n`);
     expect(await cli('tasks', 'remove', 'ffffffff')).toEqual(missing);
+    // A removal is undone by its full id, without a daemon too.
+    expect((await cli('tasks', 'restore', added.id)).out).toBe(`restored ${added.id}: Check the build status\n`);
     await daemon.restart();
   });
 });

@@ -4,8 +4,9 @@
  * pins all eight (seed 1's seven and `resolved`), and the reasons issue 10 adds.
  */
 import { describe, expect, it } from 'vitest';
+import type { LogGroup } from '../../src/protocol/index.js';
 import type { LogEntry } from '../../src/worlds/tasks/types.js';
-import { DECISION_LOOK, EXPAND_OVER, logText, whyLine } from '../../web/src/tabs/subconscious/decisions.js';
+import { DECISION_LOOK, EXPAND_OVER, groupSummary, logText, whyLine } from '../../web/src/tabs/subconscious/decisions.js';
 import { relativeTime } from '../../web/src/ui/format.js';
 
 const SEED_TABLE = [
@@ -90,5 +91,31 @@ describe('relative times', () => {
     [now + 2_000, 'in a moment'],
   ] as const)('%s → %s', (at, text) => {
     expect(relativeTime(at, now)).toBe(text);
+  });
+});
+
+describe('groupSummary', () => {
+  const at = Date.parse('2026-10-21T09:30:00Z');
+  const group = (over: Partial<LogGroup>): LogGroup => ({
+    tick_id: 't',
+    tick_at: at,
+    until: null,
+    ticks: 1,
+    tasks: 3,
+    counts: { noop: 3 },
+    tokens: null,
+    duration_ms: null,
+    quiet: true,
+    lines: [],
+    ...over,
+  });
+  it('leaves out a duration of 0 ms (a tick that made no call), and shows any other', () => {
+    expect(groupSummary(group({ duration_ms: 0 }), at)).not.toMatch(/ms/);
+    expect(groupSummary(group({ duration_ms: 0 }), at)).toMatch(/ · 3 tasks · 3 nothing new$/);
+    expect(groupSummary(group({ duration_ms: 40, tokens: 1200 }), at)).toMatch(/ · 3 tasks · 3 nothing new · 1.2k tokens · 40 ms$/);
+  });
+  it('a run of quiet ticks reads as one line: its span and how many ticks', () => {
+    const line = groupSummary(group({ ticks: 4, tasks: 12, counts: { noop: 12 }, until: at + 15 * 60_000 }), at);
+    expect(line).toMatch(/^\S.*–.* · 4 ticks · 12 tasks · 12 nothing new$/);
   });
 });

@@ -59,7 +59,8 @@ function script(server: ModelServer) {
     const taskPart = user.includes('# Task\n') ? user.slice(user.lastIndexOf('# Task\n')) : user;
     const pick = <T>(rules: Array<[string, T]>, t: string) => rules.find(([part]) => t.includes(part))?.[1];
     if (system.includes(first(EVALUATION_SYSTEM))) {
-      if (failEvaluations) return { status: 503, message: 'model overloaded, try later' };
+      // A failure that is the tasks' (a model that is down fails the tick alone, with no task rows).
+      if (failEvaluations) return { text: 'Sorry, no JSON from me today.' };
       const out = user
         .split('- task_id: ')
         .slice(1)
@@ -260,7 +261,7 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     // The first failing tick evaluated only the new task; the next two everything (a new failure is
     // a change) and failed the same way: those two are one group, one line with its count.
     const groups = page.locator('[data-testid="log-group"]');
-    const outage = page.locator('[data-testid="log-group"][data-ticks="2"]');
+    const outage = page.locator('[data-testid="log-group"][data-ticks="2"][data-quiet="false"]');
     await outage.waitFor();
     expect(await outage.locator('[data-testid="log-row"]').count()).toBe(1);
     const repeated = Number((await outage.locator('[data-testid="log-count"]').innerText()).replace('×', ''));
@@ -268,7 +269,7 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     expect(await outage.locator('[data-testid="log-group-summary"]').innerText()).toMatch(
       new RegExp(` · 2 ticks · ${repeated} tasks · ${repeated} failed( · [\\d.]+ (ms|s))?$`),
     );
-    expect(await outage.locator('[data-testid="log-text"]').innerText()).toMatch(/503|overloaded/);
+    expect(await outage.locator('[data-testid="log-text"]').innerText()).toMatch(/malformed|JSON|schema|parse/i);
     // The tick that acted: its summary line, open, with the result and the model's reason.
     const acted = groups.filter({ has: page.locator('[data-decision="act"]') }).first();
     const summary = await acted.locator('[data-testid="log-group-summary"]').innerText();
@@ -309,7 +310,7 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     await detail.getByText('The model’s raw answer').click();
     expect(await detail.locator('[data-testid="detail-raw-answer"]').innerText()).toContain('"decision":"act"');
     expect(await detail.locator('[data-testid="detail-evaluation"] [data-testid="detail-figures"]').innerText()).toMatch(
-      /^deciding what each task needs · model scripted-local · 1 call · 800 tokens in, 60 out · [\d.]+ (ms|s) · \d+ tasks in this call$/,
+      /^deciding what each task needs · model scripted-local · 1 call · 800 tokens in, 60 out( · [\d.]+ (ms|s))? · \d+ tasks in this call$/,
     );
     expect(await detail.locator('[data-testid="detail-execution"] [data-testid="detail-figures"]').innerText()).toMatch(
       /^text answer \(local model\) · model scripted-local · 1 call · 200 tokens in, 20 out/,
@@ -406,20 +407,26 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     await form.getByLabel('Runs').selectOption('cron');
     await form.getByLabel('Cron').fill('30 8 * * 1-5');
     await form.getByRole('button', { name: 'Save' }).click();
-    await taskRow('Watch the staging and canary servers').locator('.badge', { hasText: '30 8 * * 1-5' }).waitFor();
+    // The schedule in words; the expression itself on hover.
+    const badge = taskRow('Watch the staging and canary servers').locator('.badge', { hasText: 'weekdays at 08:30' });
+    await badge.waitFor();
+    expect(await badge.getAttribute('title')).toBe('Recurrence: cron:30 8 * * 1-5');
     const renamed = (await tasks()).find((t) => t.title === 'Watch the staging and canary servers')!;
     expect(renamed.recurrence).toBe('cron:30 8 * * 1-5');
 
-    // Delete, then Undo: the same task (title, schedule) is back.
+    // Delete, then Undo from the keyboard: the same task (its id, title, schedule) is back.
     await taskRow('Watch the staging and canary servers')
       .getByRole('button', { name: /^Delete task/ })
       .click();
     await taskRow('Watch the staging and canary servers').waitFor({ state: 'detached' });
     expect((await tasks()).some((t) => t.title === 'Watch the staging and canary servers')).toBe(false);
     const notice = page.locator('[data-testid="notice"]', { hasText: 'Deleted “Watch the staging and canary servers”.' });
-    await notice.getByRole('button', { name: 'Undo' }).click();
-    await taskRow('Watch the staging and canary servers').and(page.locator(':not([data-task-id^="pending-"])')).waitFor();
-    expect((await tasks()).find((t) => t.title === 'Watch the staging and canary servers')?.recurrence).toBe('cron:30 8 * * 1-5');
+    await notice.getByRole('button', { name: 'Undo' }).waitFor();
+    // The row the keyboard was on is gone: it lands on Undo.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Undo');
+    await page.keyboard.press('Enter');
+    await page.locator(`[data-testid="task-row"][data-task-id="${renamed.id}"]`).waitFor();
+    expect((await tasks()).find((t) => t.title === 'Watch the staging and canary servers')).toMatchObject({ id: renamed.id, recurrence: 'cron:30 8 * * 1-5' });
 
     // Errors on the page name tasks by their title, never by their id: a duplicate refused…
     await page.getByLabel('New task').fill('watch the STAGING and canary servers');
@@ -543,6 +550,8 @@ describe('write rights an older version guessed (issue 9)', () => {
     const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-page-release-'));
     mkdirSync(path.join(workspace, '.subconscious'), { recursive: true, mode: 0o700 });
     copyFileSync(FIXTURE_DB, path.join(workspace, '.subconscious', 'subconscious.db'));
+    // A `[write]` line only asks: the page shows it pending until the person confirms.
+    writeFileSync(path.join(workspace, 'HEARTBEAT.md'), '- Check the deploy queue\n- [write] Write the weekly digest to notes.md\n');
     const server = await startModelServer({ models: ['m'] });
     server.handle((req) => ({
       json: {
@@ -579,6 +588,25 @@ describe('write rights an older version guessed (issue 9)', () => {
       expect(tasks.find((t) => t.title === 'Check which emails I need to reply to')).toMatchObject({ needs_tools: false, write_choice: 'person' });
       expect(tasks.find((t) => t.title === 'Send the daily digest to #team')).toMatchObject({ needs_tools: true, write_choice: 'person' });
       expect(await page.locator('[data-testid="write-review"]').count()).toBe(0);
+
+      const marked = page.locator('[data-testid="task-row"]', { hasText: 'Write the weekly digest to notes.md' });
+      const ask = marked.locator('[data-testid="write-confirm-heartbeat"]');
+      await ask.waitFor();
+      expect(await ask.innerText()).toContain('Pending your confirmation');
+      expect(await marked.locator('.badge', { hasText: 'writes?' }).count()).toBe(1);
+      expect((await daemon.rpc<TaskRow[]>('subconscious.tasks_list')).find((t) => t.title === 'Write the weekly digest to notes.md')).toMatchObject({
+        needs_tools: true,
+        write_choice: 'heartbeat_md',
+      });
+      // From the keyboard: Confirm makes it the person's choice.
+      await ask.getByRole('button', { name: 'Confirm' }).focus();
+      await page.keyboard.press('Enter');
+      await ask.waitFor({ state: 'detached' });
+      expect((await daemon.rpc<TaskRow[]>('subconscious.tasks_list')).find((t) => t.title === 'Write the weekly digest to notes.md')).toMatchObject({
+        needs_tools: true,
+        write_choice: 'person',
+      });
+      expect(await marked.locator('.badge', { hasText: 'writes?' }).count()).toBe(0);
     } finally {
       await browser.close();
       await daemon.dispose();

@@ -1,5 +1,5 @@
 /**
- * `subconscious tasks list|add|enable|disable|writes|remove`: the task loop without the page.
+ * `subconscious tasks list|add|enable|disable|writes|remove|restore`: the task loop without the page.
  * Every command is one RPC call (the same methods the page uses, typed by the contract); `--json`
  * prints the raw result. A task is read-only unless `--write` says otherwise (issue 9): a title
  * that sounds like it writes only gets a suggestion.
@@ -24,7 +24,7 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .action(async (opts: { json?: boolean }) => {
       const rows: TaskRow[] = await call('subconscious.tasks_list');
       if (opts.json) return print(JSON.stringify(rows, null, 2));
-      for (const line of formatTaskTable(rows)) print(line);
+      for (const line of formatTaskTable(rows, await lastReasons(call))) print(line);
     });
 
   tasks
@@ -96,7 +96,18 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .action(async (id: string, opts: { json?: boolean }) => {
       const task = await call('subconscious.tasks_remove', { id: await resolveTaskId(call, id) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
-      print(`removed ${task.id}: ${task.title}`);
+      print(`removed ${task.id}: ${task.title} (undo: subconscious tasks restore ${task.id})`);
+    });
+
+  tasks
+    .command('restore')
+    .description('bring back a removed user task as it was')
+    .argument('<id>', 'the full id `tasks remove` printed (a removed task is not in `tasks list`)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const task = await call('subconscious.tasks_restore', { id: id.trim() });
+      if (opts.json) return print(JSON.stringify(task, null, 2));
+      print(`restored ${task.id}: ${task.title}`);
     });
 
   return tasks;
@@ -129,25 +140,42 @@ async function resolveTaskId(call: Call, typed: string): Promise<string> {
   return matches[0].id;
 }
 
+/** How many recent log rows `tasks list` reads for the WHY column (a task not among them shows `-`). */
+const REASON_ROWS = 1000;
+
+/** Each task's last decision reason, from the newest log rows (the model's words, on one line). */
+async function lastReasons(call: Call): Promise<Map<string, string>> {
+  const rows = await call('subconscious.log_list', { limit: REASON_ROWS });
+  const out = new Map<string, string>();
+  for (const r of rows) if (r.reason && !out.has(r.task_id)) out.set(r.task_id, r.reason.replace(/\s+/g, ' ').trim());
+  return out;
+}
+
 /**
- * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE. INTENT `write?`: write rights
- * an older version guessed; it asks before every write until `tasks writes <id> on|off`.
+ * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE, WHY. INTENT `write?`: write
+ * rights an older version guessed, or a HEARTBEAT.md `[write]` line asks for; it asks before every
+ * write until `tasks writes <id> on|off`. WHY: the reason the model gave for its last decision.
  */
-export function formatTaskTable(rows: TaskRow[]): string[] {
+export function formatTaskTable(rows: TaskRow[], reasons: ReadonlyMap<string, string> = new Map()): string[] {
   if (rows.length === 0) return ['no tasks'];
   const table = rows.map((t) => [
     t.id,
     t.completed ? 'done' : t.enabled ? 'on' : 'off',
     t.source,
-    t.needs_tools ? (t.write_choice === 'older_version' ? 'write?' : 'write') : 'read',
+    t.needs_tools ? (t.write_choice === 'older_version' || t.write_choice === 'heartbeat_md' ? 'write?' : 'write') : 'read',
     t.recurrence,
     nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,
+    clip(reasons.get(t.id) ?? '-', 80),
   ]);
-  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE'];
+  const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE', 'WHY'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(head), ...table.map(line)];
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** When a task is evaluated next: a time (cron), the next tick (`once` not yet run) or every tick (`pending`). */

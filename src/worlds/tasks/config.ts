@@ -28,6 +28,12 @@ export const tasksConfig = z.strictObject({
     .default(360),
   /** How often the models and skills are probed while the daemon runs (the page's health banner). */
   health_check_minutes: z.number().int('must be a whole number of minutes').min(1, 'must be at least 1').max(60, 'must be at most 60').default(5),
+  /**
+   * Globs the workspace scan ignores, on top of the built-in noise list (workspace-ignore.ts:
+   * .git/, node_modules/, .subconscious/, editor swap files, SQLite db/wal files…): a change to
+   * an ignored file is not a change, so it costs no call.
+   */
+  workspace_ignore: z.array(z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters')).max(200, 'at most 200 globs').default([]),
 });
 
 export type TasksConfig = z.output<typeof tasksConfig>;

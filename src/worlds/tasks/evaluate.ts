@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { estimateTokens, schemaInstruction } from '../../llm/index.js';
-import type { Llm } from '../../llm/types.js';
+import type { LedgerRow, Llm } from '../../llm/types.js';
 import { CAPS, capText, type EvaluationRecord } from './log-detail.js';
 import { EVALUATION_SYSTEM, evaluationPrompt, taskLine } from './prompts.js';
 import type { ModelDecision, Task } from './types.js';
@@ -102,9 +102,9 @@ export async function evaluateBatch(
   report: string,
   batch: readonly { id: string; line: string }[],
 ): Promise<BatchResult> {
-  const started = call.now();
-  const { value, text, usage } = await llm.object(
-    { world: call.world, purpose: 'evaluate', role: 'local', signal: call.signal },
+  const ledger = ledgerFigures();
+  const { value, text } = await llm.object(
+    { world: call.world, purpose: 'evaluate', role: 'local', signal: call.signal, onLedger: ledger.add },
     {
       system: EVALUATION_SYSTEM,
       prompt: evaluationPrompt(
@@ -122,10 +122,28 @@ export async function evaluateBatch(
       task_ids: ids,
       raw: capText(text, CAPS.rawAnswer),
       model: modelOf(llm, 'local'),
-      input_tokens: usage.inputTokens,
-      output_tokens: usage.outputTokens,
-      latency_ms: Math.max(0, call.now() - started),
+      ...ledger.figures(),
     },
+  };
+}
+
+/**
+ * Collects the ledger rows a call wrote (each attempt one) and sums them: a row's figures are the
+ * ledger's, never a count of our own.
+ */
+export function ledgerFigures(): {
+  add: (row: LedgerRow) => void;
+  figures: () => { calls: number; input_tokens: number; output_tokens: number; latency_ms: number };
+} {
+  const sum = { calls: 0, input_tokens: 0, output_tokens: 0, latency_ms: 0 };
+  return {
+    add: (row) => {
+      sum.calls++;
+      sum.input_tokens += row.inputTokens;
+      sum.output_tokens += row.outputTokens;
+      sum.latency_ms += row.latencyMs;
+    },
+    figures: () => ({ ...sum }),
   };
 }
 

@@ -3,11 +3,12 @@
  * lines, other text and duplicate lines are ignored. The file is re-read only when its size,
  * mtime or content hash changed since the last read.
  *
- * A line's task is read-only unless the line is marked `- [write] …` (issue 9: write rights are
- * a person's explicit choice, and words like "write" or "send" in a line are not a choice):
+ * A line's task is read-only. A line marked `- [write] …` asks for write rights, and the page
+ * shows it as pending until a person confirms (issue 9: write rights are a person's explicit
+ * choice; a file is untrusted text, and words like "write" or "send" in a line are not a choice):
  *
  *   - Check the deploy queue                       read-only: analyses, recommends, asks
- *   - [write] Send the daily digest to #team       may carry out the writes its words name
+ *   - [write] Send the daily digest to #team       read-only until confirmed; then may carry out the writes its words name
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';

@@ -25,6 +25,7 @@ export {
   TaskStore,
   DEFAULT_SYSTEM_TASKS,
   writesGranted,
+  writeChoiceOf,
   publicTask,
   type StoredTask,
   type AddTaskInput,

@@ -50,6 +50,8 @@ export interface EvaluationRecord {
   input_tokens: number;
   output_tokens: number;
   latency_ms: number;
+  /** Ledger rows of the call (a retried attempt is one more); absent in older records: 1. */
+  calls?: number;
 }
 
 export function parseDetail(json: string | null): RowDetail {

@@ -2,7 +2,8 @@
  * The activity log grouped by tick (issue 10): one group per tick with its counts, tokens and
  * duration ("14:05 · 4 tasks · 1 acted · 3 nothing new · 1.2k tokens · 3.1 s"). A failure that
  * repeats is one line with a count: the same error for several tasks of a tick is one line, and
- * ticks in a row that all failed the same way (an outage) are one group.
+ * ticks in a row that all failed the same way (an outage) are one group. Quiet ticks in a row
+ * (nothing but "nothing new") are one group too, collapsed on the page.
  */
 import type { LogDecision, LogEntry, LogGroup, LogLine } from '../../protocol/tasks.js';
 
@@ -20,7 +21,7 @@ export function groupLog(
     else byTick.set(r.tick_id, [r]);
   }
   const groups = ticks.map((t) => oneTick(t, byTick.get(t.tick_id) ?? [], totals.get(t.tick_id)));
-  return mergeRepeatedFailures(groups);
+  return mergeQuietRuns(mergeRepeatedFailures(groups));
 }
 
 function oneTick(tick: { tick_id: string; tick_at: number }, rows: LogEntry[], total: { tokens: number; duration_ms: number | null } | undefined): LogGroup {
@@ -86,6 +87,27 @@ function mergeRepeatedFailures(groups: LogGroup[]): LogGroup[] {
       prev.counts = { failed: (prev.counts.failed ?? 0) + (g.counts.failed ?? 0) };
       prev.tokens = prev.tokens === null && g.tokens === null ? null : (prev.tokens ?? 0) + (g.tokens ?? 0);
       prev.duration_ms = prev.duration_ms === null && g.duration_ms === null ? null : (prev.duration_ms ?? 0) + (g.duration_ms ?? 0);
+      continue;
+    }
+    out.push(g);
+  }
+  return out;
+}
+
+/** Groups come newest first; a run of quiet neighbours becomes the newest one, spanning them all, with all their lines. */
+function mergeQuietRuns(groups: LogGroup[]): LogGroup[] {
+  const out: LogGroup[] = [];
+  for (const g of groups) {
+    const prev = out.at(-1);
+    if (prev && prev.quiet && g.quiet) {
+      prev.until ??= prev.tick_at;
+      prev.tick_at = g.tick_at;
+      prev.ticks += g.ticks;
+      prev.tasks += g.tasks;
+      for (const [decision, n] of Object.entries(g.counts) as [LogDecision, number][]) prev.counts[decision] = (prev.counts[decision] ?? 0) + n;
+      prev.tokens = prev.tokens === null && g.tokens === null ? null : (prev.tokens ?? 0) + (g.tokens ?? 0);
+      prev.duration_ms = prev.duration_ms === null && g.duration_ms === null ? null : (prev.duration_ms ?? 0) + (g.duration_ms ?? 0);
+      prev.lines.push(...g.lines);
       continue;
     }
     out.push(g);

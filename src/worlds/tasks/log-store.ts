@@ -302,6 +302,23 @@ export class LogStore {
   }
 
   /**
+   * Delete this tick's rows that never got past evaluation (the tick failed as a whole, e.g. the
+   * model was down): nothing happened to their tasks, so there is nothing to log per task.
+   */
+  async discardOpenRows(tickId: string): Promise<string[]> {
+    const open = await this.db
+      .selectFrom('subconscious_log')
+      .select(['id'])
+      .where('tick_id', '=', tickId)
+      .where('decision', '=', 'in_progress')
+      .where('exec_state', '=', 'none')
+      .execute();
+    if (open.length === 0) return [];
+    await this.db.deleteFrom('subconscious_log').where('tick_id', '=', tickId).where('decision', '=', 'in_progress').where('exec_state', '=', 'none').execute();
+    return open.map((r) => r.id);
+  }
+
+  /**
    * Rows left `in_progress` by other ticks (overtaken or killed and not resumed). Only one tick
    * of a world is live at a time, so they can never finish: they become `cancelled`.
    */

@@ -55,6 +55,7 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
         inferenceEnabled: config.inference_enabled,
         contextBudgetTokens: config.context_budget_tokens,
         reevaluateUnchangedAfterMinutes: config.reevaluate_unchanged_after_minutes,
+        workspaceIgnore: config.workspace_ignore,
       },
     });
     return {

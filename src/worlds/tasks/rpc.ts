@@ -13,6 +13,7 @@ export function tasksRpcHandlers(service: TasksService): Handlers<(typeof tasksC
     'subconscious.tasks_add': (p) => service.addTask(p),
     'subconscious.tasks_update': ({ id, ...patch }) => service.updateTask(id, patch),
     'subconscious.tasks_remove': (p) => service.removeTask(p.id),
+    'subconscious.tasks_restore': (p) => service.restoreTask(p.id),
     'subconscious.log_list': (p) =>
       service.listLog({
         limit: p.limit ?? 100,

@@ -180,6 +180,14 @@ export class TasksService {
     return publicTask(task, { kind: 'off', at: null, until: null, detail: 'removed' });
   }
 
+  /** Bring back a removed user task as it was (`subconscious.tasks_restore`, the page's Undo). */
+  async restoreTask(id: string): Promise<Task> {
+    await this.ensureReady();
+    const task = await this.tasks.restore(id);
+    this.emit('tasks.changed', { id, action: 'restored' });
+    return (await this.describeAll([task]))[0]!;
+  }
+
   /** Each task with why it is (or is not) evaluated at the next tick. */
   private async describeAll(tasks: StoredTask[]): Promise<Task[]> {
     const pending = new Map<string, string>();
@@ -283,7 +291,7 @@ export class TasksService {
       evaluation: evaluation
         ? {
             model: evaluation.model,
-            calls: 1,
+            calls: evaluation.calls ?? 1,
             input_tokens: evaluation.input_tokens,
             output_tokens: evaluation.output_tokens,
             latency_ms: evaluation.latency_ms,
@@ -464,7 +472,7 @@ export class TasksService {
     startedAt: number,
     outcome: AgentOutcome | null,
     err: unknown,
-    usage: { calls: number; input: number; output: number } | null,
+    usage: { calls: number; input: number; output: number; latency_ms: number } | null,
     runId: string | null = null,
   ): Promise<LogEntry> {
     const routed = outcomeToRow(outcome, err);
@@ -478,10 +486,11 @@ export class TasksService {
       answer: capText(outcome?.text ?? null, CAPS.answer),
       calls: {
         model: this.modelName('agent'),
-        calls: outcome?.steps ?? usage?.calls ?? 0,
+        // The ledger's figures for the run's model calls.
+        calls: usage?.calls ?? 0,
         input_tokens: usage?.input ?? 0,
         output_tokens: usage?.output ?? 0,
-        latency_ms: Math.max(0, (outcome?.finishedAt ?? finishedAt) - (outcome?.startedAt ?? startedAt)),
+        latency_ms: usage?.latency_ms ?? 0,
       },
       tool_calls: toolCalls(outcome?.toolSteps),
       run_id: runId,
@@ -528,14 +537,16 @@ export function outcomeToRow(outcome: AgentOutcome | null, err: unknown): { deci
 
 /** Tokens a run's model calls used, as they finish (the runner's `step-finished` events). */
 export function countUsage(events: { subscribe(listener: (event: AgentRunEvent) => void): () => void } | undefined): {
-  stop(): { calls: number; input: number; output: number };
+  stop(): { calls: number; input: number; output: number; latency_ms: number };
 } {
-  const total = { calls: 0, input: 0, output: 0 };
+  // The run's ledger rows (one per model call, each attempt included): the row's figures are the ledger's.
+  const total = { calls: 0, input: 0, output: 0, latency_ms: 0 };
   const off = events?.subscribe((e) => {
-    if (e.type !== 'step-finished') return;
+    if (e.type !== 'model-call') return;
     total.calls++;
     total.input += e.inputTokens ?? 0;
     total.output += e.outputTokens ?? 0;
+    total.latency_ms += e.latencyMs ?? 0;
   });
   return {
     stop: () => {

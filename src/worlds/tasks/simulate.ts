@@ -103,14 +103,17 @@ export const tasksSimulation: SimulateHooks<TasksConfig, TasksTables, Methods> =
   },
 };
 
-/** Every task (system defaults, HEARTBEAT.md lines, user tasks) as the person's database has it. */
+/** Every task (system defaults, HEARTBEAT.md lines, user tasks) as the person's database has it, removed ones left out. */
 async function readTasks(source: Kysely<TasksTables>): Promise<CopiedTask[]> {
   const rows = await source.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
-  return rows.map((row) => {
-    const copy: Record<string, unknown> = {};
-    for (const column of [...TASK_COLUMNS, ...LATER_COLUMNS]) if (column in row) copy[column] = row[column];
-    return copy as CopiedTask;
-  });
+  // A removed task is not evaluated, so it costs nothing: it is not copied.
+  return rows
+    .filter((row) => (row as { removed_at?: unknown }).removed_at === null || (row as { removed_at?: unknown }).removed_at === undefined)
+    .map((row) => {
+      const copy: Record<string, unknown> = {};
+      for (const column of [...TASK_COLUMNS, ...LATER_COLUMNS]) if (column in row) copy[column] = row[column];
+      return copy as CopiedTask;
+    });
 }
 
 /** 0.3%, 12%: one decimal only where it says something. */

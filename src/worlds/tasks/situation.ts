@@ -13,6 +13,7 @@ import path from 'node:path';
 import { describeError } from '../../core/errors.js';
 import { estimateTokens, fence } from '../../llm/index.js';
 import type { LogEntry, MemoryItem, ModelHealth, SkillHealth } from './types.js';
+import { workspaceIgnore } from './workspace-ignore.js';
 
 export interface SituationInput {
   now: number;
@@ -219,8 +220,6 @@ function statusWord(status: string): string {
   return /^[a-z_ -]{1,20}$/i.test(status) ? status : 'unknown';
 }
 
-const SKIP_DIRS = new Set(['node_modules', '.git', '.subconscious', 'dist', 'build', '.cache']);
-
 /**
  * Files under `root` modified at or after `since` (all files when `since` is null), newest
  * first. Bounded: stops after `maxScan` entries so a huge workspace cannot stall a tick.
@@ -229,8 +228,9 @@ export async function scanWorkspace(
   root: string,
   since: number | null,
   heartbeat: { exists: boolean; tasks: number; mtimeMs: number | null },
-  opts: { maxScan?: number; maxListed?: number } = {},
+  opts: { maxScan?: number; maxListed?: number; ignore?: readonly string[] } = {},
 ): Promise<WorkspaceState> {
+  const ignored = workspaceIgnore(opts.ignore);
   const maxScan = opts.maxScan ?? 5000;
   const maxListed = opts.maxListed ?? 100;
   const changed: { path: string; mtimeMs: number }[] = [];
@@ -255,10 +255,11 @@ export async function scanWorkspace(
       }
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) {
-        if (!e.name.startsWith('.') && !SKIP_DIRS.has(e.name)) queue.push(child);
+        // Hidden folders are tools' state, not the person's files; the rest unless ignored.
+        if (!e.name.startsWith('.') && !ignored(child, true)) queue.push(child);
         continue;
       }
-      if (!e.isFile()) continue;
+      if (!e.isFile() || ignored(child, false)) continue;
       scanned++;
       try {
         const s = await stat(path.join(root, child));

@@ -1,7 +1,7 @@
 /**
  * The tasks world's tables (seed 1's names, shipped before worlds were modules, and `tasks_ticks`):
  * migrations `0004_tasks`, `0006_log_exec_owner`, `0007_task_order_and_user_choice` (old names),
- * then `tasks/0008_write_rights_review` … `tasks/0011_log_details`.
+ * then `tasks/0008_write_rights_review` … `tasks/0012_task_removed_at`.
  * Conventions (both dialects): timestamps are epoch milliseconds (`bigint`, read back as
  * number), booleans are integers 0/1, structured values are JSON text.
  */
@@ -38,6 +38,8 @@ export interface SubconsciousTasksTable {
   /** The inputs' fingerprint when its last evaluation decided noop, and when (null: not so). */
   noop_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
   noop_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** User tasks: when the person removed it (hidden, not evaluated, restorable); null while it is not. */
+  removed_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Seed 1: one row per due task per tick, updated in place. */

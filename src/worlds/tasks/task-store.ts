@@ -4,7 +4,8 @@
  * task, a returning line re-enables it) and user tasks (add, update, remove).
  *
  * Write rights are a person's explicit choice (issue 9): a task is read-only unless someone set
- * `needs_tools` (or marked its HEARTBEAT.md line `[write]`); the title only suggests. A duplicate
+ * `needs_tools`; the title only suggests, and a HEARTBEAT.md line marked `[write]` only asks (the
+ * person confirms it on the page or with `tasks writes <id> on`). A duplicate
  * user task is refused by the database itself (a unique `dedupe_key`, see dedupe.ts).
  */
 import type { Kysely, Selectable } from 'kysely';
@@ -43,7 +44,7 @@ export interface HeartbeatSyncResult {
   disabled: number;
   reenabled: number;
   renamed: number;
-  /** Tasks whose `[write]` marker was added or removed. */
+  /** Tasks whose `[write]` marker was added (now asking the person) or removed. */
   rights: number;
 }
 
@@ -66,7 +67,7 @@ export function toTask(row: Row): StoredTask {
     recurrence: row.recurrence,
     enabled: Number(row.enabled) === 1,
     needs_tools: Number(row.needs_tools) === 1,
-    write_choice: (row.write_choice ?? 'none') as WriteChoice,
+    write_choice: writeChoiceOf(row.write_choice, Number(row.needs_tools) === 1),
     write_suggested: soundsLikeWrite(row.title),
     last_run_at: row.last_run_at === null ? null : Number(row.last_run_at),
     next_run_at: row.next_run_at === null ? null : Number(row.next_run_at),
@@ -86,9 +87,26 @@ export function publicTask(task: StoredTask, why: TaskWhy): Task {
   return { ...rest, why };
 }
 
-/** The write rights a task really runs with: a guess by an older version grants none until confirmed. */
-export function writesGranted(task: Pick<Task, 'needs_tools' | 'write_choice'>): boolean {
-  return task.needs_tools && task.write_choice !== 'older_version';
+const WRITE_CHOICES: ReadonlySet<string> = new Set<WriteChoice>(['none', 'person', 'heartbeat_md', 'older_version']);
+
+/**
+ * A stored write choice as the world reads it. A value this version does not know (a newer
+ * version's, a hand edit) is nobody's known choice: with rights stored it is treated as a guess
+ * to confirm (`older_version`: asks first, the page asks the person), never as a grant.
+ */
+export function writeChoiceOf(value: string | null | undefined, needsTools: boolean): WriteChoice {
+  if (typeof value === 'string' && WRITE_CHOICES.has(value)) return value as WriteChoice;
+  return needsTools ? 'older_version' : 'none';
+}
+
+/**
+ * The write rights a task really runs with. Fails closed: only a choice a person made grants
+ * them. A guess, a HEARTBEAT.md `[write]` marker not yet confirmed on the page (a file is
+ * untrusted text), an unknown value or a missing field grants none.
+ */
+export function writesGranted(task: Pick<Task, 'needs_tools' | 'write_choice'> | null | undefined): boolean {
+  if (!task || task.needs_tools !== true) return false;
+  return task.write_choice === 'person';
 }
 
 export function cleanTitle(title: string, field = 'title'): string {
@@ -132,14 +150,15 @@ export class TaskStore {
   }
 
   async list(): Promise<StoredTask[]> {
-    const rows = await this.db.selectFrom('subconscious_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
+    const rows = await this.db.selectFrom('subconscious_tasks').selectAll().where('removed_at', 'is', null).orderBy('created_at').orderBy('id').execute();
     // The page's order: defaults, then HEARTBEAT.md in file order, then the user's in creation order.
     const rank = (r: Row) => (r.origin === 'default' ? 0 : r.origin === 'heartbeat_md' ? 1 : 2);
     return rows.sort((a, b) => rank(a) - rank(b) || (rank(a) === 1 ? Number(a.origin_order ?? 0) - Number(b.origin_order ?? 0) : 0)).map(toTask);
   }
 
+  /** A task that is not removed (a removed one is as gone to everything but `restore`). */
   async get(id: string): Promise<StoredTask | undefined> {
-    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
     return row ? toTask(row) : undefined;
   }
 
@@ -188,10 +207,17 @@ export class TaskStore {
   async update(id: string, input: UpdateTaskInput): Promise<StoredTask> {
     const task = await this.require(id);
     if (task.source === 'system') {
-      const refused = (['title', 'recurrence', 'needs_tools'] as const).filter((k) => input[k] !== undefined);
+      // A HEARTBEAT.md line marked `[write]` asks for write rights: the person answers it here.
+      const asksForWrites = task.origin === 'heartbeat_md' && (task.write_choice === 'heartbeat_md' || task.write_choice === 'person');
+      const refused = (['title', 'recurrence', 'needs_tools'] as const).filter((k) => input[k] !== undefined && !(k === 'needs_tools' && asksForWrites));
       if (refused.length) {
         throw new SubconsciousError('forbidden', `System task "${task.title}" can only be enabled or disabled (refused: ${refused.join(', ')}).`, {
-          hint: task.origin === 'heartbeat_md' ? 'Edit its line in HEARTBEAT.md instead.' : 'Add a user task with the wording you want.',
+          hint:
+            task.origin === 'heartbeat_md'
+              ? refused.includes('needs_tools')
+                ? 'Mark its line `- [write] …` in HEARTBEAT.md, then confirm it on the page.'
+                : 'Edit its line in HEARTBEAT.md instead.'
+              : 'Add a user task with the wording you want.',
           details: { field: refused[0] },
         });
       }
@@ -262,6 +288,7 @@ export class TaskStore {
     return duplicateError(same ?? { id: '', title, enabled: 1 });
   }
 
+  /** Soft delete: kept (restorable), hidden from lists, never evaluated; its wording is free again. */
   async remove(id: string): Promise<StoredTask> {
     const task = await this.require(id);
     if (task.source === 'system') {
@@ -270,8 +297,41 @@ export class TaskStore {
         details: { field: 'id' },
       });
     }
-    await this.db.deleteFrom('subconscious_tasks').where('id', '=', id).execute();
+    const now = this.clock.now();
+    await this.db
+      .updateTable('subconscious_tasks')
+      .set({ removed_at: now, dedupe_key: null, updated_at: now })
+      .where('id', '=', id)
+      .where('removed_at', 'is', null)
+      .execute();
     return task;
+  }
+
+  /** Bring a removed task back as it was; refused when it is not removed or its wording is taken meanwhile. */
+  async restore(id: string): Promise<StoredTask> {
+    const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) {
+      throw new SubconsciousError('not_found', 'That task does not exist: there is nothing to restore.', {
+        hint: 'List tasks with `subconscious tasks list`.',
+        details: { field: 'id' },
+      });
+    }
+    if (row.removed_at === null || row.removed_at === undefined) {
+      throw new SubconsciousError('conflict', `"${row.title}" is not removed, so there is nothing to restore.`, {
+        hint: 'It is in the task list already.',
+        details: { field: 'id', reason: 'not_removed' },
+      });
+    }
+    const needsTools = Number(row.needs_tools) === 1;
+    await this.refuseSystemDuplicate(row.title, row.recurrence, needsTools);
+    const key = dedupeKey(row.title, row.recurrence, needsTools);
+    try {
+      await this.db.updateTable('subconscious_tasks').set({ removed_at: null, dedupe_key: key, updated_at: this.clock.now() }).where('id', '=', id).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw await this.duplicateOf(key, row.title);
+      throw err;
+    }
+    return this.require(id);
   }
 
   /** Enabled, not completed, and due (never run, or `next_run_at <= now`). */
@@ -281,6 +341,7 @@ export class TaskStore {
       .selectAll()
       .where('enabled', '=', 1)
       .where('completed', '=', 0)
+      .where('removed_at', 'is', null)
       .where((eb) => eb.or([eb('next_run_at', 'is', null), eb('next_run_at', '<=', now)]));
     if (exclude.length) q = q.where('id', 'not in', [...exclude]);
     const rows = await q.orderBy('created_at').orderBy('id').execute();
@@ -321,8 +382,11 @@ export class TaskStore {
           });
           continue;
         }
-        // The marker is the line's choice: added or taken away in the file, it changes the task.
-        if (Number(row.needs_tools) !== (write ? 1 : 0) || row.write_choice !== (write ? 'heartbeat_md' : 'none')) {
+        // The marker only asks (a file is untrusted text): a marked line's task waits for the
+        // person's answer (`heartbeat_md`), and that answer (`person`) stands while the marker
+        // does. Taking the marker away takes the rights away.
+        const answered = write && row.write_choice === 'person';
+        if (!answered && (Number(row.needs_tools) !== (write ? 1 : 0) || row.write_choice !== (write ? 'heartbeat_md' : 'none'))) {
           await trx
             .updateTable('subconscious_tasks')
             .set({ needs_tools: write ? 1 : 0, write_choice: write ? 'heartbeat_md' : 'none', updated_at: now })
@@ -415,6 +479,7 @@ function newRow(v: {
     dedupe_key: null,
     noop_fingerprint: null,
     noop_at: null,
+    removed_at: null,
   };
 }
 

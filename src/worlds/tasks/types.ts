@@ -46,6 +46,8 @@ export interface TasksSettings {
    * behaviour). Default 360.
    */
   reevaluateUnchangedAfterMinutes?: number;
+  /** Globs the workspace scan ignores on top of the built-in noise list (`[worlds.tasks] workspace_ignore`). */
+  workspaceIgnore?: readonly string[];
 }
 
 /** One tool step of an agent run, as the runner records it (`RecordedStep`). */
@@ -86,6 +88,8 @@ export interface AgentRunEvent {
   type: string;
   inputTokens?: number | undefined;
   outputTokens?: number | undefined;
+  /** `model-call` events: the ledger row's latency. */
+  latencyMs?: number | undefined;
 }
 
 export interface AgentStartRequest {

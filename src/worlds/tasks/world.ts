@@ -28,7 +28,7 @@ import { SubconsciousError, describeError } from '../../core/errors.js';
 import type { ModelRole } from '../../llm/types.js';
 import type { AbandonReason, CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
 import { renderDiff, totalChanges } from '../../memory/diff.js';
-import { evaluateBatch, evaluationOverheadTokens, modelOf, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
+import { evaluateBatch, evaluationOverheadTokens, ledgerFigures, modelOf, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
 import { sharedDigest, taskFingerprint } from './fingerprint.js';
 import { findRecommendedAction, isSkillRelated, splitPriority } from './intent.js';
 import { CAPS, argumentsText, cap, capText, toolCalls, type AutoApproval, type EvaluationRecord, type ExecutionRecord, type HeldWrite } from './log-detail.js';
@@ -193,7 +193,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const [health, memoryHead, workspace, failures24h] = await Promise.all([
       service.health.check(),
       readSafely(deps.memoryStore ? () => deps.memoryStore!.head() : undefined),
-      scanWorkspace(deps.workspace, ctx.since, heartbeat),
+      scanWorkspace(deps.workspace, ctx.since, heartbeat, { ignore: settings().workspaceIgnore ?? [] }),
       service.logs.countFailures(now - DAY_MS),
     ]);
     return {
@@ -406,24 +406,18 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     const auto: AutoApproval[] = [];
     const held: HeldWrite[] = [];
     if (mode === null) return { final: { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' }, record: undefined, auto, held };
-    const started = ctx.clock.now();
     try {
       if (mode === 'local') {
-        const { text, usage } = await ctx.llm.text(
-          { world: ctx.world, purpose: 'execute', role: 'local', signal: ctx.signal },
+        const ledger = ledgerFigures();
+        const { text } = await ctx.llm.text(
+          { world: ctx.world, purpose: 'execute', role: 'local', signal: ctx.signal, onLedger: ledger.add },
           { system: EXECUTION_SYSTEM, prompt: executionPrompt(task, d.reason, report) },
         );
         const record: ExecutionRecord = {
           mode,
           purpose: 'execute',
           answer: capText(text, CAPS.answer),
-          calls: {
-            model: modelOf(ctx.llm, 'local'),
-            calls: 1,
-            input_tokens: usage.inputTokens,
-            output_tokens: usage.outputTokens,
-            latency_ms: ctx.clock.now() - started,
-          },
+          calls: { model: modelOf(ctx.llm, 'local'), ...ledger.figures() },
           tool_calls: [],
           run_id: null,
         };
@@ -457,8 +451,15 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
           ? {
               // The approval gate of a tainted run: what the task's words name goes ahead; anything else is held for the person.
               onApprovalRequested: async (approval) => {
+                // Fails closed: a call the gate cannot read (odd arguments, a gate error) waits for the person.
                 const args = approval.arguments && typeof approval.arguments === 'object' ? (approval.arguments as Record<string, unknown>) : {};
-                if (deps.approvals && namedWrite(task.title, approval.tool, args)) {
+                let named = false;
+                try {
+                  named = writesGranted(await service.tasks.get(task.id)) && namedWrite(task.title, approval.tool, approval.arguments);
+                } catch (err) {
+                  ctx.log.warn({ err: describeError(err), approval: approval.id }, 'write gate could not decide; holding the write for the person');
+                }
+                if (deps.approvals && named) {
                   try {
                     await deps.approvals.approve(approval.id);
                     auto.push({ at: ctx.clock.now(), tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
@@ -483,10 +484,11 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         answer: capText(outcome.text, CAPS.answer),
         calls: {
           model: modelOf(ctx.llm, 'agent'),
-          calls: outcome.steps ?? used.calls,
+          // The ledger's figures for the run's model calls (not its wall time, which includes tools).
+          calls: used.calls,
           input_tokens: used.input,
           output_tokens: used.output,
-          latency_ms: Math.max(0, (outcome.finishedAt ?? ctx.clock.now()) - (outcome.startedAt ?? started)),
+          latency_ms: used.latency_ms,
         },
         tool_calls: toolCalls(outcome.toolSteps),
         run_id: run.id,
@@ -594,6 +596,14 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   async function abandon(ctx: TickContext, reason: AbandonReason, _observation: Observation<TasksObservation> | undefined, error: unknown): Promise<void> {
     // Executions that finished before the tick failed keep their outcome.
     const settled = await service.logs.settleExecuted(ctx.tickId);
+    if (reason === 'failed' && modelDown(error)) {
+      // The model is down: the tick fails once (the engine says why); no task was judged, so no
+      // task gets a failed row, and each keeps its schedule and state for the next tick.
+      const dropped = await service.logs.discardOpenRows(ctx.tickId);
+      if (settled.length || dropped.length)
+        service.emit('tasks.log_changed', { tick_id: ctx.tickId, count: settled.length + dropped.length, reason: 'model_down' });
+      return;
+    }
     const ids =
       reason === 'superseded' || reason === 'shutdown'
         ? await service.logs.closeOpenRows(ctx.tickId, 'cancelled', LOG_TEXT.cancelled)
@@ -622,10 +632,22 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     // The tasks world's own words for what a person can do (the model layer names no world).
     hint: (error) =>
       (error as { kind?: unknown } | null)?.kind === 'rate_cap'
-        ? 'Lower context_budget_tokens in [worlds.tasks], then press "Try again" on the Tasks card.'
+        ? // The halt outlives a restart (only another model or provider lifts it by itself), and settings are read at start.
+          'To lift it: lower context_budget_tokens in [worlds.tasks] of subconscious.toml and restart the daemon (settings are read at start; a restart alone does not lift the halt), then press "Try again" on the Tasks card (or call subconscious.clear_halt).'
         : undefined,
     close: () => service.close(),
   };
+}
+
+/**
+ * The model itself is down (not answering, timing out, a 5xx): the failure belongs to the tick,
+ * not to any task. A malformed answer or a rate cap is about what was sent, and stays on the rows.
+ */
+export function modelDown(error: unknown): boolean {
+  const e = error as { code?: unknown; kind?: unknown; status?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.code === 'model_unreachable' || e.kind === 'unreachable' || e.kind === 'timeout') return true;
+  return e.kind === 'provider' && typeof e.status === 'number' && e.status >= 500;
 }
 
 /** A task as the evaluation is told about it: with the write rights it really has. */

@@ -61,12 +61,21 @@ function words(name: string): string[] {
 const TARGET_KEY =
   /^(?:path|paths|file|filename|source|destination|dest|target|to|cc|bcc|channel|recipient|recipients|email|address|url|repo|repository|folder|directory|dir|chat|room|thread|issue|page|database|calendar)$/i;
 
-function targets(args: Record<string, unknown>): string[] {
+/**
+ * Where a call's write lands, or null when it cannot be told: a target argument that is not a
+ * non-empty text (a number, an object, an empty list) names nothing a title could name, so the
+ * call is not the task's own (the gate fails closed).
+ */
+function targets(args: Record<string, unknown>): string[] | null {
   const out: string[] = [];
   for (const [key, value] of Object.entries(args)) {
-    if (!TARGET_KEY.test(key)) continue;
+    if (!TARGET_KEY.test(key) || value === undefined || value === null) continue;
     const values = Array.isArray(value) ? value : [value];
-    for (const v of values) if (typeof v === 'string' && v.trim()) out.push(v.trim());
+    if (!values.length) return null;
+    for (const v of values) {
+      if (typeof v !== 'string' || !v.trim()) return null;
+      out.push(v.trim());
+    }
   }
   return out;
 }
@@ -90,11 +99,23 @@ function containsToken(text: string, token: string): boolean {
   return false;
 }
 
-/** True when the task's own words name this writing call: its kind of action, and each of its targets. */
-export function namedWrite(taskTitle: string, tool: string, args: Record<string, unknown>): boolean {
+/**
+ * True when the task's own words name this writing call: its kind of action, and each of its
+ * targets. Anything it cannot read (arguments that are not an object, a target that is not text)
+ * is not named: the call asks first.
+ */
+export function namedWrite(taskTitle: string, tool: string, args: unknown): boolean {
+  if (typeof taskTitle !== 'string' || typeof tool !== 'string' || !isPlainObject(args)) return false;
   const asked = new Set(words(taskTitle).flatMap((w) => kindsOf(w).flatMap((k) => COVERS[k] ?? [k])));
   // The tool's action is its first word that names one (`write_file` writes; its `file` is the object).
   const verb = words(tool.replace(/^.*__/, '')).find((w) => kindsOf(w).length > 0);
   if (!verb || !kindsOf(verb).some((k) => asked.has(k))) return false;
-  return targets(args).every((target) => names(taskTitle, target));
+  const where = targets(args);
+  return where !== null && where.every((target) => names(taskTitle, target));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
 }

@@ -1,4 +1,4 @@
-/** `subconscious tasks list|add|enable|disable|remove` over the real RPC methods and store. */
+/** `subconscious tasks list|add|enable|disable|remove|restore` over the real RPC methods and store. */
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid } from '../../../src/core/index.js';
@@ -9,10 +9,13 @@ import { openTestStore, type TestStore } from '../../support/stores.js';
 let store: TestStore;
 let lines: string[];
 let program: Command;
+let service: TasksService;
+let clock: FakeClock;
 
 beforeEach(async () => {
   store = await openTestStore('sqlite');
-  const service = new TasksService({ db: store.db, clock: new FakeClock(), ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
+  clock = new FakeClock();
+  service = new TasksService({ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' });
   const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(service)));
   lines = [];
   program = new Command('subconscious').exitOverride();
@@ -49,9 +52,9 @@ describe('tasks CLI', () => {
 
     lines.length = 0;
     await run('list');
-    expect(lines[0]).toMatch(/^ID\s+ON\s+SOURCE\s+INTENT\s+SCHEDULE\s+NEXT \(UTC\)\s+TITLE$/);
+    expect(lines[0]).toMatch(/^ID\s+ON\s+SOURCE\s+INTENT\s+SCHEDULE\s+NEXT \(UTC\)\s+TITLE\s+WHY$/);
     expect(lines).toHaveLength(7); // header + 3 system + 3 user
-    expect(lines.find((l) => l.includes('Check the build status'))).toMatch(/on\s+user\s+read\s+once\s+next tick\s+Check the build status$/);
+    expect(lines.find((l) => l.includes('Check the build status'))).toMatch(/on\s+user\s+read\s+once\s+next tick\s+Check the build status\s+-$/);
     expect(lines.find((l) => l.includes('Send daily summary'))).toMatch(/on\s+user\s+write\s+cron:0 9 \* \* \*\s+2026-01-02 09:00/);
     expect(lines.find((l) => l.startsWith('system:check-skills'))).toMatch(/on\s+system\s+read\s+pending\s+every tick/);
 
@@ -63,13 +66,41 @@ describe('tasks CLI', () => {
     await run('enable', added.id);
     expect(lines.at(-1)).toBe(`enabled ${added.id}: Check urgent emails`);
     await run('remove', added.id);
-    expect(lines.at(-1)).toBe(`removed ${added.id}: Check urgent emails`);
+    expect(lines.at(-1)).toBe(`removed ${added.id}: Check urgent emails (undo: subconscious tasks restore ${added.id})`);
 
     lines.length = 0;
     await run('list', '--json');
     const all = JSON.parse(lines.join('\n')) as Task[];
     expect(all.map((t) => t.id)).not.toContain(added.id);
     expect(all.find((t) => t.id === 'system:check-skills')!.enabled).toBe(false);
+
+    // Removing is a soft delete: restore brings the same task back.
+    await run('restore', added.id);
+    expect(lines.at(-1)).toBe(`restored ${added.id}: Check urgent emails`);
+    lines.length = 0;
+    await run('list', '--json');
+    expect((JSON.parse(lines.join('\n')) as Task[]).map((t) => t.id)).toContain(added.id);
+    await expect(run('restore', added.id)).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('is not removed') });
+    await expect(run('restore', 'no-such-task')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('list: the WHY column is the reason of each task’s last decision', async () => {
+    const task = await service.addTask({ title: 'Check the build status' });
+    const stored = (await service.tasks.get(task.id))!;
+    for (const [at, reason] of [
+      [1_000, 'An older reason.'],
+      [2_000, 'Nothing new:\n  the build stayed green since the last check.'],
+    ] as const) {
+      clock.set(clock.now() + at); // the newer row is written later
+      const rows = await service.logs.openRows(`tick-${at}`, at, [stored], uuid);
+      await service.logs.update(rows.get(task.id)!.id, { decision: 'noop', reason });
+    }
+    lines.length = 0;
+    await run('list');
+    expect(lines.find((l) => l.includes('Check the build status'))).toMatch(
+      /Check the build status\s+Nothing new: the build stayed green since the last check\.$/,
+    );
+    expect(lines.find((l) => l.startsWith('system:check-skills'))).toMatch(/\s+-$/);
   });
 
   it('refuses to remove a system task, with the reason', async () => {
@@ -109,7 +140,7 @@ describe('tasks CLI: a task id may be given by its first characters', () => {
     await run('enable', '5D2A0C9E');
     expect(lines.at(-1)).toBe(`enabled ${OTHER}: Read the release notes`);
     await run('remove', '7b9bc043-2');
-    expect(lines.at(-1)).toBe(`removed ${TWINS[1]}: Check the build status`);
+    expect(lines.at(-1)).toBe(`removed ${TWINS[1]}: Check the build status (undo: subconscious tasks restore ${TWINS[1]})`);
     lines.length = 0;
     await run('list', '--json');
     expect((JSON.parse(lines.join('\n')) as Task[]).map((t) => t.id)).toEqual(expect.arrayContaining([TWINS[0], OTHER]));

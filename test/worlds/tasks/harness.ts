@@ -40,6 +40,8 @@ export interface TasksHarness {
   approvals: ApprovalStore | undefined;
   world: TasksWorld;
   instance: Instance;
+  /** What the instance was built with (a "restarted" Instance over the same world and store). */
+  engineDeps: ConstructorParameters<typeof Instance>[1];
   events: BusEvent[];
   settings: TasksSettings;
   dispose(): Promise<void>;
@@ -59,6 +61,8 @@ export interface HarnessOptions {
   servers?: McpServerInput[];
   /** The clock (default a new FakeClock), when something else made before the harness needs it too. */
   clock?: FakeClock;
+  /** Where the local model is reached (default the scripted server; a dead port plays a model that is down). */
+  localBaseUrl?: string;
 }
 
 export async function createTasksHarness(opts: HarnessOptions = {}): Promise<TasksHarness> {
@@ -67,7 +71,10 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
   const server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const llm = createLlm({
-    models: { local: { baseUrl: server.baseUrl, model: LOCAL_MODEL, timeoutMs }, agent: { baseUrl: server.baseUrl, model: AGENT_MODEL, timeoutMs } },
+    models: {
+      local: { baseUrl: opts.localBaseUrl ?? server.baseUrl, model: LOCAL_MODEL, timeoutMs },
+      agent: { baseUrl: server.baseUrl, model: AGENT_MODEL, timeoutMs },
+    },
     db: store.db,
     clock,
     ids: uuid,
@@ -105,7 +112,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     models: llm,
     memoryStore: opts.memoryStore,
   });
-  const instance = new Instance(world, {
+  const engineDeps: ConstructorParameters<typeof Instance>[1] = {
     db: store.db,
     llm,
     clock,
@@ -113,7 +120,8 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     events: bus,
     log: silentLogger,
     checkpointer: new StoreCheckpointer(store.db, clock),
-  });
+  };
+  const instance = new Instance(world, engineDeps);
   return {
     store,
     clock,
@@ -124,6 +132,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     approvals,
     world,
     instance,
+    engineDeps,
     events,
     settings,
     async dispose() {

@@ -4,10 +4,10 @@
  * filesystem MCP server does the writes; the scripted model plays an agent that obeys whatever
  * it reads.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { heartbeatTaskId, type LogDetail } from '../../../src/worlds/tasks/index.js';
+import { heartbeatTaskId, writesGranted, type LogDetail } from '../../../src/worlds/tasks/index.js';
 import {
   createTasksHarness,
   fencedTaskTitle,
@@ -18,6 +18,7 @@ import {
   systemOf,
   tasksInPrompt,
   toolNames,
+  userOf,
   type TasksHarness,
 } from './harness.js';
 
@@ -54,6 +55,52 @@ describe('tasks world: injected write instructions', () => {
     expect(await h.store.db.selectFrom('approvals').selectAll().execute()).toEqual([]);
   });
 
+  it('a HEARTBEAT.md line marked [write] grants nothing by itself: read-only until a person confirms; the answer stands while the marker does', async () => {
+    h = await createTasksHarness();
+    const ws = h.store.workspace;
+    const title = 'Write the weekly digest to notes.md';
+    const id = heartbeatTaskId(title);
+    // Anything that can edit the file (a tool run, a synced folder) could add this line.
+    writeFileSync(path.join(ws, 'HEARTBEAT.md'), `- [write] ${title}\n`);
+    for (const t of await h.world.service.listTasks()) if (t.id !== id) await h.world.service.updateTask(t.id, { enabled: false });
+    const pending = (await h.world.service.listTasks()).find((t) => t.id === id)!;
+    expect(pending).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    expect(writesGranted(pending)).toBe(false);
+    h.server.handle((req) => {
+      if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'escalate', reason: 'new notes' })) } };
+      if (isAgent(req) && !hasToolResult(req))
+        return { toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(ws, 'notes.md'), content: 'digest' } }] };
+      if (isAgent(req)) return { text: 'RECOMMENDED ACTION: write the digest to notes.md' };
+      return { status: 500, message: 'unscripted' };
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    // Judged and run read-only: told so, no writing tool offered, nothing written, nothing auto-approved.
+    expect(userOf(h.server.chatRequests.find(isEvaluation)!)).toContain('intent: read-only');
+    for (const r of h.server.chatRequests.filter(isAgent)) expect(toolNames(r)).not.toContain('fs__write_file');
+    expect(existsSync(path.join(ws, 'notes.md'))).toBe(false);
+    expect((await h.store.db.selectFrom('approvals').select('state').execute()).map((a) => a.state)).not.toContain('approved');
+    expect((await h.world.service.listLog({ taskId: id }))[0]).toMatchObject({ exec_mode: 'analysis' });
+
+    // The person's answer stands while the marker does; taking the marker away takes the rights away.
+    expect(await h.world.service.updateTask(id, { needs_tools: true })).toMatchObject({ needs_tools: true, write_choice: 'person' });
+    const after = () => h!.world.service.listTasks().then((ts) => ts.find((t) => t.id === id)!);
+    writeFileSync(path.join(ws, 'HEARTBEAT.md'), `# still here\n- [write] ${title}\n`);
+    utimesSync(path.join(ws, 'HEARTBEAT.md'), new Date(), new Date(Date.now() + 5_000));
+    expect(await after()).toMatchObject({ needs_tools: true, write_choice: 'person' });
+    writeFileSync(path.join(ws, 'HEARTBEAT.md'), `- ${title}\n`);
+    utimesSync(path.join(ws, 'HEARTBEAT.md'), new Date(), new Date(Date.now() + 10_000));
+    expect(await after()).toMatchObject({ needs_tools: false, write_choice: 'none' });
+    // Marked again: it asks again.
+    writeFileSync(path.join(ws, 'HEARTBEAT.md'), `- [write] ${title}\n`);
+    utimesSync(path.join(ws, 'HEARTBEAT.md'), new Date(), new Date(Date.now() + 15_000));
+    expect(await after()).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    // An unmarked line's task cannot be given rights: the file has to ask first.
+    writeFileSync(path.join(ws, 'HEARTBEAT.md'), `- [write] ${title}\n- Check the deploy queue\n`);
+    utimesSync(path.join(ws, 'HEARTBEAT.md'), new Date(), new Date(Date.now() + 20_000));
+    expect(await after()).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    await expect(h.world.service.updateTask(heartbeatTaskId('Check the deploy queue'), { needs_tools: true })).rejects.toMatchObject({ code: 'forbidden' });
+  });
+
   it('a file telling a write task to write elsewhere: the named write runs, the injected one is held for approval', async () => {
     h = await createTasksHarness();
     const ws = h.store.workspace;
@@ -62,6 +109,8 @@ describe('tasks world: injected write instructions', () => {
     const id = heartbeatTaskId('Write the weekly digest to notes.md');
     for (const t of await h.world.service.listTasks()) if (t.id !== id) await h.world.service.updateTask(t.id, { enabled: false });
     expect((await h.world.service.listTasks()).find((t) => t.id === id)).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    // The marked line asks; the person confirms (the page's Confirm).
+    expect(await h.world.service.updateTask(id, { needs_tools: true })).toMatchObject({ needs_tools: true, write_choice: 'person' });
 
     h.server.handle((req) => {
       if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'escalate', reason: 'new notes' })) } };

@@ -8,7 +8,7 @@ import { rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid, type BusEvent } from '../../../src/core/index.js';
-import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
+import { DEFAULT_SYSTEM_TASKS, TasksService, heartbeatTaskId, tasksRpcHandlers, writesGranted, type Task } from '../../../src/worlds/tasks/index.js';
 import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
 
 describe.each(await testDialects())('tasks store on %s', (dialect) => {
@@ -87,7 +87,10 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     writeFileSync(heartbeatFile(), '# tasks\n- Check the backups\n- Check the certificates\n- [write] Send the weekly digest\n');
     utimesSync(heartbeatFile(), new Date(), new Date(Date.now() + 5_000));
     expect((await service.syncHeartbeat()).sync).toMatchObject({ added: 0, rights: 1 });
-    expect((await heartbeatTasks()).find((t) => t.title === 'Send the weekly digest')).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    // The marker asks; it grants nothing until a person confirms (a file is untrusted text).
+    const asking = (await heartbeatTasks()).find((t) => t.title === 'Send the weekly digest')!;
+    expect(asking).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    expect(writesGranted(asking)).toBe(false);
     await service.updateTask(heartbeatTaskId('Check the certificates'), { enabled: false });
     await expect(service.updateTask(heartbeatTaskId('Check the backups'), { title: 'other' })).rejects.toMatchObject({ code: 'forbidden' });
 
@@ -155,6 +158,48 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     rmSync(heartbeatFile());
     expect((await service.syncHeartbeat()).sync).toMatchObject({ disabled: 2 });
     expect((await heartbeatTasks()).some((t) => t.enabled)).toBe(false);
+  });
+
+  it('remove is a soft delete: hidden, never due, kept; restore brings the same task back; typed refusals', async () => {
+    const task = (await rpc.call('subconscious.tasks_add', { title: 'Check the build status', recurrence: 'cron:0 9 * * *', needs_tools: true })) as Task;
+    await rpc.call('subconscious.tasks_update', { id: task.id, enabled: false });
+    await rpc.call('subconscious.tasks_update', { id: task.id, enabled: true });
+    clock.set(clock.now() + 2 * 86_400_000);
+    expect((await service.tasks.due(clock.now())).map((t) => t.id)).toContain(task.id);
+    await rpc.call('subconscious.tasks_remove', { id: task.id });
+    // Hidden and not evaluated, but kept in the table.
+    expect((await service.listTasks()).some((t) => t.id === task.id)).toBe(false);
+    expect((await service.tasks.due(clock.now())).map((t) => t.id)).not.toContain(task.id);
+    expect(await service.tasks.get(task.id)).toBeUndefined();
+    const kept = await store.db.selectFrom('subconscious_tasks').select(['id', 'removed_at']).where('id', '=', task.id).executeTakeFirst();
+    expect(kept).toMatchObject({ id: task.id, removed_at: clock.now() });
+    // Removed twice, or changed while removed: as gone.
+    await expect(rpc.call('subconscious.tasks_remove', { id: task.id })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_update', { id: task.id, enabled: false })).rejects.toMatchObject({ code: 'not_found' });
+
+    const back = (await rpc.call('subconscious.tasks_restore', { id: task.id })) as Task;
+    expect(back).toMatchObject({ id: task.id, title: task.title, recurrence: task.recurrence, needs_tools: true, write_choice: 'person', enabled: true });
+    expect((await service.listTasks()).some((t) => t.id === task.id)).toBe(true);
+    expect((await service.tasks.due(clock.now())).map((t) => t.id)).toContain(task.id);
+    expect(events.filter((e) => e.type === 'tasks.changed').map((e) => e.data.action)).toEqual(['added', 'updated', 'updated', 'removed', 'restored']);
+
+    // Typed refusals: an unknown id, a task that is not removed.
+    await expect(rpc.call('subconscious.tasks_restore', { id: 'no-such-task' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_restore', { id: task.id })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('is not removed'),
+    });
+    await expect(rpc.call('subconscious.tasks_restore', { id: 'system:system-health' })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(rpc.call('subconscious.tasks_restore', {})).rejects.toMatchObject({ message: expect.stringContaining('id') });
+
+    // While removed its wording is free; adding it again meanwhile makes the restore a duplicate.
+    await rpc.call('subconscious.tasks_remove', { id: task.id });
+    const again = (await rpc.call('subconscious.tasks_add', { title: 'check the BUILD status', recurrence: 'cron:0 9 * * *', needs_tools: true })) as Task;
+    await expect(rpc.call('subconscious.tasks_restore', { id: task.id })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('A task with this wording already exists'),
+    });
+    expect((await service.listTasks()).filter((t) => t.source === 'user').map((t) => t.id)).toEqual([again.id]);
   });
 
   it('a cron expression that never fires is refused on add and update (it would otherwise run at once)', async () => {

@@ -99,9 +99,14 @@ describe.each(await testDialects())('release 0.1.0 database on %s', (dialect) =>
     const confirmed = (await rpc.call('subconscious.tasks_update', { id: digest.id, needs_tools: true })) as Task;
     expect(confirmed).toMatchObject({ needs_tools: true, write_choice: 'person' });
     expect(writesGranted(confirmed)).toBe(true);
-    // A marked line grants them.
+    // A marked line asks for them; they are granted once the person confirms.
     writeFileSync(path.join(workspace, 'HEARTBEAT.md'), '- Check the deploy queue\n- [write] Write the weekly digest to notes.md\n');
-    expect(await byTitle('Write the weekly digest to notes.md')).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    const asking = await byTitle('Write the weekly digest to notes.md');
+    expect(asking).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
+    expect(writesGranted(asking)).toBe(false);
+    const yes = (await rpc.call('subconscious.tasks_update', { id: asking.id, needs_tools: true })) as Task;
+    expect(yes).toMatchObject({ needs_tools: true, write_choice: 'person' });
+    expect(writesGranted(yes)).toBe(true);
     // The migrated tasks hold their duplicate keys: adding one again is refused by the database.
     await expect(rpc.call('subconscious.tasks_add', { title: 'summarize the release notes', recurrence: 'cron:0 9 * * *' })).rejects.toMatchObject({
       code: 'conflict',

@@ -9,6 +9,14 @@ export interface Notice {
   action?: NoticeAction | undefined;
 }
 
+/** Focus a button as it mounts (once: a re-render does not pull the keyboard back). */
+function focusOnce(el: HTMLButtonElement | null): void {
+  if (el && !el.dataset.focused) {
+    el.dataset.focused = 'true';
+    el.focus();
+  }
+}
+
 export function Notices(props: { notices: Notice[]; dismiss: (id: number) => void }) {
   return (
     <div className="notices" aria-live="polite" aria-relevant="additions">
@@ -21,6 +29,7 @@ export function Notices(props: { notices: Notice[]; dismiss: (id: number) => voi
             <button
               type="button"
               className="link notice-action"
+              ref={n.action.focus ? focusOnce : undefined}
               onClick={() => {
                 props.dismiss(n.id);
                 void n.action!.run();

@@ -16,6 +16,8 @@ export type NoticeTone = 'info' | 'error';
 export interface NoticeAction {
   label: string;
   run(): void | Promise<void>;
+  /** Move the keyboard to the button when it shows (the element it was on went away). */
+  focus?: boolean | undefined;
 }
 
 export interface Shell {

@@ -10,6 +10,7 @@ import * as m0008 from './0008_write_rights_review.js';
 import * as m0009 from './0009_task_dedupe_key.js';
 import * as m0010 from './0010_unchanged_skip.js';
 import * as m0011 from './0011_log_details.js';
+import * as m0012 from './0012_task_removed_at.js';
 
 export const tasksMigrations: MigrationSet = {
   '0004_tasks': m0004,
@@ -19,6 +20,7 @@ export const tasksMigrations: MigrationSet = {
   'tasks/0009_task_dedupe_key': m0009,
   'tasks/0010_unchanged_skip': m0010,
   'tasks/0011_log_details': m0011,
+  'tasks/0012_task_removed_at': m0012,
 };
 
 export const TASKS_TABLES = ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations', 'tasks_ticks'] as const;

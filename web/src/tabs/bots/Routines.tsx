@@ -13,6 +13,7 @@ import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 import { Switch } from '../../ui/Switch.js';
 import { fieldError } from './errors.js';
+import { cronInWords } from '../../ui/cron-words.js';
 
 const EVENTS = ['bots.routine_changed', 'bots.routine_fired'] as const;
 
@@ -63,6 +64,7 @@ function RoutineRow(props: { routine: Routine; now: number }) {
       <div className="routine-main">
         <p className="routine-prompt">{r.prompt}</p>
         <p className="muted small">
+          {cronInWords(r.schedule) ? `${cronInWords(r.schedule)} ` : ''}
           <code>{r.schedule}</code> ({r.timezone}) ·{' '}
           {r.enabled ? <span title={fullTime(r.next_run_at)}>next {relativeTime(r.next_run_at, props.now)}</span> : 'off'}
           {r.last_outcome && r.last_run_at ? ` · last ${relativeTime(r.last_run_at, props.now)}: ${r.last_outcome}` : ''}

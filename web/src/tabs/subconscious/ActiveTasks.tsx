@@ -15,6 +15,7 @@ import { useId, useRef, useState, type FormEvent } from 'react';
 import { RpcError, call, explain } from '../../api/rpc.js';
 import type { Task } from '../../api/types.js';
 import { useShell } from '../../shell/context.js';
+import { cronInWords } from '../../ui/cron-words.js';
 import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot } from '../../ui/Dot.js';
@@ -53,9 +54,13 @@ export function ActiveTasks(props: { tasks: Resource<Task[]> }) {
   );
 }
 
+/** The schedule badge: `once`, or a cron schedule in words (the expression itself when it has none). */
 function recurrenceText(r: string): string | null {
   if (r === 'once') return 'once';
-  if (r.startsWith('cron:')) return r.slice(5).trim();
+  if (r.startsWith('cron:')) {
+    const expr = r.slice(5).trim();
+    return cronInWords(expr) ?? `cron ${expr}`;
+  }
   return null;
 }
 
@@ -77,6 +82,22 @@ async function setTaskEnabled(props: TaskProps, enabled: boolean, notify: Parame
     notify,
   );
   if (ok) props.onEdited();
+}
+
+/** The person's answer about write rights (a suggestion, an older version's guess, a `[write]` line): theirs from now on. */
+async function setTaskWrites(props: TaskProps, needs_tools: boolean, notify: Parameters<typeof optimistic>[4]): Promise<void> {
+  const t = props.task;
+  const ok = await optimistic(
+    props.tasks,
+    (d) => d.map((x) => (x.id === t.id ? { ...x, needs_tools, write_choice: 'person' as const } : x)),
+    () => call('subconscious.tasks_update', { id: t.id, needs_tools }),
+    `Could not change what “${t.title}” may do`,
+    notify,
+  );
+  if (ok) {
+    props.onEdited();
+    notify(needs_tools ? `“${t.title}” may now act without asking.` : `“${t.title}” only reads now: it asks before any write.`, 'info');
+  }
 }
 
 /** Why it is (not) looked at next, under its title. */
@@ -106,7 +127,7 @@ function SystemTask(props: TaskProps) {
         <Dot color={t.enabled ? 'green' : 'gray'} />
         <span className="task-title">{t.title}</span>
         {t.why.kind === 'waiting' && <WaitingBadge />}
-        {t.needs_tools && <WritesBadge />}
+        {t.needs_tools && <WritesBadge unconfirmed={t.write_choice !== 'person'} />}
         <span className="badge">default</span>
         {!t.enabled && (
           <span className="task-controls">
@@ -115,10 +136,26 @@ function SystemTask(props: TaskProps) {
         )}
       </div>
       <Why task={t} now={props.now} />
-      {t.origin === 'heartbeat_md' && t.write_suggested && !t.needs_tools && (
+      {t.origin === 'heartbeat_md' && t.write_choice === 'heartbeat_md' && t.needs_tools && (
+        <div className="task-question" data-testid="write-confirm-heartbeat" role="group" aria-label={`Write rights of ${t.title}`}>
+          <p className="small">
+            <strong>Pending your confirmation:</strong> its line in <code>HEARTBEAT.md</code> is marked <code>[write]</code>, asking to let it send or change
+            things without asking. A file is not a person’s say: until you confirm, it only reads and asks first.
+          </p>
+          <span className="task-question-actions">
+            <button type="button" onClick={() => void setTaskWrites(props, true, notify)}>
+              Confirm
+            </button>
+            <button type="button" onClick={() => void setTaskWrites(props, false, notify)}>
+              Keep read-only
+            </button>
+          </span>
+        </div>
+      )}
+      {t.origin === 'heartbeat_md' && t.write_suggested && !t.needs_tools && t.write_choice !== 'person' && (
         <p className="small muted task-note" data-testid="write-suggestion-heartbeat">
           This sounds like it sends or changes things, but it only reads: to let it act without asking, mark its line <code>- [write] …</code> in{' '}
-          <code>HEARTBEAT.md</code>.
+          <code>HEARTBEAT.md</code>, then confirm it here.
         </p>
       )}
     </li>
@@ -135,7 +172,10 @@ function WaitingBadge() {
 
 function WritesBadge(props: { unconfirmed?: boolean }) {
   return props.unconfirmed ? (
-    <span className="badge badge-waiting" title="Write rights an older version gave it from its title: until you answer, it asks before every write">
+    <span
+      className="badge badge-waiting"
+      title="Write rights nobody confirmed yet (an older version's guess, or a [write] line in HEARTBEAT.md): until you answer, it asks before every write"
+    >
       writes?
     </span>
   ) : (
@@ -152,19 +192,7 @@ function UserTask(props: TaskProps) {
   const pending = t.id.startsWith('pending-');
   const rec = recurrenceText(t.recurrence);
   const toggle = (enabled: boolean) => setTaskEnabled(props, enabled, notify);
-  const setWrites = async (needs_tools: boolean) => {
-    const ok = await optimistic(
-      props.tasks,
-      (d) => d.map((x) => (x.id === t.id ? { ...x, needs_tools, write_choice: 'person' as const } : x)),
-      () => call('subconscious.tasks_update', { id: t.id, needs_tools }),
-      `Could not change what “${t.title}” may do`,
-      notify,
-    );
-    if (ok) {
-      props.onEdited();
-      notify(needs_tools ? `“${t.title}” may now act without asking.` : `“${t.title}” only reads now: it asks before any write.`, 'info');
-    }
-  };
+  const setWrites = (needs_tools: boolean) => setTaskWrites(props, needs_tools, notify);
   const remove = async () => {
     const ok = await optimistic(
       props.tasks,
@@ -177,15 +205,12 @@ function UserTask(props: TaskProps) {
     props.onEdited();
     notify(`Deleted “${t.title}”.`, 'info', {
       label: 'Undo',
+      // The row (and the button the keyboard was on) is gone: the keyboard lands on Undo.
+      focus: true,
       run: async () => {
         try {
-          const back = await call('subconscious.tasks_add', {
-            title: t.title,
-            recurrence: t.recurrence,
-            // The person's own choice comes back; a guess an older version made does not.
-            ...(t.write_choice === 'person' ? { needs_tools: t.needs_tools } : {}),
-          });
-          if (!t.enabled) await call('subconscious.tasks_update', { id: back.id, enabled: false });
+          // A removal is a soft delete: the same task comes back, as it was.
+          await call('subconscious.tasks_restore', { id: t.id });
           notify(`Restored “${t.title}”.`, 'info');
         } catch (err) {
           notify(`Could not restore “${t.title}”: ${explain(err)}`, 'error');

@@ -11,10 +11,10 @@ import type { Decision, Task } from '../../api/types.js';
 import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot } from '../../ui/Dot.js';
-import { clockTime, compact, count, duration, fullTime } from '../../ui/format.js';
+import { clockTime, count, duration, fullTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
-import { DECISIONS, DECISION_FILTER, DECISION_LOOK, EXPAND_OVER, logText, whyLine } from './decisions.js';
+import { DECISIONS, DECISION_FILTER, DECISION_LOOK, EXPAND_OVER, groupSummary, logText, whyLine } from './decisions.js';
 import { LogDetailPanel } from './LogDetail.js';
 
 export interface LogFilters {
@@ -100,32 +100,6 @@ export function ActivityLog(props: {
       )}
     </Section>
   );
-}
-
-/** "14:05 · 4 tasks · 1 acted · 3 nothing new · 1.2k tokens · 3.1 s" */
-export function groupSummary(g: LogGroup, now: number): string {
-  const from = clockTime(g.tick_at, now);
-  const to = g.until !== null ? clockTime(g.until, now) : from;
-  const when = to !== from ? `${from}–${to}` : from;
-  const parts = [when];
-  if (g.ticks > 1) parts.push(`${g.ticks} ticks`);
-  parts.push(`${count(g.tasks)} ${g.tasks === 1 ? 'task' : 'tasks'}`);
-  const c = g.counts;
-  const said: Array<[number | undefined, string]> = [
-    [c.act, 'acted'],
-    [c.escalate, 'waiting for approval'],
-    [c.noop, 'nothing new'],
-    [c.failed, 'failed'],
-    [c.in_progress, 'running'],
-    [c.cancelled, 'cancelled'],
-    [c.dismissed, 'skipped'],
-    [c.resolved, 'resolved by itself'],
-  ];
-  for (const [n, words] of said) if (n) parts.push(`${count(n)} ${words}`);
-  // A tick whose calls all failed spent nothing worth a figure.
-  if (g.tokens) parts.push(`${compact(g.tokens)} tokens`);
-  if (g.duration_ms !== null) parts.push(duration(g.duration_ms));
-  return parts.join(' · ');
 }
 
 function TickGroup(props: { group: LogGroup; now: number }) {
@@ -219,7 +193,7 @@ function LogRow(props: { line: LogLine; now: number }) {
         </div>
         {detail && <LogDetailPanel id={detailId} logId={r.id} />}
       </div>
-      {r.duration_ms !== null && r.decision !== 'in_progress' && <span className="log-duration muted small">{duration(r.duration_ms)}</span>}
+      {!!r.duration_ms && r.decision !== 'in_progress' && <span className="log-duration muted small">{duration(r.duration_ms)}</span>}
     </li>
   );
 }

@@ -23,7 +23,7 @@ export function Intro(props: { tasks: Task[] | undefined; intervalMinutes: numbe
         <p data-testid="first-run-hint">
           <strong>Start here:</strong> add a task below, for example “Summarize new files in the notes folder” or “Check that the build is green”. The three
           tasks marked <em>default</em> come with subconscious; you can switch them off. Lines in <code>HEARTBEAT.md</code> in your workspace become tasks too
-          (write <code>- [write] …</code> to let one act without asking).
+          (mark one <code>- [write] …</code> and confirm it here to let it act without asking).
         </p>
       )}
       <details className="glossary" data-testid="glossary">

@@ -66,7 +66,7 @@ function Detail(props: { d: LogDetail }) {
         {d.tick && (
           <p className="small muted">
             Tick at <span title={fullTime(d.tick.tick_at)}>{clockTime(d.tick.tick_at)}</span> with {count(d.tick.tasks)} {d.tick.tasks === 1 ? 'task' : 'tasks'}
-            {d.tick.duration_ms !== null ? `, ${duration(d.tick.duration_ms)}` : ''}.{d.task === null ? ' The task has been removed since.' : ''}
+            {d.tick.duration_ms ? `, ${duration(d.tick.duration_ms)}` : ''}.{d.task === null ? ' The task has been removed since.' : ''}
           </p>
         )}
       </section>
@@ -143,7 +143,7 @@ function Figures(props: { calls: ModelCalls; purpose: string; extra?: string }) 
   return (
     <p className="small detail-figures" data-testid="detail-figures">
       {PURPOSE_WORDS[props.purpose] ?? props.purpose} · model {c.model ?? 'unknown'} · {count(c.calls)} {c.calls === 1 ? 'call' : 'calls'} ·{' '}
-      {count(c.input_tokens)} tokens in, {count(c.output_tokens)} out · {duration(c.latency_ms)}
+      {count(c.input_tokens)} tokens in, {count(c.output_tokens)} out{c.latency_ms ? ` · ${duration(c.latency_ms)}` : ''}
       {props.extra ? ` · ${props.extra}` : ''}
     </p>
   );

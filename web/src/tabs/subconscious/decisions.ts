@@ -3,7 +3,9 @@
  * beside every decision (issue 10: "Nothing new: no release date moved since the last check"),
  * and the words a person reads for the world's internal names (modes, purposes).
  */
+import type { LogGroup } from '../../../../src/protocol/index.js';
 import type { Decision, LogEntry } from '../../api/types.js';
+import { clockTime, compact, count, duration } from '../../ui/format.js';
 import type { DotColor } from '../../ui/Dot.js';
 
 export const DECISION_LOOK: Record<Decision, { color: DotColor; pulse?: boolean; label: string }> = {
@@ -82,3 +84,30 @@ export const PURPOSE_WORDS: Record<string, string> = {
   execute_full: 'carrying out the task (agent)',
   approved_action: 'the action you approved (agent)',
 };
+
+/** "14:05 · 4 tasks · 1 acted · 3 nothing new · 1.2k tokens · 3.1 s" */
+export function groupSummary(g: LogGroup, now: number): string {
+  const from = clockTime(g.tick_at, now);
+  const to = g.until !== null ? clockTime(g.until, now) : from;
+  const when = to !== from ? `${from}–${to}` : from;
+  const parts = [when];
+  if (g.ticks > 1) parts.push(`${g.ticks} ticks`);
+  parts.push(`${count(g.tasks)} ${g.tasks === 1 ? 'task' : 'tasks'}`);
+  const c = g.counts;
+  const said: Array<[number | undefined, string]> = [
+    [c.act, 'acted'],
+    [c.escalate, 'waiting for approval'],
+    [c.noop, 'nothing new'],
+    [c.failed, 'failed'],
+    [c.in_progress, 'running'],
+    [c.cancelled, 'cancelled'],
+    [c.dismissed, 'skipped'],
+    [c.resolved, 'resolved by itself'],
+  ];
+  for (const [n, words] of said) if (n) parts.push(`${count(n)} ${words}`);
+  // A tick whose calls all failed spent nothing worth a figure.
+  if (g.tokens) parts.push(`${compact(g.tokens)} tokens`);
+  // "0 ms" says nothing (a tick that made no call): left out.
+  if (g.duration_ms) parts.push(duration(g.duration_ms));
+  return parts.join(' · ');
+}
