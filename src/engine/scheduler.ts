@@ -62,6 +62,15 @@ export class Scheduler {
   }
 
   /**
+   * Ticks this scheduler started that have not finished their bookkeeping (a tick ends, then its
+   * next time is written), plus Run-now presses waiting for one: zero means nothing of its own
+   * will still write.
+   */
+  inFlight(): number {
+    return this.inflight.size + this.again.size;
+  }
+
+  /**
    * Run now: a tick at once; while one runs, one more right after it (pressing again while that
    * one waits joins it). The running tick is left alone. Resolves with the outcome of the tick
    * that serves the press.

@@ -254,3 +254,17 @@ it('Run now pressed 50 times while a tick runs: never supersedes it; one more ti
   expect(alone!.kind).toBe('quiet');
   expect(await totalTicks('inbox')).toBe(3);
 });
+
+it('counts a Run-now tick in flight until its next time is written, and a press waiting behind it', async () => {
+  const instance = registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  expect(registry.scheduler.inFlight()).toBe(0);
+  const first = registry.scheduler.runNow(instance);
+  const second = registry.scheduler.runNow(instance); // waits for the first
+  expect(registry.scheduler.inFlight()).toBe(2);
+  await first;
+  await second;
+  await settle();
+  expect(registry.scheduler.inFlight()).toBe(0);
+  // By then the world's next time is stored: nothing of the scheduler's still writes.
+  expect((await instance.keys()).next_tick_at).toBeGreaterThan(0);
+});

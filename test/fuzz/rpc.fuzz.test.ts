@@ -223,7 +223,12 @@ const SETTLE_MS = 20;
  * `since`: the activity count when the call was sent; nothing since, nothing to wait for.
  */
 async function quiet(rig: Rig, since = -1): Promise<void> {
-  const busy = () => rig.app.registry.list().some((inst) => inst.running) || rig.app.services.agent.activeRuns().length > 0 || rig.openCycles() > 0;
+  // A tick triggered by a call writes its world's next time after it ends: the scheduler's own count covers that.
+  const busy = () =>
+    rig.app.registry.scheduler.inFlight() > 0 ||
+    rig.app.registry.list().some((inst) => inst.running) ||
+    rig.app.services.agent.activeRuns().length > 0 ||
+    rig.openCycles() > 0;
   await new Promise((r) => setImmediate(r));
   if (!busy() && rig.activity() === since) return;
   const deadline = Date.now() + 10_000;
