@@ -16,7 +16,7 @@ import type { BotsEmit } from './events.js';
 import type { NoteStore } from './note-store.js';
 import { taskTitle, type PersonaSection } from './prompt.js';
 import { buildRunOptions } from './run-options.js';
-import { ControlActions, settledStatus } from './settle.js';
+import { ControlActions, settledCheckpoint, settledStatus } from './settle.js';
 import type { Job, JobPriority } from './queue.js';
 import { SingleFlight, type RuntimeStatus } from './single-flight.js';
 import { toTask } from './rows.js';
@@ -664,6 +664,7 @@ export class BotRuntime {
     if (message) this.d.emit('bots.message_changed', { message });
 
     const review = outcome?.controls.filter((c): c is Extract<ControlLine, { kind: 'recommended_action' }> => c.kind === 'recommended_action') ?? [];
+    const checkpoint = settledCheckpoint(result, outcome);
     const row = await this.d.tasks.update(
       job.taskId,
       {
@@ -671,7 +672,7 @@ export class BotRuntime {
         error_kind: result.errorKind ?? null,
         error: result.error ?? null,
         interrupted: result.interrupted ? 1 : 0,
-        checkpoint: outcome ? JSON.stringify(outcome.checkpoint) : null,
+        ...(checkpoint !== undefined ? { checkpoint } : {}),
         review_note: review.length ? review.map((r) => r.text).join('\n') : null,
         claim_token: null,
         claim_at: null,

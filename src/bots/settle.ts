@@ -50,6 +50,18 @@ export function settledStatus(o: { outcome: RunOutcome | null; failure: string |
   };
 }
 
+/**
+ * The checkpoint column after a settle (seed 2 §7.6), or undefined to leave it as it is. Only a
+ * successful settle replaces (or clears) it; a failed, interrupted or cancelled settle writes its
+ * own only when the run got somewhere (text or tool steps), so the resume keeps what the last run
+ * that did work left behind instead of a bare "title — last error".
+ */
+export function settledCheckpoint(result: SettledStatus, outcome: RunOutcome | null): string | null | undefined {
+  if (result.status === 'done' || result.status === 'review') return outcome ? JSON.stringify(outcome.checkpoint) : null;
+  if (!outcome || (!outcome.text.trim() && outcome.toolSteps.length === 0)) return undefined;
+  return JSON.stringify(outcome.checkpoint);
+}
+
 export interface ControlActionsDeps {
   bots: BotStore;
   threads: ThreadStore;
