@@ -76,6 +76,7 @@ export { botsMigrations } from './migrations.js';
 export type { BotsTables } from './tables.js';
 export type { BotsEmit, BotsEvents } from './events.js';
 export { repairAfterRestart, INTERRUPTED_ERROR, type RepairResult } from './repair.js';
+export { cutByShutdown, SHUTDOWN_INTERRUPTED } from './settle.js';
 export { STALE_CLAIM_MS, FINAL_STATUSES } from './task-store.js';
 export { personaText, historyMessages, type PersonaSection } from './prompt.js';
 export type { JobPriority } from './queue.js';

@@ -16,7 +16,7 @@ import type { BotsEmit } from './events.js';
 import type { NoteStore } from './note-store.js';
 import { taskTitle, type PersonaSection } from './prompt.js';
 import { buildRunOptions } from './run-options.js';
-import { ControlActions, settledCheckpoint, settledStatus } from './settle.js';
+import { ControlActions, SHUTDOWN_BEFORE_START, settledCheckpoint, settledStatus } from './settle.js';
 import type { Job, JobPriority } from './queue.js';
 import { SingleFlight, type RuntimeStatus } from './single-flight.js';
 import { toTask } from './rows.js';
@@ -881,19 +881,21 @@ export class BotRuntime {
     for (const a of actives) this.requestCancel(a, 'external');
     for (const job of waiting) {
       try {
+        // A claimed resume never ran: its attempt is refunded, and like a queued job it is marked
+        // cut off by the shutdown, so the restart resumes it at once (heartbeat `start`).
+        const released = job.claimToken ? await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true }) : undefined;
         const row = await this.d.tasks.update(
           job.taskId,
           {
             status: 'failed',
             interrupted: 1,
             error_kind: 'interrupted',
-            error: 'Interrupted: the daemon shut down before it started.',
+            error: SHUTDOWN_BEFORE_START,
             finished_at: this.d.clock.now(),
           },
-          { status: ['queued'] },
+          { status: released ? ['failed'] : ['queued'] },
         );
         if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
-        if (job.claimToken) await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true });
         const msg = await this.d.threads.updateMessage(job.messageId, { status: 'error', interrupted: true, error: 'Interrupted: the daemon shut down.' });
         if (msg) this.d.emit('bots.message_changed', { message: msg });
       } catch (err) {
