@@ -10,6 +10,7 @@ import type { Message, Task } from '../../../src/protocol/bots.js';
 import {
   buildDigest,
   isoLocal,
+  maxPulsesPerTick,
   parseVerdict,
   pulsePrompt,
   resumePreamble,
@@ -48,6 +49,19 @@ describe('scheduling (§9.2 backoff table)', () => {
     expect([schedule.USER_ACTIVE_MS, schedule.USER_ACTIVE_DEFER_MS, schedule.CLAIM_RETRY_MS, schedule.ASK_RECHECK_MS]).toEqual([
       90_000, 120_000, 30_000, 86_400_000,
     ]);
+  });
+
+  it('pulses per tick are sized by time: as many as pulse_concurrency lanes fit timeouts into 80 % of a tick (at least one per lane)', () => {
+    expect(maxPulsesPerTick({ pulse_concurrency: 2, tick_seconds: 30, pulse_timeout_seconds: 8 })).toBe(6);
+    expect(maxPulsesPerTick({ pulse_concurrency: 2, tick_seconds: 120, pulse_timeout_seconds: 8 })).toBe(24);
+    expect(maxPulsesPerTick({ pulse_concurrency: 1, tick_seconds: 15, pulse_timeout_seconds: 30 })).toBe(1);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 15, max: 120 }), fc.integer({ min: 3, max: 30 }), (lanes, tick, timeout) => {
+        const n = maxPulsesPerTick({ pulse_concurrency: lanes, tick_seconds: tick, pulse_timeout_seconds: timeout });
+        const perLane = n / lanes;
+        return Number.isInteger(perLane) && perLane >= 1 && (perLane === 1 || perLane * timeout <= 0.8 * tick);
+      }),
+    );
   });
 
   it('staggered first checks stay inside the interval; restart checks inside two ticks', () => {
