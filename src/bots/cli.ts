@@ -131,8 +131,7 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
       const bot = await resolveBot(call, who);
       const r = await call('bots.stop_bot', { id: bot.id });
       if (opts.json) return print(JSON.stringify(r, null, 2));
-      const n = r.cancelled_task_ids.length;
-      print(n ? `stopped @${bot.name}: ${n} task${n === 1 ? '' : 's'} cancelled` : `@${bot.name} had nothing running`);
+      print(r.message);
     });
 
   for (const [verb, approve] of [

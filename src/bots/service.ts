@@ -238,11 +238,26 @@ export class BotsService {
 
   // ── stop, cancel, dismiss ───────────────────────────────────────────────
 
+  /**
+   * Stop a bot for good. An idle bot has nothing to stop: it says so, and nothing is recorded
+   * (a stop marks earlier interrupted work as never to resume; an idle bot's click must not).
+   */
   async stopBot(id: string): Promise<StopResult> {
-    await this.d.bots.require(id);
+    const bot = await this.d.bots.require(id);
+    if (!(await this.d.runtime.hasWorkToStop(id))) {
+      return { bot_id: id, outcome: 'nothing_to_stop', cancelled_task_ids: [], message: `@${bot.name} is idle: nothing to stop.` };
+    }
     const r = await this.d.runtime.stop(id);
     await this.human({ kind: 'stop', threadId: null, botIds: [id], taskId: null });
-    return { bot_id: id, cancelled_task_ids: r.cancelledTaskIds };
+    const n = r.cancelledTaskIds.length;
+    return {
+      bot_id: id,
+      outcome: 'stopped',
+      cancelled_task_ids: r.cancelledTaskIds,
+      message: n
+        ? `Stopped @${bot.name}: ${n} task${n === 1 ? '' : 's'} cancelled.`
+        : `Stopped @${bot.name}: its run had already finished, nothing was cancelled.`,
+    };
   }
 
   async cancelIntent(taskId: string): Promise<Task> {

@@ -85,7 +85,7 @@ describe('bots commands without a daemon', () => {
     expect(JSON.stringify(model.chatRequests[0]!.body!.messages!.at(-1))).toContain('Is everything up?');
 
     const stop = await cli('stop', 'ops');
-    expect(stop.out).toBe('@ops had nothing running\n');
+    expect(stop.out).toBe('@ops is idle: nothing to stop.\n');
 
     const unknown = await cli('send', 'nobody', 'hi');
     expect(unknown.code).toBe(1);
@@ -161,7 +161,7 @@ describe('bots commands through a running daemon', () => {
     const sending = runCli(['bots', 'send', 'scout', 'Write', 'the', 'long', 'report'], workspace, NO_MODEL);
     await until(() => model.chatRequests.length === 1);
     const stopped = await cli('stop', '@scout');
-    expect(stopped.out).toBe('stopped @scout: 1 task cancelled\n');
+    expect(stopped.out).toBe('Stopped @scout: 1 task cancelled.\n');
     const sent = await sending;
     expect(sent.code).toBe(1);
     expect(sent.out).toBe('(stopped: Stopped by the user.)\n');
