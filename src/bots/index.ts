@@ -48,7 +48,7 @@
  *   expiredApprovals(botId, since) rule 5; postSystemNote / postBotMessage (check-ins);
  *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
  *   bots(ids), countBots()         the digest's names; the Usage tab's interval comparison
- *   orphans({olderThanMs})         rule 2: queued/working tasks with no live run (owner here or gone)
+ *   orphans({olderThanMs})         rule 2: queued/working tasks with no live run (owner here, or its lease ran out)
  *   staleMessages / reconcileMessage   rule 7: a bot message left streaming with no run
  *   repairOrphan(taskId)           rule 2: an orphan marked failed + interrupted before its claim
  *   thread(id)                     a thread by id

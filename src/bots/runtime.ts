@@ -6,7 +6,7 @@
  * between them, is in `single-flight.ts`.
  */
 import type { AgentRunner, Approval, ApprovalStore, CancelCause, ControlLine, Run, RunOptions, RunOutcome } from '../agent/index.js';
-import { SubconsciousError, describeError, ownedByThisProcess, ownerIsGone, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
 import { cleanLine } from '../llm/index.js';
 import type { Bot, Task, TaskSource, TaskStatus, Thread } from '../protocol/bots.js';
 import type { ApprovalLinks } from './approval-links.js';
@@ -221,12 +221,25 @@ export class BotRuntime {
 
   /**
    * Seed 2 rules 2 and 7: an open task (or its message) with no live run — its bot idle here, no
-   * job of it here, and its owner this process, a process gone, or nobody. A task another live
-   * daemon owns (Postgres) is never an orphan here.
+   * job of it here, and its owner this process, or one whose lease ran out before `leaseBefore`
+   * (dead, on this host or another), or nobody. A task another live daemon owns (Postgres) keeps
+   * its lease renewed and is never an orphan here.
    */
-  isOrphan(t: { id: string; bot_id: string; owner: string | null }): boolean {
+  isOrphan(t: { id: string; bot_id: string; owner: string | null; owner_seen_at: number | null }, leaseBefore: number): boolean {
     if (!this.isIdle(t.bot_id) || this.hasJobFor(t.id)) return false;
-    return t.owner === null || ownedByThisProcess(t.owner) || ownerIsGone(t.owner);
+    return t.owner === null || t.owner === this.owner || t.owner_seen_at === null || Number(t.owner_seen_at) < leaseBefore;
+  }
+
+  /**
+   * Renew this process's lease on the tasks it really holds a job of (the host's timer, every
+   * tick): a task it owns but lost track of lets its lease run out and becomes an orphan too.
+   */
+  async renewLease(): Promise<number> {
+    const ids = new Set<string>();
+    for (const botId of this.flight.queues.botIds()) for (const j of this.flight.queues.jobs(botId)) ids.add(j.taskId);
+    for (const s of this.flight.starting.values()) ids.add(s.job.taskId);
+    for (const a of this.flight.runs.values()) ids.add(a.job.taskId);
+    return ids.size ? this.d.tasks.renewOwnerLease(this.owner, [...ids]) : 0;
   }
 
   /** A run of this bot started outside the queue (another module driving it): the bot is busy until released. */

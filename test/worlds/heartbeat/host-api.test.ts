@@ -61,15 +61,40 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     const bot = await h.createBot('orphaned');
     const mine = await leftOpen(bot.id, processOwner(), 0);
     const other = await h.createBot('elsewhere');
-    await leftOpen(other.id, 'some-other-host:4242', 0);
+    const live = await leftOpen(other.id, 'some-other-host:4242', 0);
+    const gone = await h.createBot('gone');
+    const dead = await leftOpen(gone.id, 'a-dead-host:77', 0);
     expect(await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).toEqual([]);
     await h.advance(121_000);
-    expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).map((t) => t.id)).toEqual([mine.task.id]);
+    // The live daemon renews its lease every host tick; the dead one (another host: no pid to ask) stopped.
+    await tasks.renewOwnerLease('some-other-host:4242', [live.task.id]);
+    expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).map((t) => t.id).sort()).toEqual([mine.task.id, dead.task.id].sort());
     expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000, botIds: [other.id] })).map((t) => t.id)).toEqual([]);
+    expect(await h.host.heartbeat.repairOrphan(live.task.id)).toBeUndefined();
     const repaired = await h.host.heartbeat.repairOrphan(mine.task.id);
     expect(repaired).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 0 });
     expect((await threads.getMessage(mine.message.id))!).toMatchObject({ status: 'error', interrupted: true, text: 'Gathering the figures' });
     expect(await h.host.heartbeat.repairOrphan(mine.task.id)).toBeUndefined();
+  });
+
+  it('the owner lease: the host tick renews it on the tasks this process runs (no version or updated_at moved), in SQL', async () => {
+    const bot = await h.createBot('leased');
+    h.model.handle(() => ({ hang: true }));
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'A long job' });
+    const id = sent.dispatched[0]!.task_id;
+    await until(() => h.model.chatRequests.length === 1);
+    const before = await h.db.selectFrom('bots_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(before.owner).toBe(processOwner());
+    await h.host.routineTimerAsleep();
+    await h.advance(150_000);
+    await h.host.routineTimerAsleep();
+    const after = await h.db.selectFrom('bots_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(Number(after.owner_seen_at)).toBeGreaterThan(Number(before.owner_seen_at));
+    expect(Number(after.owner_seen_at)).toBeGreaterThan(h.clock.now() - 120_000);
+    expect([after.version, after.updated_at]).toEqual([before.version, before.updated_at]);
+    // Still running and leased: never an orphan, though untouched for longer than the orphan age.
+    expect(await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).toEqual([]);
+    await h.call('bots.stop_bot', { id: bot.id });
   });
 
   it('batched reads: each thread’s newest messages, the person’s activity, expired approvals of many bots', async () => {
