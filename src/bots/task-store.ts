@@ -240,8 +240,9 @@ export class TaskStore {
       if (opts.botIds.length === 0) return [];
       q = q.where('bot_id', 'in', [...opts.botIds]);
     }
+    // Newest first: when the limit cuts, it is the oldest failures that fall off, never recent work.
     return q
-      .orderBy('updated_at')
+      .orderBy('updated_at', 'desc')
       .limit(opts.limit ?? 1000)
       .execute();
   }

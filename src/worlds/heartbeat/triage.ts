@@ -19,7 +19,7 @@ import type { HeartbeatMode, HeartbeatSettings } from '../../protocol/heartbeat.
 import { type RecordedStep } from '../../agent/index.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
-import { buildDigest, type Digest } from './digest.js';
+import { buildDigest, digestOpenTasks, type Digest } from './digest.js';
 import { asksQuestion, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
 import { quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
@@ -180,7 +180,10 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
             messages,
             userActiveAt: activity.userActiveAt,
             candidates: triage.candidates,
-            openTasks: botTasks.filter((t) => t.thread_id === threadId),
+            openTasks: digestOpenTasks(
+              botTasks.filter((t) => t.thread_id === threadId),
+              s.maxTaskAttempts,
+            ),
             pendingApprovals: 0,
             followUps: view.followUps.filter((f) => f.kind === 'delay').map((f) => ({ note: f.note, dueAt: numOrNull(f.due_at) })),
             limits: {

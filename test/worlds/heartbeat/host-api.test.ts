@@ -97,6 +97,19 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     await h.call('bots.stop_bot', { id: bot.id });
   });
 
+  it('openWork lists newest first, so a limit drops the oldest failures, never recent work', async () => {
+    const bot = await h.createBot('busyday');
+    const thread = await h.host.heartbeat.directThread(bot.id);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const t = await tasks.create({ botId: bot.id, threadId: thread.id, title: `job ${i}`, prompt: `job ${i}`, source: 'user' });
+      await tasks.update(t.id, { status: 'failed', error_kind: 'provider', error: 'down', finished_at: h.clock.now() });
+      ids.push(t.id);
+      await h.advance(60_000);
+    }
+    expect((await h.host.heartbeat.openWork({ botIds: [bot.id], limit: 2 })).map((t) => t.id)).toEqual([ids[3], ids[2]]);
+  });
+
   it('batched reads: each thread’s newest messages, the person’s activity, expired approvals of many bots', async () => {
     const a = await h.createBot('aa');
     const b = await h.createBot('bb');

@@ -9,6 +9,7 @@ import { estimateTokens } from '../../../src/llm/index.js';
 import type { Message, Task } from '../../../src/protocol/bots.js';
 import {
   buildDigest,
+  digestOpenTasks,
   isoLocal,
   maxPulsesPerTick,
   parseVerdict,
@@ -183,6 +184,22 @@ describe('the digest (§5.3, §6.4)', () => {
     });
     expect(d.cuts).toEqual([]);
     expect(d.tokens).toBe(estimateTokens(d.text));
+  });
+
+  it('lists open tasks newest first: old failures and spent ones never crowd recent work out of the pulse’s view', () => {
+    const t = (id: string, status: Task['status'], ageMin: number, attempts = 0) =>
+      ({ id, status, attempts, finished_at: status === 'failed' ? NOW - ageMin * 60_000 : null, updated_at: NOW - ageMin * 60_000 }) as Task;
+    const old = Array.from({ length: 20 }, (_, i) => t(`old${i}`, 'failed', 60 * 24 * 30 + i));
+    const tasks = [...old, t('spent', 'failed', 1, 3), t('recent', 'failed', 5, 1), t('running', 'working', 2), t('done', 'done', 0)];
+    const open = digestOpenTasks(tasks, 3);
+    expect(open.slice(0, 2).map((x) => x.id)).toEqual(['running', 'recent']);
+    expect(open.map((x) => x.id)).not.toContain('spent');
+    expect(open.map((x) => x.id)).not.toContain('done');
+    // The digest keeps its cap from the newest end, whatever order it is handed.
+    const json = unfence(buildDigest(digestInput({ openTasks: [...old, t('recent', 'failed', 5, 1)] })).text) as { openTasks: { taskId: string }[] };
+    expect(json.openTasks).toHaveLength(10);
+    expect(json.openTasks[0]!.taskId).toBe('recent');
+    expect(json.openTasks.map((x) => x.taskId)).toEqual(['recent', ...old.slice(0, 9).map((x) => x.id)]);
   });
 
   it('stays within 1.5k tokens however long its fields are, cutting field by field (least useful first)', () => {
