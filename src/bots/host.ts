@@ -110,6 +110,8 @@ export interface BotsHeartbeatApi {
   recentMessages(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>>;
   userActivities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>>;
   expiredApprovalsOf(botIds: readonly string[], since: number): Promise<BotApproval[]>;
+  /** Pending approvals per thread, for these threads (one query; a thread with none is absent). */
+  pendingApprovalsOf(threadIds: readonly string[]): Promise<Map<string, number>>;
 }
 
 /** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */
@@ -221,6 +223,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     recentMessages: (threadIds, limit) => threads.recentMany(threadIds, limit),
     userActivities: (threadIds) => threads.activities(threadIds),
     expiredApprovalsOf: (botIds, since) => links.expiredSinceMany(botIds, since),
+    pendingApprovalsOf: (threadIds) => links.pendingCounts('thread_id', threadIds),
     repairOrphan: async (taskId, olderThanMs = ORPHAN_AFTER_MS) => {
       const row = await tasks.row(taskId);
       const before = clock.now() - olderThanMs;

@@ -109,9 +109,10 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   for (const row of deepRows) if (row.thread_id === null) row.thread_id = (await host.directThread(row.bot_id)).id;
   const threadIds = deepRows.map((r) => r.thread_id!);
   const failedSince = tasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
-  const [recent, activities, expired] = await Promise.all([
+  const [recent, activities, pendingApprovals, expired] = await Promise.all([
     host.recentMessages(threadIds, MESSAGES_READ),
     host.userActivities(threadIds),
+    host.pendingApprovalsOf(threadIds),
     failedSince.length > 0
       ? host.expiredApprovalsOf(
           deepRows.map((r) => r.bot_id),
@@ -184,7 +185,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
               botTasks.filter((t) => t.thread_id === threadId),
               s.maxTaskAttempts,
             ),
-            pendingApprovals: 0,
+            pendingApprovals: pendingApprovals.get(threadId) ?? 0,
             followUps: view.followUps.filter((f) => f.kind === 'delay').map((f) => ({ note: f.note, dueAt: numOrNull(f.due_at) })),
             limits: {
               pulsesToday: view.budget.botPulses,
