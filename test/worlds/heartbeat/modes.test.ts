@@ -412,4 +412,17 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
     expect('error' in refused && refused.error.message).toMatch(/switched off/);
   });
+
+  it('Check now with the mode off is refused (conflict, the mode named) and changes nothing: attempts and check-ins stay', async () => {
+    const bot = await h.createBot('offmode');
+    const t = await interruptedTask(h, bot.id, { attempts: 2 });
+    await h.call('bots.set_heartbeat_settings', { mode: 'off' });
+    const before = await h.beat(bot.id);
+    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    expect('error' in refused && refused.error).toMatchObject({ data: expect.objectContaining({ code: 'conflict', mode: 'off' }) });
+    expect('error' in refused && refused.error.message).toMatch(/mode is off/);
+    expect((await h.task(t.id)).attempts).toBe(2);
+    expect(await h.beat(bot.id)).toEqual(before);
+    expect(h.triggered.count).toBe(0);
+  });
 });
