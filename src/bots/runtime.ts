@@ -751,12 +751,6 @@ export class BotRuntime {
 
   // ── stop, cancel ────────────────────────────────────────────────────────
 
-  /** Is there anything `stop` would cancel: a run, a queued or starting job, a dispatch, a pulse, a claimed resume? */
-  async hasWorkToStop(botId: string): Promise<boolean> {
-    if (!this.isIdle(botId)) return true;
-    return (await this.d.tasks.openWork({ botIds: [botId] })).some((t) => t.claim_token !== null || t.status === 'queued' || t.status === 'working');
-  }
-
   /**
    * Stop a bot for good (§7.4): its run (cancelled, never resumed), its queue, the job about to
    * start, dispatches being written, its pulse; every claim on its tasks is released and those

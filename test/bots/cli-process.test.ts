@@ -85,7 +85,7 @@ describe('bots commands without a daemon', () => {
     expect(JSON.stringify(model.chatRequests[0]!.body!.messages!.at(-1))).toContain('Is everything up?');
 
     const stop = await cli('stop', 'ops');
-    expect(stop.out).toBe('@ops is idle: nothing to stop.\n');
+    expect(stop.out).toBe('@ops is idle with no unfinished work: nothing to stop.\n');
 
     const unknown = await cli('send', 'nobody', 'hi');
     expect(unknown.code).toBe(1);

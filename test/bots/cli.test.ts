@@ -65,7 +65,7 @@ describe('bots CLI', () => {
     expect(h.model.chatRequests[0]!.body!.messages!.at(-1)!.content).toBe('How are the experiments?');
 
     await run('stop', 'growth');
-    expect(lines.pop()).toBe('@growth is idle: nothing to stop.');
+    expect(lines.pop()).toBe('@growth is idle with no unfinished work: nothing to stop.');
   });
 
   it('send shows an approval the reply waits for; approve answers it and the reply goes on', async () => {

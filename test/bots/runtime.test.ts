@@ -123,9 +123,31 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     const before = await dumpTables(h.db);
     const events = h.events.length;
     const r = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
-    expect(r).toEqual({ bot_id: bot.id, outcome: 'nothing_to_stop', cancelled_task_ids: [], message: '@resting is idle: nothing to stop.' });
+    expect(r).toEqual({
+      bot_id: bot.id,
+      outcome: 'nothing_to_stop',
+      cancelled_task_ids: [],
+      message: '@resting is idle with no unfinished work: nothing to stop.',
+    });
     expect(await dumpTables(h.db)).toEqual(before);
     expect(h.events.slice(events)).toEqual([]);
+  });
+
+  it('a stop on an idle bot with unfinished work stops that work (it will not be resumed) and says so', async () => {
+    const bot = await h.createBot('stalled');
+    h.model.enqueue({ status: 500, message: 'upstream down' });
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'try this' });
+    await done(h, sent.dispatched[0]!.task_id, 'failed');
+    const seen: string[] = [];
+    h.host.service.onHumanAction((a) => void seen.push(a.kind));
+    const r = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    expect(r).toEqual({
+      bot_id: bot.id,
+      outcome: 'stopped',
+      cancelled_task_ids: [],
+      message: 'Stopped @stalled: nothing was running; 1 unfinished task will not be resumed.',
+    });
+    expect(seen).toEqual(['stop']);
   });
 
   it('a stop during a run cancels it and its queue for good; a claim on the task is refused afterwards', async () => {
