@@ -85,14 +85,15 @@ export class ApprovalLinks {
     return rows.map(toApproval);
   }
 
-  /** Pending approvals counted per thread or per bot. */
-  async pendingCounts(by: 'thread_id' | 'bot_id'): Promise<Map<string, number>> {
-    const rows = await this.db
+  /** Pending approvals counted per thread or per bot (of those `ids` only, when given). */
+  async pendingCounts(by: 'thread_id' | 'bot_id', ids?: readonly string[]): Promise<Map<string, number>> {
+    if (ids?.length === 0) return new Map();
+    let q = this.db
       .selectFrom('bots_approvals')
       .select([by, (eb) => eb.fn.countAll<number>().as('n')])
-      .where('state', '=', 'pending')
-      .groupBy(by)
-      .execute();
+      .where('state', '=', 'pending');
+    if (ids) q = q.where(by, 'in', [...ids]);
+    const rows = await q.groupBy(by).execute();
     return new Map(rows.map((r) => [(r as Record<string, unknown>)[by] as string, num(r.n)]));
   }
 

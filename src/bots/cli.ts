@@ -35,6 +35,11 @@ export interface BotsCliOptions {
   write?: ((chunk: string) => void) | undefined;
   /** How often `send` asks the thread whether the reply finished, in case the stream went quiet (default 3 s). */
   checkEveryMs?: number | undefined;
+  /**
+   * Does a daemon run the bots (false: this command's own process does, for its length)? Without
+   * one, `send --no-wait` is refused: the reply would be cut off when the command returns.
+   */
+  daemonRunning?: (() => Promise<boolean>) | undefined;
 }
 
 const FINISHED: readonly Message['status'][] = ['done', 'error', 'stopped'];
@@ -92,6 +97,13 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
     .option('--no-wait', 'print the task id and return at once')
     .option('--json', 'print the send result as JSON (and the final message)')
     .action(async (who: string, words: string[], opts: { wait: boolean; json?: boolean }) => {
+      if (!opts.wait && options.daemonRunning && !(await options.daemonRunning())) {
+        throw new SubconsciousError(
+          'conflict',
+          'bots send --no-wait needs a running daemon: without one this command runs the bot itself, and the reply would be cut off when it returns. Nothing was sent.',
+          { hint: 'Start the daemon (`subconscious start`) and send again, or drop --no-wait to wait here for the reply.' },
+        );
+      }
       const bot = await resolveBot(call, who);
       const stream = opts.wait && options.subscribe ? options.subscribe : undefined;
       const watcher = stream ? await watchReply(stream, { write, print }) : undefined;
@@ -131,8 +143,7 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
       const bot = await resolveBot(call, who);
       const r = await call('bots.stop_bot', { id: bot.id });
       if (opts.json) return print(JSON.stringify(r, null, 2));
-      const n = r.cancelled_task_ids.length;
-      print(n ? `stopped @${bot.name}: ${n} task${n === 1 ? '' : 's'} cancelled` : `@${bot.name} had nothing running`);
+      print(r.message);
     });
 
   for (const [verb, approve] of [

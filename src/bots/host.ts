@@ -110,6 +110,8 @@ export interface BotsHeartbeatApi {
   recentMessages(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>>;
   userActivities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>>;
   expiredApprovalsOf(botIds: readonly string[], since: number): Promise<BotApproval[]>;
+  /** Pending approvals per thread, for these threads (one query; a thread with none is absent). */
+  pendingApprovalsOf(threadIds: readonly string[]): Promise<Map<string, number>>;
 }
 
 /** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */
@@ -155,7 +157,19 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     presence: deps.presence,
   });
   const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit });
-  const scheduler = new RoutineScheduler({ routines, bots, threads, tasks, runtime, clock, log, emit, tickMs: config.routine_tick_seconds * 1000 });
+  const scheduler = new RoutineScheduler({
+    routines,
+    bots,
+    threads,
+    tasks,
+    runtime,
+    clock,
+    log,
+    emit,
+    tickMs: config.routine_tick_seconds * 1000,
+    // Every host tick renews this process's lease on its open tasks (orphans are those whose lease ran out).
+    onTick: () => runtime.renewLease(),
+  });
   let started = false;
   if (deps.memoryNotes) {
     const sink = deps.memoryNotes;
@@ -209,10 +223,11 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     recentMessages: (threadIds, limit) => threads.recentMany(threadIds, limit),
     userActivities: (threadIds) => threads.activities(threadIds),
     expiredApprovalsOf: (botIds, since) => links.expiredSinceMany(botIds, since),
+    pendingApprovalsOf: (threadIds) => links.pendingCounts('thread_id', threadIds),
     repairOrphan: async (taskId, olderThanMs = ORPHAN_AFTER_MS) => {
       const row = await tasks.row(taskId);
-      if (!row || (row.status !== 'queued' && row.status !== 'working') || Number(row.updated_at) >= clock.now() - olderThanMs || !runtime.isOrphan(row))
-        return undefined;
+      const before = clock.now() - olderThanMs;
+      if (!row || (row.status !== 'queued' && row.status !== 'working') || Number(row.updated_at) >= before || !runtime.isOrphan(row, before)) return undefined;
       const error = 'Interrupted: its run was lost (no run was left for it).';
       const repaired = await tasks.update(
         taskId,
@@ -228,8 +243,10 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     },
     countBots: () => bots.count(),
     orphans: async (opts = {}) => {
-      const rows = await tasks.openSince(clock.now() - (opts.olderThanMs ?? ORPHAN_AFTER_MS), { botIds: opts.botIds, limit: opts.limit });
-      return rows.filter((r) => runtime.isOrphan(r)).map(toTask);
+      const before = clock.now() - (opts.olderThanMs ?? ORPHAN_AFTER_MS);
+      // The lease does the work in SQL; the runtime only rules out this process's own live jobs.
+      const rows = await tasks.openSince(before, { botIds: opts.botIds, limit: opts.limit });
+      return rows.filter((r) => runtime.isOrphan(r, before)).map(toTask);
     },
     staleMessages: async (opts = {}) => {
       const rows = await threads.staleBotMessages(clock.now() - (opts.olderThanMs ?? STALE_MESSAGE_MS), opts.limit);

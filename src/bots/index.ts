@@ -48,7 +48,7 @@
  *   expiredApprovals(botId, since) rule 5; postSystemNote / postBotMessage (check-ins);
  *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
  *   bots(ids), countBots()         the digest's names; the Usage tab's interval comparison
- *   orphans({olderThanMs})         rule 2: queued/working tasks with no live run (owner here or gone)
+ *   orphans({olderThanMs})         rule 2: queued/working tasks with no live run (owner here, or its lease ran out)
  *   staleMessages / reconcileMessage   rule 7: a bot message left streaming with no run
  *   repairOrphan(taskId)           rule 2: an orphan marked failed + interrupted before its claim
  *   thread(id)                     a thread by id
@@ -76,6 +76,7 @@ export { botsMigrations } from './migrations.js';
 export type { BotsTables } from './tables.js';
 export type { BotsEmit, BotsEvents } from './events.js';
 export { repairAfterRestart, INTERRUPTED_ERROR, type RepairResult } from './repair.js';
+export { cutByShutdown, SHUTDOWN_INTERRUPTED } from './settle.js';
 export { STALE_CLAIM_MS, FINAL_STATUSES } from './task-store.js';
 export { personaText, historyMessages, type PersonaSection } from './prompt.js';
 export type { JobPriority } from './queue.js';

@@ -3,7 +3,7 @@
  * own (its direct thread, tasks, routines, approvals, notes); a group thread outlives a deleted
  * member, and its messages keep their author's id.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migration } from '../store/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
@@ -194,11 +194,34 @@ export const BOTS_TABLES = [
   'bots_bots',
 ] as const;
 
+/**
+ * The owner lease: the process that owns an open task renews `owner_seen_at` on every host tick,
+ * so a task whose owner died (on this host or another) is found by one indexed select — its lease
+ * older than the orphan age — not by asking each row's process whether it still lives.
+ */
+async function ownerLease(db: AnyDb): Promise<void> {
+  await db.schema.alterTable('bots_tasks').addColumn('owner_seen_at', 'bigint').execute();
+  // Open tasks were written by their owner when they were last updated: that is their last sign of life.
+  await db
+    .updateTable('bots_tasks')
+    .set({ owner_seen_at: sql`updated_at` })
+    .where('owner', 'is not', null)
+    .execute();
+  await db.schema.createIndex('bots_tasks_owner_lease').ifNotExists().on('bots_tasks').columns(['status', 'owner_seen_at']).execute();
+}
+
 export const botsMigrations: Record<string, Migration> = {
   'bots/0001_init': {
     up: (db) => init(db),
     down: async (db) => {
       for (const t of BOTS_TABLES) await db.schema.dropTable(t).ifExists().execute();
+    },
+  },
+  'bots/0002_owner_lease': {
+    up: (db) => ownerLease(db),
+    down: async (db) => {
+      await db.schema.dropIndex('bots_tasks_owner_lease').ifExists().execute();
+      await db.schema.alterTable('bots_tasks').dropColumn('owner_seen_at').execute();
     },
   },
 };

@@ -38,6 +38,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
       registerBotsCommands(command, cli.call, {
         // The daemon's `/events` when a daemon answered, else this process's bus.
         subscribe: (listener) => cli.subscribe((event) => listener(event)),
+        daemonRunning: () => cli.daemonRunning(),
         print: cli.print,
       }),
   },

@@ -30,6 +30,8 @@ export interface RoutineSchedulerDeps {
   log: Logger;
   emit: BotsEmit;
   tickMs: number;
+  /** Also run on every tick of the timer, before the routines (the owner lease's renewal). */
+  onTick?: (() => Promise<unknown>) | undefined;
 }
 
 export class RoutineScheduler {
@@ -70,6 +72,11 @@ export class RoutineScheduler {
 
   private async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      try {
+        await this.d.onTick?.();
+      } catch (err) {
+        this.d.log.warn({ err: describeError(err) }, 'bots: the host tick’s housekeeping failed; the next one retries');
+      }
       try {
         await this.tick();
       } catch (err) {

@@ -6,7 +6,7 @@
  * between them, is in `single-flight.ts`.
  */
 import type { AgentRunner, Approval, ApprovalStore, CancelCause, ControlLine, Run, RunOptions, RunOutcome } from '../agent/index.js';
-import { SubconsciousError, describeError, ownedByThisProcess, ownerIsGone, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
+import { SubconsciousError, describeError, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
 import { cleanLine } from '../llm/index.js';
 import type { Bot, Task, TaskSource, TaskStatus, Thread } from '../protocol/bots.js';
 import type { ApprovalLinks } from './approval-links.js';
@@ -16,7 +16,7 @@ import type { BotsEmit } from './events.js';
 import type { NoteStore } from './note-store.js';
 import { taskTitle, type PersonaSection } from './prompt.js';
 import { buildRunOptions } from './run-options.js';
-import { ControlActions, settledStatus } from './settle.js';
+import { ControlActions, SHUTDOWN_BEFORE_START, settledCheckpoint, settledStatus } from './settle.js';
 import type { Job, JobPriority } from './queue.js';
 import { SingleFlight, type RuntimeStatus } from './single-flight.js';
 import { toTask } from './rows.js';
@@ -221,12 +221,25 @@ export class BotRuntime {
 
   /**
    * Seed 2 rules 2 and 7: an open task (or its message) with no live run — its bot idle here, no
-   * job of it here, and its owner this process, a process gone, or nobody. A task another live
-   * daemon owns (Postgres) is never an orphan here.
+   * job of it here, and its owner this process, or one whose lease ran out before `leaseBefore`
+   * (dead, on this host or another), or nobody. A task another live daemon owns (Postgres) keeps
+   * its lease renewed and is never an orphan here.
    */
-  isOrphan(t: { id: string; bot_id: string; owner: string | null }): boolean {
+  isOrphan(t: { id: string; bot_id: string; owner: string | null; owner_seen_at: number | null }, leaseBefore: number): boolean {
     if (!this.isIdle(t.bot_id) || this.hasJobFor(t.id)) return false;
-    return t.owner === null || ownedByThisProcess(t.owner) || ownerIsGone(t.owner);
+    return t.owner === null || t.owner === this.owner || t.owner_seen_at === null || Number(t.owner_seen_at) < leaseBefore;
+  }
+
+  /**
+   * Renew this process's lease on the tasks it really holds a job of (the host's timer, every
+   * tick): a task it owns but lost track of lets its lease run out and becomes an orphan too.
+   */
+  async renewLease(): Promise<number> {
+    const ids = new Set<string>();
+    for (const botId of this.flight.queues.botIds()) for (const j of this.flight.queues.jobs(botId)) ids.add(j.taskId);
+    for (const s of this.flight.starting.values()) ids.add(s.job.taskId);
+    for (const a of this.flight.runs.values()) ids.add(a.job.taskId);
+    return ids.size ? this.d.tasks.renewOwnerLease(this.owner, [...ids]) : 0;
   }
 
   /** A run of this bot started outside the queue (another module driving it): the bot is busy until released. */
@@ -664,6 +677,7 @@ export class BotRuntime {
     if (message) this.d.emit('bots.message_changed', { message });
 
     const review = outcome?.controls.filter((c): c is Extract<ControlLine, { kind: 'recommended_action' }> => c.kind === 'recommended_action') ?? [];
+    const checkpoint = settledCheckpoint(result, outcome);
     const row = await this.d.tasks.update(
       job.taskId,
       {
@@ -671,7 +685,7 @@ export class BotRuntime {
         error_kind: result.errorKind ?? null,
         error: result.error ?? null,
         interrupted: result.interrupted ? 1 : 0,
-        checkpoint: outcome ? JSON.stringify(outcome.checkpoint) : null,
+        ...(checkpoint !== undefined ? { checkpoint } : {}),
         review_note: review.length ? review.map((r) => r.text).join('\n') : null,
         claim_token: null,
         claim_at: null,
@@ -880,19 +894,21 @@ export class BotRuntime {
     for (const a of actives) this.requestCancel(a, 'external');
     for (const job of waiting) {
       try {
+        // A claimed resume never ran: its attempt is refunded, and like a queued job it is marked
+        // cut off by the shutdown, so the restart resumes it at once (heartbeat `start`).
+        const released = job.claimToken ? await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true }) : undefined;
         const row = await this.d.tasks.update(
           job.taskId,
           {
             status: 'failed',
             interrupted: 1,
             error_kind: 'interrupted',
-            error: 'Interrupted: the daemon shut down before it started.',
+            error: SHUTDOWN_BEFORE_START,
             finished_at: this.d.clock.now(),
           },
-          { status: ['queued'] },
+          { status: released ? ['failed'] : ['queued'] },
         );
         if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
-        if (job.claimToken) await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true });
         const msg = await this.d.threads.updateMessage(job.messageId, { status: 'error', interrupted: true, error: 'Interrupted: the daemon shut down.' });
         if (msg) this.d.emit('bots.message_changed', { message: msg });
       } catch (err) {

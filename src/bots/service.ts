@@ -238,11 +238,24 @@ export class BotsService {
 
   // ── stop, cancel, dismiss ───────────────────────────────────────────────
 
+  /**
+   * Stop a bot for good: its run, its queue, and its unfinished work (a stop is what keeps
+   * interrupted or failed work from being resumed later). A bot idle with no unfinished work has
+   * nothing to stop: it says so, and nothing is recorded.
+   */
   async stopBot(id: string): Promise<StopResult> {
-    await this.d.bots.require(id);
+    const bot = await this.d.bots.require(id);
+    const unfinished = await this.d.tasks.openWork({ botIds: [id] });
+    if (this.d.runtime.isIdle(id) && unfinished.length === 0) {
+      return { bot_id: id, outcome: 'nothing_to_stop', cancelled_task_ids: [], message: `@${bot.name} is idle with no unfinished work: nothing to stop.` };
+    }
     const r = await this.d.runtime.stop(id);
     await this.human({ kind: 'stop', threadId: null, botIds: [id], taskId: null });
-    return { bot_id: id, cancelled_task_ids: r.cancelledTaskIds };
+    const n = r.cancelledTaskIds.length;
+    const left = unfinished.filter((t) => !r.cancelledTaskIds.includes(t.id) && t.status === 'failed').length;
+    const parts = [n ? `${n} task${n === 1 ? '' : 's'} cancelled` : 'nothing was running'];
+    if (left) parts.push(`${left} unfinished task${left === 1 ? '' : 's'} will not be resumed`);
+    return { bot_id: id, outcome: 'stopped', cancelled_task_ids: r.cancelledTaskIds, message: `Stopped @${bot.name}: ${parts.join('; ')}.` };
   }
 
   async cancelIntent(taskId: string): Promise<Task> {

@@ -24,11 +24,21 @@ export interface SettledStatus {
   interrupted: boolean;
 }
 
+/** Every error a shutdown leaves on the work it cut off starts so (the restart tells them from a crash's). */
+export const SHUTDOWN_INTERRUPTED = 'Interrupted: the daemon shut down';
+export const SHUTDOWN_DURING_RUN = `${SHUTDOWN_INTERRUPTED} during the run.`;
+export const SHUTDOWN_BEFORE_START = `${SHUTDOWN_INTERRUPTED} before it started.`;
+
+/** A task a clean shutdown cut off (not a crash): it can resume as soon as the daemon is back. */
+export function cutByShutdown(t: { status: string; error_kind: string | null; error: string | null }): boolean {
+  return t.status === 'failed' && t.error_kind === 'interrupted' && (t.error ?? '').startsWith(SHUTDOWN_INTERRUPTED);
+}
+
 export function settledStatus(o: { outcome: RunOutcome | null; failure: string | null; stopCause: CancelCause | null; shuttingDown: boolean }): SettledStatus {
   const { outcome, stopCause } = o;
   // Shutting down: not the person's stop, so the work can resume after the restart.
   if (o.shuttingDown && outcome?.status !== 'done' && stopCause !== 'user') {
-    return { status: 'failed', errorKind: 'interrupted', error: 'Interrupted: the daemon shut down during the run.', interrupted: true };
+    return { status: 'failed', errorKind: 'interrupted', error: SHUTDOWN_DURING_RUN, interrupted: true };
   }
   if (!outcome) {
     if (stopCause === 'user') return { status: 'cancelled', errorKind: 'cancelled', error: 'Stopped by the user.', interrupted: false };
@@ -48,6 +58,18 @@ export function settledStatus(o: { outcome: RunOutcome | null; failure: string |
     error: outcome.error ?? 'The run failed.',
     interrupted: outcome.errorKind === 'preempted',
   };
+}
+
+/**
+ * The checkpoint column after a settle (seed 2 §7.6), or undefined to leave it as it is. Only a
+ * successful settle replaces (or clears) it; a failed, interrupted or cancelled settle writes its
+ * own only when the run got somewhere (text or tool steps), so the resume keeps what the last run
+ * that did work left behind instead of a bare "title — last error".
+ */
+export function settledCheckpoint(result: SettledStatus, outcome: RunOutcome | null): string | null | undefined {
+  if (result.status === 'done' || result.status === 'review') return outcome ? JSON.stringify(outcome.checkpoint) : null;
+  if (!outcome || (!outcome.text.trim() && outcome.toolSteps.length === 0)) return undefined;
+  return JSON.stringify(outcome.checkpoint);
 }
 
 export interface ControlActionsDeps {

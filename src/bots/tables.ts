@@ -90,6 +90,8 @@ export interface BotsTasksTable {
   claim_by: string | null;
   /** `host:pid` of the process that queued or runs it (restart repair touches only dead owners' rows). */
   owner: string | null;
+  /** The owner's lease: renewed by the owning process every host tick while the task is open (orphans are found by it). */
+  owner_seen_at: number | null;
   run_id: string | null;
   review_note: string | null;
   /** Compare-and-set: every write bumps it. */

@@ -76,6 +76,7 @@ export class TaskStore {
       claim_at: null,
       claim_by: null,
       owner: t.owner ?? null,
+      owner_seen_at: t.owner ? now : null,
       run_id: null,
       review_note: null,
       version: 1,
@@ -118,9 +119,12 @@ export class TaskStore {
    * and/or `status` in a list. Returns the new row, or undefined when the row moved on.
    */
   async update(id: string, patch: TaskPatch, when: { version?: number; status?: readonly TaskStatus[] } = {}): Promise<TaskRow | undefined> {
+    const now = this.o.clock.now();
+    // Taking a task over (or letting it go) starts (or ends) its owner's lease.
+    const lease = patch.owner === undefined || patch.owner_seen_at !== undefined ? {} : { owner_seen_at: patch.owner === null ? null : now };
     let q = this.db
       .updateTable('bots_tasks')
-      .set((eb) => ({ ...patch, version: eb('version', '+', 1), updated_at: this.o.clock.now() }))
+      .set((eb) => ({ ...patch, ...lease, version: eb('version', '+', 1), updated_at: now }))
       .where('id', '=', id);
     if (when.version !== undefined) q = q.where('version', '=', when.version);
     if (when.status) q = q.where('status', 'in', [...when.status]);
@@ -236,19 +240,25 @@ export class TaskStore {
       if (opts.botIds.length === 0) return [];
       q = q.where('bot_id', 'in', [...opts.botIds]);
     }
+    // Newest first: when the limit cuts, it is the oldest failures that fall off, never recent work.
     return q
-      .orderBy('updated_at')
+      .orderBy('updated_at', 'desc')
       .limit(opts.limit ?? 1000)
       .execute();
   }
 
-  /** Queued/working tasks not written since `before` (seed 2 rule 2's candidates, before the liveness check). */
+  /**
+   * Seed 2 rule 2's candidates: queued/working tasks not written since `before` whose owner's
+   * lease was not renewed since then either (no owner, or an owner that stopped renewing: dead).
+   * A live process's own work is told apart in memory by its runtime.
+   */
   async openSince(before: number, opts: { botIds?: readonly string[] | undefined; limit?: number | undefined } = {}): Promise<TaskRow[]> {
     let q = this.db
       .selectFrom('bots_tasks')
       .selectAll()
       .where('status', 'in', [...OPEN_STATUSES])
-      .where('updated_at', '<', before);
+      .where('updated_at', '<', before)
+      .where((eb) => eb.or([eb('owner_seen_at', 'is', null), eb('owner_seen_at', '<', before)]));
     if (opts.botIds) {
       if (opts.botIds.length === 0) return [];
       q = q.where('bot_id', 'in', [...opts.botIds]);
@@ -257,6 +267,25 @@ export class TaskStore {
       .orderBy('updated_at')
       .limit(opts.limit ?? 500)
       .execute();
+  }
+
+  /**
+   * Renew `owner`'s lease on these open tasks of its (one statement per 500). Not a write of the task: neither its
+   * version nor `updated_at` moves, so claims' compare-and-set and the orphan age are untouched.
+   */
+  async renewOwnerLease(owner: string, taskIds: readonly string[]): Promise<number> {
+    let n = 0;
+    for (let i = 0; i < taskIds.length; i += 500) {
+      const r = await this.db
+        .updateTable('bots_tasks')
+        .set({ owner_seen_at: this.o.clock.now() })
+        .where('owner', '=', owner)
+        .where('id', 'in', taskIds.slice(i, i + 500))
+        .where('status', 'in', [...OPEN_STATUSES])
+        .executeTakeFirst();
+      n += Number(r.numUpdatedRows);
+    }
+    return n;
   }
 
   /** Tasks in `review`, counted per thread or per bot (the needs-attention badges). */

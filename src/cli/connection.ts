@@ -43,6 +43,14 @@ export class CliConnection {
     return app.events.subscribe((event) => listener(event));
   }
 
+  /** Does a running daemon answer for this workspace (rather than this process opening the store)? */
+  async daemonRunning(): Promise<boolean> {
+    if (this.daemonSeen) return true;
+    if (this.app) return false;
+    this.daemonSeen = (await callRunningDaemon(this.workspace(), 'rpc.methods', {})) !== undefined;
+    return this.daemonSeen;
+  }
+
   /** Close the in-process app, if one was opened. */
   async close(): Promise<void> {
     const app = this.app;

@@ -23,6 +23,7 @@ export function registerModuleCommands(
     m.cli.register(group, {
       transport: (method, params) => connection.call(method, params),
       subscribe: (listener) => connection.subscribe(listener),
+      daemonRunning: () => connection.daemonRunning(),
       print,
     });
   }

@@ -74,6 +74,8 @@ export interface CliContext<M extends Contract['methods'], E extends object> {
   call: RpcCall<M>;
   /** Events as they happen (from the daemon's `/events`, or this process); resolves to "stop". */
   subscribe(listener: (event: WireEvent<E & Record<string, Record<string, unknown>>>) => void): Promise<() => void>;
+  /** A running daemon answers the calls (false: this process opened the store for the command's length). */
+  daemonRunning(): Promise<boolean>;
   print(line: string): void;
 }
 
@@ -166,6 +168,7 @@ export interface ModuleInstance {
 export interface CliSetup {
   transport: Transport;
   subscribe(listener: (event: { type: string; at: number; data: Record<string, unknown> }) => void): Promise<() => void>;
+  daemonRunning(): Promise<boolean>;
   print(line: string): void;
 }
 
@@ -228,6 +231,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         def.cli!.register(command, {
           call: createRpcClient<MethodsOf<C>>(setup.transport),
           subscribe: (listener) => setup.subscribe((event) => listener(event as WireEvent<EventsOf<C> & Record<string, Record<string, unknown>>>)),
+          daemonRunning: () => setup.daemonRunning(),
           print: setup.print,
         }),
     },

@@ -227,8 +227,12 @@ export interface SendResult {
 
 export interface StopResult {
   bot_id: string;
+  /** `nothing_to_stop`: the bot was idle (no run, queue, dispatch, pulse or claimed resume); nothing changed. */
+  outcome: 'stopped' | 'nothing_to_stop';
   /** Tasks marked cancelled (the run and its queue). */
   cancelled_task_ids: string[];
+  /** One sentence for a person: what the stop did. */
+  message: string;
 }
 
 export interface Snapshot {

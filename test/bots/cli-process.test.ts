@@ -85,11 +85,17 @@ describe('bots commands without a daemon', () => {
     expect(JSON.stringify(model.chatRequests[0]!.body!.messages!.at(-1))).toContain('Is everything up?');
 
     const stop = await cli('stop', 'ops');
-    expect(stop.out).toBe('@ops had nothing running\n');
+    expect(stop.out).toBe('@ops is idle with no unfinished work: nothing to stop.\n');
 
     const unknown = await cli('send', 'nobody', 'hi');
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/^subconscious: No bot named or with id "nobody"\. .*Bots: @ops\./);
+
+    // --no-wait cannot work here: this command would run the bot and cut its reply off on return.
+    const noWait = await cli('send', 'ops', 'later', '--no-wait');
+    expect(noWait.code).toBe(1);
+    expect(noWait.err).toMatch(/^subconscious: bots send --no-wait needs a running daemon.*Nothing was sent\..*subconscious start.*\[conflict\]\n$/);
+    expect(model.chatRequests).toHaveLength(1);
   }, 120_000);
 
   it('a failed reply prints why and exits 1', async () => {
@@ -122,6 +128,16 @@ describe('bots commands through a running daemon', () => {
     await daemon?.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('send --no-wait hands the message to the daemon and returns; the daemon answers it', async () => {
+    expect((await cli('create', 'runner', '--tools', 'fs')).out).toMatch(/^created @runner /);
+    model.reset();
+    model.enqueue({ text: 'Queued and done.' });
+    const sent = await cli('send', 'runner', 'Do', 'it', '--no-wait');
+    expect(sent.code).toBe(0);
+    expect(sent.out).toMatch(/^sent to @runner: task \S+\n$/);
+    await until(async () => (await messages('runner')).some((m) => m.role === 'bot' && m.status === 'done'));
+  }, 120_000);
 
   it('send prints the reply the daemon streams; the daemon holds the thread', async () => {
     expect((await cli('create', 'scout', '--tools', 'fs')).out).toMatch(/^created @scout /);
@@ -161,7 +177,7 @@ describe('bots commands through a running daemon', () => {
     const sending = runCli(['bots', 'send', 'scout', 'Write', 'the', 'long', 'report'], workspace, NO_MODEL);
     await until(() => model.chatRequests.length === 1);
     const stopped = await cli('stop', '@scout');
-    expect(stopped.out).toBe('stopped @scout: 1 task cancelled\n');
+    expect(stopped.out).toBe('Stopped @scout: 1 task cancelled.\n');
     const sent = await sending;
     expect(sent.code).toBe(1);
     expect(sent.out).toBe('(stopped: Stopped by the user.)\n');

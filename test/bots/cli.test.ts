@@ -41,9 +41,11 @@ describe('bots CLI', () => {
     await h.dispose();
   });
 
+  /** Whether the commands are told a daemon runs the bots (the in-process host stands in for it). */
+  let daemon = true;
   async function run(...args: string[]): Promise<void> {
     const program = new Command().exitOverride();
-    registerBotsCommands(program, call, { subscribe, print: (l) => lines.push(l), write: (c) => (streamed += c) });
+    registerBotsCommands(program, call, { subscribe, print: (l) => lines.push(l), write: (c) => (streamed += c), daemonRunning: async () => daemon });
     await program.parseAsync(['node', 'subconscious', 'bots', ...args]);
   }
 
@@ -63,7 +65,7 @@ describe('bots CLI', () => {
     expect(h.model.chatRequests[0]!.body!.messages!.at(-1)!.content).toBe('How are the experiments?');
 
     await run('stop', 'growth');
-    expect(lines.pop()).toBe('@growth had nothing running');
+    expect(lines.pop()).toBe('@growth is idle with no unfinished work: nothing to stop.');
   });
 
   it('send shows an approval the reply waits for; approve answers it and the reply goes on', async () => {
@@ -107,5 +109,20 @@ describe('bots CLI', () => {
     h.model.enqueue({ text: 'later' });
     await run('send', 'ops', 'hello', '--no-wait');
     expect(lines.pop()).toMatch(/^sent to @ops: task \S+$/);
+  });
+
+  it('--no-wait without a running daemon is refused before anything is sent (the reply would die with the command)', async () => {
+    await run('create', 'ops');
+    daemon = false;
+    try {
+      await expect(run('send', 'ops', 'hello', '--no-wait')).rejects.toMatchObject({
+        code: 'conflict',
+        message: expect.stringMatching(/needs a running daemon/),
+      });
+    } finally {
+      daemon = true;
+    }
+    expect(await h.db.selectFrom('bots_messages').selectAll().execute()).toEqual([]);
+    expect(h.model.chatRequests).toHaveLength(0);
   });
 });

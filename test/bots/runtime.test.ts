@@ -5,9 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Message, SendResult, Task, ThreadView } from '../../src/protocol/bots.js';
+import type { Message, SendResult, StopResult, Task, ThreadView } from '../../src/protocol/bots.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, gate, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, dumpTables, gate, sharedMcp, until, type BotsHarness } from './harness.js';
 
 const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
 beforeAll(async () => {
@@ -115,6 +115,41 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     expect(view.tasks.map((x) => x.status)).toEqual(['done', 'done']);
   });
 
+  it('a stop on an idle bot answers nothing_to_stop, and changes and records nothing', async () => {
+    const bot = await h.createBot('resting');
+    h.model.enqueue({ text: 'Done already.' });
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'quick one' });
+    await done(h, sent.dispatched[0]!.task_id);
+    const before = await dumpTables(h.db);
+    const events = h.events.length;
+    const r = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    expect(r).toEqual({
+      bot_id: bot.id,
+      outcome: 'nothing_to_stop',
+      cancelled_task_ids: [],
+      message: '@resting is idle with no unfinished work: nothing to stop.',
+    });
+    expect(await dumpTables(h.db)).toEqual(before);
+    expect(h.events.slice(events)).toEqual([]);
+  });
+
+  it('a stop on an idle bot with unfinished work stops that work (it will not be resumed) and says so', async () => {
+    const bot = await h.createBot('stalled');
+    h.model.enqueue({ status: 500, message: 'upstream down' });
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'try this' });
+    await done(h, sent.dispatched[0]!.task_id, 'failed');
+    const seen: string[] = [];
+    h.host.service.onHumanAction((a) => void seen.push(a.kind));
+    const r = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    expect(r).toEqual({
+      bot_id: bot.id,
+      outcome: 'stopped',
+      cancelled_task_ids: [],
+      message: 'Stopped @stalled: nothing was running; 1 unfinished task will not be resumed.',
+    });
+    expect(seen).toEqual(['stop']);
+  });
+
   it('a stop during a run cancels it and its queue for good; a claim on the task is refused afterwards', async () => {
     const bot = await h.createBot('writer');
     h.model.handle(() => ({ hang: true }));
@@ -122,7 +157,8 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     await until(() => h.model.chatRequests.length === 1);
     const b = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'and then another' });
 
-    const stopped = await h.call<{ cancelled_task_ids: string[] }>('bots.stop_bot', { id: bot.id });
+    const stopped = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    expect(stopped).toMatchObject({ outcome: 'stopped', message: `Stopped @writer: 2 tasks cancelled.` });
     expect(stopped.cancelled_task_ids.sort()).toEqual([a.dispatched[0]!.task_id, b.dispatched[0]!.task_id].sort());
     for (const d of [a, b]) {
       const t = await task(h, d.dispatched[0]!.task_id);

@@ -322,6 +322,17 @@ describe('the heartbeat section in Chromium', () => {
     await all.getByRole('button', { name: 'Save' }).click();
     await section().locator('[data-testid="heartbeat-mode"]', { hasText: 'mode: shadow' }).waitFor();
     expect(await section().getByTestId('heartbeat-mode-note').innerText()).toContain('asks the pulse model and logs its verdict — never acts');
+    // Mode off: the page says so, and Check now is disabled with the reason (the server refuses it too).
+    await all.getByLabel('Mode', { exact: true }).selectOption('off');
+    await all.getByRole('button', { name: 'Save' }).click();
+    await section().locator('[data-testid="heartbeat-mode"]', { hasText: 'mode: off' }).waitFor();
+    const checkNow = section().getByTestId('heartbeat-check-now');
+    expect(await checkNow.isDisabled()).toBe(true);
+    expect(
+      await section()
+        .locator(`#${(await checkNow.getAttribute('aria-describedby'))!}`)
+        .innerText(),
+    ).toContain('The mode is off for all bots');
     await all.getByRole('button', { name: 'Use the config file’s value for mode' }).click();
     await section().locator('[data-testid="heartbeat-mode"]', { hasText: 'mode: resume' }).waitFor();
     expect((await snapshot()).settings.overridden).toEqual([]);

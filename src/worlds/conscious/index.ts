@@ -20,5 +20,13 @@ export { RunStore, KEEP_RUNS } from './runs.js';
 export type { ConsciousTables, ConsciousActionablesTable, ConsciousRunsTable } from './tables.js';
 export type { ConsciousEvents, ConsciousEmit } from './events.js';
 export { BUILT_IN_PROMPT, loadPrompt, memoryPrompt, isExtractionPrompt } from './prompt.js';
-export { actionablesReplySchema, actionableId, toActionables, SOURCE_ALIASES, DEFAULT_SOURCE_LABELS, type ExtractedActionable } from './schema.js';
+export {
+  actionablesReplySchema,
+  actionableId,
+  toActionables,
+  SOURCE_ALIASES,
+  UNKNOWN_SOURCE,
+  DEFAULT_SOURCE_LABELS,
+  type ExtractedActionable,
+} from './schema.js';
 export { consciousContract } from '../../protocol/conscious.js';

@@ -1,9 +1,12 @@
 /**
- * The seed's ActionableItem, as the model must return it: a JSON array of items. Integration
- * names are mapped as the seed's rules say (gmail → email, telegram → telegram, notion → system,
- * google_calendar → calendar); any other source or priority fails the reply closed, like any
- * malformed output. Text fields come from memory (untrusted): made one line, control prefixes
- * and fence tags removed, capped. A reply with more than 20 items is cut to the first 20.
+ * The seed's ActionableItem, as the model must return it: a JSON array of items. Sources are
+ * matched case- and separator-insensitively against `SOURCE_ALIASES` (the seed's integration
+ * mapping — gmail → email, telegram → telegram, notion → system, google_calendar → calendar —
+ * plus the common names below); any other source name (slack, jira, …) is kept as `system`, its
+ * name becoming the label when the model gave none, so no item is dropped and no reply fails for
+ * it. A source that is not a string, or an unknown priority, still fails the reply closed, like
+ * any malformed output. Text fields come from memory (untrusted): made one line, control
+ * prefixes and fence tags removed, capped. A reply with more than 20 items is cut to the first 20.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -16,14 +19,33 @@ import {
   type ActionableSource,
 } from '../../protocol/conscious.js';
 
-/** The seed's integration mapping, plus each source value as itself. */
+/**
+ * Source names the model may use, and what they mean: each source value as itself, the seed's
+ * integration mapping, and common names of the same things. Anything else is `system`
+ * (`UNKNOWN_SOURCE`).
+ */
 export const SOURCE_ALIASES: Readonly<Record<string, ActionableSource>> = {
   ...Object.fromEntries(ACTIONABLE_SOURCES.map((s) => [s, s])),
+  // The seed's mapping.
   gmail: 'email',
   telegram: 'telegram',
   notion: 'system',
   google_calendar: 'calendar',
+  // Common names.
+  mail: 'email',
+  e_mail: 'email',
+  outlook: 'email',
+  gcal: 'calendar',
+  calendar_event: 'calendar',
+  tg: 'telegram',
+  insight: 'ai_insight',
+  ai: 'ai_insight',
+  trade: 'trading',
+  security_alert: 'security',
 };
+
+/** Where a source name that no alias knows goes. */
+export const UNKNOWN_SOURCE: ActionableSource = 'system';
 
 /** What a source is called when the model gives no label. */
 export const DEFAULT_SOURCE_LABELS: Readonly<Record<ActionableSource, string>> = {
@@ -48,7 +70,17 @@ const key = (v: unknown) =>
         .replace(/[\s-]+/g, '_')
     : v;
 
-const itemSchema = z.object({
+/** An unknown source's name becomes the label when the model gave none (it is mapped to `system` below). */
+function labelUnknownSource(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const item = v as Record<string, unknown>;
+  const k = key(item.source);
+  if (typeof k !== 'string' || k in SOURCE_ALIASES) return v;
+  const label = typeof item.source_label === 'string' && item.source_label.trim() ? item.source_label : String(item.source).trim();
+  return { ...item, source_label: label };
+}
+
+const fields = z.object({
   // `overwrite` (not `transform`) keeps these strings in the JSON Schema the model is shown.
   title: z
     .string()
@@ -61,7 +93,7 @@ const itemSchema = z.object({
     .describe('1-2 sentence explanation with context'),
   source: z.preprocess((v) => {
     const k = key(v);
-    return typeof k === 'string' ? (SOURCE_ALIASES[k] ?? k) : k;
+    return typeof k === 'string' ? (SOURCE_ALIASES[k] ?? UNKNOWN_SOURCE) : k;
   }, z.enum(ACTIONABLE_SOURCES)),
   priority: z.preprocess(key, z.enum(ACTIONABLE_PRIORITIES)),
   actionable: z.boolean(),
@@ -72,6 +104,8 @@ const itemSchema = z.object({
     .overwrite((t) => cleanLine(t, LABEL_MAX))
     .describe('Human-readable source name (e.g. Gmail, Telegram, Notion)'),
 });
+
+const itemSchema = z.preprocess(labelUnknownSource, fields);
 
 export const actionablesReplySchema = z.array(itemSchema);
 

@@ -139,7 +139,9 @@ function render(i: DigestInput, c: Caps): string {
       ...(x.note ? { followUp: cleanLine(x.note, c.note) } : {}),
       attempts: x.attempts,
     })),
-    openTasks: i.openTasks.slice(0, c.openTasks).map((t) => ({ taskId: t.id, status: t.status, ageMin: minutes(i.now - (t.finished_at ?? t.updated_at)) })),
+    openTasks: newestFirst(i.openTasks)
+      .slice(0, c.openTasks)
+      .map((t) => ({ taskId: t.id, status: t.status, ageMin: minutes(i.now - touched(t)) })),
     pendingApprovals: i.pendingApprovals,
     followUps: i.followUps
       .slice(0, c.followUps)
@@ -170,4 +172,20 @@ export function isoLocal(epochMs: number, timeZone: string): string {
   const abs = Math.abs(offsetMin);
   const off = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${off}`;
+}
+
+const touched = (t: Pick<Task, 'finished_at' | 'updated_at'>) => t.finished_at ?? t.updated_at;
+
+/** Newest first (finished, else last written), so a cap cuts the oldest. */
+function newestFirst<T extends Pick<Task, 'finished_at' | 'updated_at'>>(tasks: readonly T[]): T[] {
+  return [...tasks].sort((a, b) => touched(b) - touched(a));
+}
+
+/**
+ * The digest's open tasks: queued and working ones, and failed ones still within their attempts,
+ * newest first. A failed task whose attempts are spent has its check-in; old failures never
+ * crowd the recent ones out of the pulse's view.
+ */
+export function digestOpenTasks(tasks: readonly Task[], maxTaskAttempts: number): Task[] {
+  return newestFirst(tasks.filter((t) => t.status === 'queued' || t.status === 'working' || (t.status === 'failed' && t.attempts < maxTaskAttempts)));
 }

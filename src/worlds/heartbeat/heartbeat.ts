@@ -4,6 +4,7 @@
  * start, after the bots host's restart repair: bots with interrupted work are scheduled within two
  * ticks (§5.6), other open work and pending follow-ups staggered over their interval.
  */
+import { cutByShutdown } from '../../bots/index.js';
 import { describeError } from '../../core/index.js';
 import type { Handlers } from '../../protocol/contract.js';
 import type { HeartbeatMethods } from '../../protocol/heartbeat.js';
@@ -77,8 +78,14 @@ async function scheduleAfterRestart(core: HeartbeatCore): Promise<{ scheduled: n
   const earliest = (botId: string, at: number) => marks.set(botId, Math.min(marks.get(botId) ?? Infinity, at));
   const open = await host.openWork({ limit: 10_000 });
   const tickMs = g.tick_seconds * 1000;
+  let dueNow = false;
   for (const t of open) {
-    if (t.status === 'failed' && t.error_kind === 'interrupted') earliest(t.bot_id, restartCheck(now, tickMs, core.random));
+    // Cut off by a clean shutdown: due now, and a one-shot tick (below) resumes it without waiting
+    // for the cadence. A crash's interrupted work is staggered over two ticks instead.
+    if (cutByShutdown(t)) {
+      earliest(t.bot_id, now);
+      dueNow = true;
+    } else if (t.status === 'failed' && t.error_kind === 'interrupted') earliest(t.bot_id, restartCheck(now, tickMs, core.random));
     else earliest(t.bot_id, staggeredFirstCheck(now, g.interval_seconds * 1000, core.random));
   }
   for (const f of await core.followups.pending()) if (f.due_at !== null) earliest(f.bot_id, Number(f.due_at));
@@ -87,5 +94,6 @@ async function scheduleAfterRestart(core: HeartbeatCore): Promise<{ scheduled: n
     if (!thread) continue;
     await core.mark(botId, at, thread.id);
   }
+  if (dueNow && g.mode !== 'off') core.d.trigger?.();
   return { scheduled: marks.size };
 }

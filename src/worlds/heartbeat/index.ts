@@ -15,7 +15,7 @@ export { observe, DUE_LIMIT, DEEP_LIMIT, type HeartbeatObservation, type Plan } 
 export { runPulses, PULSE_PURPOSE, type HeartbeatReflection, type PulseResult } from './reflect.js';
 export { commitTick, type CommitCounts } from './commit.js';
 export { triageBot, asksQuestion, ORPHAN_AGE_MS, STALE_STREAMING_MS, type BotView, type Candidate, type Triage } from './rules.js';
-export { buildDigest, isoLocal, DIGEST_BUDGET_TOKENS, type Digest, type DigestInput } from './digest.js';
+export { buildDigest, digestOpenTasks, isoLocal, DIGEST_BUDGET_TOKENS, type Digest, type DigestInput } from './digest.js';
 export { PULSE_SYSTEM, pulsePrompt, parseVerdict, MIN_RESUME_CONFIDENCE, type PulseVerdict } from './pulse.js';
 export { resumePreamble, wakeNote } from './preamble.js';
 export { HostResumeQueue, type ResumeQueue, type ResumeClaim, type ResumeJob } from './claims.js';

@@ -17,7 +17,7 @@ import { cleanLine } from '../../llm/index.js';
 import type { HeartbeatMode } from '../../protocol/heartbeat.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
-import { dayKey, jitter } from './schedule.js';
+import { USER_ACTIVE_MS, dayKey, jitter } from './schedule.js';
 import type { BotSettings } from './settings.js';
 
 const RESUMABLE = new Set(['interrupted', 'preempted', 'timeout', 'provider', 'rate_limit', 'approval_expired']);
@@ -149,8 +149,12 @@ export class HeartbeatListeners {
     if (task.status === 'failed' && task.error_kind !== null && RESUMABLE.has(task.error_kind)) {
       const thread = await core.host.thread(i.threadId);
       if (thread?.kind !== 'direct') return;
-      const { s } = await this.botSettings(i.botId);
-      await core.mark(i.botId, now + jitter(s.intervalMs, core.random), i.threadId);
+      // Due at the next tick, so the work resumes within §13's 3 ticks (the pulse and budgets still
+      // decide) — or, while the person who asked still counts as active, the moment they no longer
+      // do: a tick before that would only defer the bot the user-active 2 minutes.
+      const { userActiveAt } = await core.host.userActivity(i.threadId);
+      const due = Math.max(now + g.tick_seconds * 1000, userActiveAt === null ? 0 : userActiveAt + USER_ACTIVE_MS);
+      await core.mark(i.botId, due, i.threadId);
     }
   }
 

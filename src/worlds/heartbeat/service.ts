@@ -74,6 +74,13 @@ export class HeartbeatService {
       });
     }
     const g = await core.settings.global();
+    if (g.mode === 'off') {
+      // Nothing would look: resetting attempts and check-ins for a check that never comes would only lose them.
+      throw new SubconsciousError('conflict', 'The heartbeat’s mode is off for all bots, so nothing would check; nothing was changed.', {
+        hint: 'Set a mode (triage, shadow or resume) with bots.set_heartbeat_settings {mode}, then check now.',
+        details: { mode: g.mode },
+      });
+    }
     await this.humanReset(id, threadId);
     const now = core.now();
     await core.update(id, { forced_at: now, backoff_until: null, consecutive_errors: 0, cooldown_until: null, state: 'idle', last_outcome: 'check now' });

@@ -19,7 +19,7 @@ import type { HeartbeatMode, HeartbeatSettings } from '../../protocol/heartbeat.
 import { type RecordedStep } from '../../agent/index.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
-import { buildDigest, type Digest } from './digest.js';
+import { buildDigest, digestOpenTasks, type Digest } from './digest.js';
 import { asksQuestion, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
 import { quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
@@ -109,9 +109,10 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   for (const row of deepRows) if (row.thread_id === null) row.thread_id = (await host.directThread(row.bot_id)).id;
   const threadIds = deepRows.map((r) => r.thread_id!);
   const failedSince = tasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
-  const [recent, activities, expired] = await Promise.all([
+  const [recent, activities, pendingApprovals, expired] = await Promise.all([
     host.recentMessages(threadIds, MESSAGES_READ),
     host.userActivities(threadIds),
+    host.pendingApprovalsOf(threadIds),
     failedSince.length > 0
       ? host.expiredApprovalsOf(
           deepRows.map((r) => r.bot_id),
@@ -180,8 +181,11 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
             messages,
             userActiveAt: activity.userActiveAt,
             candidates: triage.candidates,
-            openTasks: botTasks.filter((t) => t.thread_id === threadId),
-            pendingApprovals: 0,
+            openTasks: digestOpenTasks(
+              botTasks.filter((t) => t.thread_id === threadId),
+              s.maxTaskAttempts,
+            ),
+            pendingApprovals: pendingApprovals.get(threadId) ?? 0,
             followUps: view.followUps.filter((f) => f.kind === 'delay').map((f) => ({ note: f.note, dueAt: numOrNull(f.due_at) })),
             limits: {
               pulsesToday: view.budget.botPulses,

@@ -142,24 +142,42 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
       expect.objectContaining({ status: 'failed', error_kind: 'malformed', error: expect.stringMatching(/model/i), count: 0, namespaces: ['gmail'] }),
     ]);
 
-    // An unknown source fails closed the same way.
-    await h.clock.advance(5 * 60_000);
-    h.server.enqueue({ json: [item('x', { source: 'slack' })] });
-    expect((await h.instance.tick()).kind).toBe('failed');
-    expect(eventsOf('conscious.error')[1]!.data).toMatchObject({ kind: 'malformed' });
-
     await h.clock.advance(5 * 60_000);
     h.server.enqueue({ json: [item('Pay invoice 2291')] });
     expect((await h.instance.tick()).kind).toBe('committed');
-    const [a, , c] = h.extractions();
+    const [a, c] = h.extractions();
     expect(userOf(c!).replace(/Now: [^.]*\./, '')).toBe(userOf(a!).replace(/Now: [^.]*\./, ''));
     expect(await stored()).toHaveLength(1);
     expect((await h.instance.tick()).kind).toBe('quiet');
-    // Quiet ticks are not runs: three runs, newest first, the last one completed.
+    // Quiet ticks are not runs: two runs, newest first, the last one completed.
     const runs = await h.world.service.listRuns();
-    expect(runs.map((r) => r.status)).toEqual(['completed', 'failed', 'failed']);
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'failed']);
     expect(runs[0]).toMatchObject({ count: 1, new: 1, documents: 1, namespaces: ['gmail'], error: null, error_kind: null });
     expect(runs[0]!.finished_at).toBe(runs[0]!.started_at + runs[0]!.duration_ms!);
+  });
+
+  it('sources by their aliases; an unknown source is kept as system with its name as the label — never dropped, never a failed run', async () => {
+    await put('m1', 'Invoice', 'Invoice 2291 overdue');
+    h.server.enqueue({
+      json: [
+        item('Reply to Ada', { source: 'Outlook', source_label: '' }),
+        item('Standup moved', { source: 'gcal' }),
+        item('Review the PR', { source: 'slack', source_label: '' }),
+        item('Ticket escalated', { source: 'Jira', source_label: 'Jira board' }),
+      ],
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const byTitle = new Map((await stored()).map((a) => [a.title, a]));
+    expect(byTitle.get('Reply to Ada')).toMatchObject({ source: 'email', source_label: 'Email' });
+    expect(byTitle.get('Standup moved')).toMatchObject({ source: 'calendar' });
+    expect(byTitle.get('Review the PR')).toMatchObject({ source: 'system', source_label: 'slack' });
+    expect(byTitle.get('Ticket escalated')).toMatchObject({ source: 'system', source_label: 'Jira board' });
+    expect(eventsOf('conscious.error')).toEqual([]);
+    // A source that is not a name at all is still malformed.
+    await h.clock.advance(5 * 60_000);
+    await put('m2', 'Another', 'Another thing');
+    h.server.enqueue({ json: [item('x', { source: 42 })] });
+    expect((await h.instance.tick()).kind).toBe('failed');
   });
 
   it('a 21-item reply is cut to 20', async () => {

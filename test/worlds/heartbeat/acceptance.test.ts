@@ -199,6 +199,30 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
     expect(h.model.chatRequests[0]!.body!.messages!.at(-1)!.content as string).toMatch(/Quick: what is 2\+2\?$/);
     expect(await h.task(t.id)).toMatchObject({ status: 'failed', attempts: 0, claimed_by: null });
     expect((await h.logOf(bot.id)).find((e) => e.outcome === 'set_aside')!.reason).toMatch(/attempt refunded/);
+
+    // A running resume (it would never end by itself) is preempted: the person waits only for the gap.
+    const other = await h.createBot('preempted');
+    const t2 = await interruptedTask(h, other.id);
+    await h.due(other.id);
+    h.verdict({ taskId: t2.id });
+    h.model.handle((req) => {
+      const last = req.body!.messages!.at(-1)!.content as string;
+      return last.includes('Heartbeat wake-up') ? { hang: true } : { text: 'Four.' };
+    });
+    await h.tick();
+    // Its job waits out the gap on the fake clock once it is queued: only then move the clock.
+    await until(() => h.host.runtime.hasJobFor(t2.id));
+    await h.advance(5000);
+    await until(async () => (await h.task(t2.id)).status === 'working');
+    const asked = h.clock.now();
+    const second = await h.call<SendResult>('bots.send_message', { bot_id: other.id, text: 'And 2+2 again?' });
+    // Cancelled at once: the resume settles and the person's job is next, waiting only for the gap.
+    await until(async () => (await h.task(t2.id)).status === 'failed' && h.host.runtime.statusOf(other.id).status === 'queued');
+    await h.advance(5000); // the gap between jobs, not the resume
+    await settled(h, second.dispatched[0]!.task_id, 'done');
+    expect(h.clock.now() - asked).toBe(5000);
+    // Resumable later; the person's message reset its attempts once the preempted run settled (§7.5).
+    expect(await h.task(t2.id)).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'preempted', attempts: 0 });
   });
 
   it('5. every resume leaves a system note and a log entry (and only resumes do)', { timeout: 120_000 }, async () => {

@@ -91,9 +91,9 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value!, config: { max_task_attempts: 2 } });
     const bot = await h.createBot('flaky');
     const t = await h.failedTask(bot.id); // provider error: rule 6, and the settle marked the bot due
-    const first = (await h.beat(bot.id)).next_heartbeat_at!;
-    expect(first).toBeGreaterThan(h.clock.now());
-    expect(first).toBeLessThanOrEqual(h.clock.now() + 300_000 * 1.2);
+    // Due soon, not after a whole interval: the next tick at which the person who asked no longer counts as active.
+    const failedAt = h.clock.now();
+    expect((await h.beat(bot.id)).next_heartbeat_at).toBe(failedAt + 90_000);
     for (let attempt = 1; attempt <= 2; attempt++) {
       await h.advance(11 * 60_000);
       h.verdict({ taskId: t.id, reason: 'the provider failed; try again' });
@@ -124,6 +124,22 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     h.model.enqueue({ text: 'Worked this time.' });
     await h.tick();
     await settled(h, t.id, 'done');
+  });
+
+  it('a retryable failure resumes within 3 ticks of failing (seed 2 §13), ticks every 30 s from the failure', async () => {
+    const bot = await h.createBot('retry');
+    const t = await h.failedTask(bot.id);
+    h.verdict({ taskId: t.id, reason: 'the provider failed; try again' });
+    h.model.enqueue({ text: 'Retried: the numbers are in.' });
+    let ticks = 0;
+    while (h.pulse.chatRequests.length === 0 && ticks < 10) {
+      await h.advance(30_000);
+      await h.tick();
+      ticks++;
+    }
+    expect(ticks).toBeLessThanOrEqual(3);
+    await settled(h, t.id, 'done');
+    expect((await h.task(t.id)).attempts).toBe(1);
   });
 
   it('pulse errors: no resume, exponential backoff, and after 3 in a row the bot’s heartbeat is switched off', async () => {

@@ -192,4 +192,17 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
     // The checkpoint the run wrote at settle is there for the next resume.
     expect((await h.task(t.id)).checkpoint?.summary).toBe('Done.');
   });
+
+  it('a resume that fails before doing anything keeps the checkpoint it was given, so the next resume still has it', async () => {
+    const bot = await h.createBot('keeper');
+    const t = await interruptedTask(h, bot.id, { checkpoint: 'Wrote launch-checklist.md; 3 of 7 items checked.' });
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id });
+    h.model.enqueue({ status: 500, message: 'upstream down' });
+    await h.tick();
+    await settled(h, t.id, 'failed');
+    const after = await h.task(t.id);
+    expect(after.error_kind).toBe('provider');
+    expect(after.checkpoint?.summary).toBe('Wrote launch-checklist.md; 3 of 7 items checked.');
+  });
 });

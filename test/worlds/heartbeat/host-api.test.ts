@@ -61,15 +61,87 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     const bot = await h.createBot('orphaned');
     const mine = await leftOpen(bot.id, processOwner(), 0);
     const other = await h.createBot('elsewhere');
-    await leftOpen(other.id, 'some-other-host:4242', 0);
+    const live = await leftOpen(other.id, 'some-other-host:4242', 0);
+    const gone = await h.createBot('gone');
+    const dead = await leftOpen(gone.id, 'a-dead-host:77', 0);
     expect(await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).toEqual([]);
     await h.advance(121_000);
-    expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).map((t) => t.id)).toEqual([mine.task.id]);
+    // The live daemon renews its lease every host tick; the dead one (another host: no pid to ask) stopped.
+    await tasks.renewOwnerLease('some-other-host:4242', [live.task.id]);
+    expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).map((t) => t.id).sort()).toEqual([mine.task.id, dead.task.id].sort());
     expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000, botIds: [other.id] })).map((t) => t.id)).toEqual([]);
+    expect(await h.host.heartbeat.repairOrphan(live.task.id)).toBeUndefined();
     const repaired = await h.host.heartbeat.repairOrphan(mine.task.id);
     expect(repaired).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 0 });
     expect((await threads.getMessage(mine.message.id))!).toMatchObject({ status: 'error', interrupted: true, text: 'Gathering the figures' });
     expect(await h.host.heartbeat.repairOrphan(mine.task.id)).toBeUndefined();
+  });
+
+  it('the owner lease: renewed (every host tick) on the tasks this process runs, no version or updated_at moved', async () => {
+    const bot = await h.createBot('leased');
+    h.model.handle(() => ({ hang: true }));
+    const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'A long job' });
+    const id = sent.dispatched[0]!.task_id;
+    await until(() => h.model.chatRequests.length === 1);
+    const before = await h.db.selectFrom('bots_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(before.owner).toBe(processOwner());
+    await h.advance(150_000);
+    // What the host's timer runs on every tick (driven here, so the instant is known).
+    expect(await h.host.runtime.renewLease()).toBe(1);
+    const after = await h.db.selectFrom('bots_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(Number(after.owner_seen_at)).toBe(h.clock.now());
+    expect([after.version, after.updated_at]).toEqual([before.version, before.updated_at]);
+    // Still running and leased: never an orphan, though untouched for longer than the orphan age.
+    expect(await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).toEqual([]);
+    await h.call('bots.stop_bot', { id: bot.id });
+  });
+
+  it('openWork lists newest first, so a limit drops the oldest failures, never recent work', async () => {
+    const bot = await h.createBot('busyday');
+    const thread = await h.host.heartbeat.directThread(bot.id);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const t = await tasks.create({ botId: bot.id, threadId: thread.id, title: `job ${i}`, prompt: `job ${i}`, source: 'user' });
+      await tasks.update(t.id, { status: 'failed', error_kind: 'provider', error: 'down', finished_at: h.clock.now() });
+      ids.push(t.id);
+      await h.advance(60_000);
+    }
+    expect((await h.host.heartbeat.openWork({ botIds: [bot.id], limit: 2 })).map((t) => t.id)).toEqual([ids[3], ids[2]]);
+  });
+
+  it('the pulse digest counts the thread’s pending approvals (one query for the tick’s threads), not a constant', async () => {
+    const bot = await h.createBot('waiting');
+    const { interruptedTask } = await import('./harness.js');
+    const t = await interruptedTask(h, bot.id);
+    const thread = await h.host.heartbeat.directThread(bot.id);
+    const approval = (id: string, state: 'pending' | 'approved') => ({
+      approval_id: id,
+      bot_id: bot.id,
+      thread_id: thread.id,
+      task_id: t.id,
+      message_id: null,
+      run_id: 'run-1',
+      tool: 'write_file',
+      server: 'fs',
+      arguments: '{}',
+      reason: 'writes a file',
+      state,
+      created_at: h.clock.now(),
+      expires_at: null,
+      answered_at: null,
+      expired_at: null,
+    });
+    await h.db
+      .insertInto('bots_approvals')
+      .values([approval('ap-1', 'pending'), approval('ap-2', 'pending'), approval('ap-3', 'approved')])
+      .execute();
+    expect(await h.host.heartbeat.pendingApprovalsOf([thread.id, 'ghost'])).toEqual(new Map([[thread.id, 2]]));
+    await h.due(bot.id);
+    h.verdict({ verdict: 'idle', taskId: null });
+    await h.tick();
+    const prompt = h.pulse.chatRequests[0]!.body!.messages!.at(-1)!.content as string;
+    const fenced = prompt.split('\n').find((l) => l.startsWith('"{'))!;
+    expect((JSON.parse(JSON.parse(fenced) as string) as { pendingApprovals: number }).pendingApprovals).toBe(2);
   });
 
   it('batched reads: each thread’s newest messages, the person’s activity, expired approvals of many bots', async () => {

@@ -361,14 +361,23 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     await h.call('bots.set_heartbeat_settings', { id: bots[0]!.id, model: 'local:tiny-pulse' });
     let inFlight = 0;
     let most = 0;
+    let arrived = 0;
+    // Each pulse is held 1 s on the fake clock (well inside its 8 s timeout): only the test moves it, so what is in flight is exact.
     h.pulse.handle(async () => {
+      arrived++;
       inFlight++;
       most = Math.max(most, inFlight);
-      await new Promise((r) => setTimeout(r, 30));
+      await h.clock.sleep(1000);
       inFlight--;
       return { json: { verdict: 'idle', taskId: null, reason: 'later', instruction: '', etaMinutes: 0, urgency: 'low', confidence: 0.5 } };
     });
-    await h.tick();
+    const ticking = h.tick();
+    await until(() => arrived === 2);
+    expect(inFlight).toBe(2);
+    await h.clock.advance(1000); // the first two answer; the next two start
+    await until(() => arrived === 4);
+    await h.clock.advance(1000);
+    await ticking;
     expect(h.pulse.chatRequests).toHaveLength(4);
     expect(most).toBe(2);
     expect(h.pulse.chatRequests.map((r) => r.body!.model).sort()).toEqual(['pulse-model', 'pulse-model', 'pulse-model', 'tiny-pulse']);
@@ -411,5 +420,18 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     expect(off.enabled).toBe(false);
     const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
     expect('error' in refused && refused.error.message).toMatch(/switched off/);
+  });
+
+  it('Check now with the mode off is refused (conflict, the mode named) and changes nothing: attempts and check-ins stay', async () => {
+    const bot = await h.createBot('offmode');
+    const t = await interruptedTask(h, bot.id, { attempts: 2 });
+    await h.call('bots.set_heartbeat_settings', { mode: 'off' });
+    const before = await h.beat(bot.id);
+    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    expect('error' in refused && refused.error).toMatchObject({ data: expect.objectContaining({ code: 'conflict', mode: 'off' }) });
+    expect('error' in refused && refused.error.message).toMatch(/mode is off/);
+    expect((await h.task(t.id)).attempts).toBe(2);
+    expect(await h.beat(bot.id)).toEqual(before);
+    expect(h.triggered.count).toBe(0);
   });
 });

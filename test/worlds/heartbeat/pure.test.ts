@@ -9,7 +9,9 @@ import { estimateTokens } from '../../../src/llm/index.js';
 import type { Message, Task } from '../../../src/protocol/bots.js';
 import {
   buildDigest,
+  digestOpenTasks,
   isoLocal,
+  maxPulsesPerTick,
   parseVerdict,
   pulsePrompt,
   resumePreamble,
@@ -48,6 +50,19 @@ describe('scheduling (§9.2 backoff table)', () => {
     expect([schedule.USER_ACTIVE_MS, schedule.USER_ACTIVE_DEFER_MS, schedule.CLAIM_RETRY_MS, schedule.ASK_RECHECK_MS]).toEqual([
       90_000, 120_000, 30_000, 86_400_000,
     ]);
+  });
+
+  it('pulses per tick are sized by time: as many as pulse_concurrency lanes fit timeouts into 80 % of a tick (at least one per lane)', () => {
+    expect(maxPulsesPerTick({ pulse_concurrency: 2, tick_seconds: 30, pulse_timeout_seconds: 8 })).toBe(6);
+    expect(maxPulsesPerTick({ pulse_concurrency: 2, tick_seconds: 120, pulse_timeout_seconds: 8 })).toBe(24);
+    expect(maxPulsesPerTick({ pulse_concurrency: 1, tick_seconds: 15, pulse_timeout_seconds: 30 })).toBe(1);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 15, max: 120 }), fc.integer({ min: 3, max: 30 }), (lanes, tick, timeout) => {
+        const n = maxPulsesPerTick({ pulse_concurrency: lanes, tick_seconds: tick, pulse_timeout_seconds: timeout });
+        const perLane = n / lanes;
+        return Number.isInteger(perLane) && perLane >= 1 && (perLane === 1 || perLane * timeout <= 0.8 * tick);
+      }),
+    );
   });
 
   it('staggered first checks stay inside the interval; restart checks inside two ticks', () => {
@@ -169,6 +184,22 @@ describe('the digest (§5.3, §6.4)', () => {
     });
     expect(d.cuts).toEqual([]);
     expect(d.tokens).toBe(estimateTokens(d.text));
+  });
+
+  it('lists open tasks newest first: old failures and spent ones never crowd recent work out of the pulse’s view', () => {
+    const t = (id: string, status: Task['status'], ageMin: number, attempts = 0) =>
+      ({ id, status, attempts, finished_at: status === 'failed' ? NOW - ageMin * 60_000 : null, updated_at: NOW - ageMin * 60_000 }) as Task;
+    const old = Array.from({ length: 20 }, (_, i) => t(`old${i}`, 'failed', 60 * 24 * 30 + i));
+    const tasks = [...old, t('spent', 'failed', 1, 3), t('recent', 'failed', 5, 1), t('running', 'working', 2), t('done', 'done', 0)];
+    const open = digestOpenTasks(tasks, 3);
+    expect(open.slice(0, 2).map((x) => x.id)).toEqual(['running', 'recent']);
+    expect(open.map((x) => x.id)).not.toContain('spent');
+    expect(open.map((x) => x.id)).not.toContain('done');
+    // The digest keeps its cap from the newest end, whatever order it is handed.
+    const json = unfence(buildDigest(digestInput({ openTasks: [...old, t('recent', 'failed', 5, 1)] })).text) as { openTasks: { taskId: string }[] };
+    expect(json.openTasks).toHaveLength(10);
+    expect(json.openTasks[0]!.taskId).toBe('recent');
+    expect(json.openTasks.map((x) => x.taskId)).toEqual(['recent', ...old.slice(0, 9).map((x) => x.id)]);
   });
 
   it('stays within 1.5k tokens however long its fields are, cutting field by field (least useful first)', () => {

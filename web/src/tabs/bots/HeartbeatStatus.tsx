@@ -157,9 +157,11 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
         <span id={`hb-${bot.id}-now-help`} className="muted small">
           {off
             ? 'Nothing is checked while the heartbeat does not run.'
-            : hb.enabled && hb.mode !== 'off'
-              ? 'Looks at once, even in quiet hours; resets its attempts and check-ins.'
-              : 'Switch the heartbeat on to check.'}
+            : hb.mode === 'off'
+              ? 'The mode is off for all bots: nothing is checked. Set a mode under “Settings for all bots” to check.'
+              : hb.enabled
+                ? 'Looks at once, even in quiet hours; resets its attempts and check-ins.'
+                : 'Switch the heartbeat on to check.'}
         </span>
       </div>
       {error && (

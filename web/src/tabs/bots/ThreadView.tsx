@@ -55,8 +55,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
   const stop = async (bot: BotWithStatus) => {
     try {
       const r = await call('bots.stop_bot', { id: bot.id });
-      const n = r.cancelled_task_ids.length;
-      notify(n ? `Stopped @${bot.name}: ${n} task${n === 1 ? '' : 's'} cancelled.` : `@${bot.name} had nothing running.`);
+      notify(r.message);
     } catch (err) {
       notify(`Could not stop @${bot.name}: ${explain(err)}`, 'error');
     }

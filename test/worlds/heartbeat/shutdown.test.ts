@@ -1,0 +1,169 @@
+/**
+ * Work a clean daemon shutdown cut off (a run, a job waiting behind it) resumes right after the
+ * restart: the restarted heartbeat marks its bot due at once and asks for a one-shot tick, so the
+ * resume does not wait for the cadence nor for the two-tick stagger a crash's work gets.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AgentRunner, ApprovalStore } from '../../../src/agent/index.js';
+import { createBotsHost, parseBotsConfig, SHUTDOWN_INTERRUPTED, type BotsHost, type BotsTables } from '../../../src/bots/index.js';
+import { EventBus, silentLogger, uuid } from '../../../src/core/index.js';
+import { Instance } from '../../../src/engine/index.js';
+import { StoreCheckpointer } from '../../../src/graph/index.js';
+import { createLlm } from '../../../src/llm/index.js';
+import type { SendResult } from '../../../src/protocol/bots.js';
+import { tablesView } from '../../../src/store/index.js';
+import { createHeartbeat, heartbeatConfig, type Heartbeat, type HeartbeatTables } from '../../../src/worlds/heartbeat/index.js';
+import { testDialects, type AnyStore } from '../../support/stores.js';
+import { createHeartbeatHarness, gate, seeded, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+
+const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
+beforeAll(async () => {
+  mcpHolder.value = await sharedMcp();
+});
+afterAll(async () => {
+  await mcpHolder.value?.close();
+});
+
+interface Restarted {
+  host: BotsHost;
+  hb: Heartbeat;
+  instance: Instance;
+  triggers: { count: number };
+  close(): Promise<void>;
+}
+
+/** The daemon started again on the same database (same model servers, same clock). */
+async function restart(h: HeartbeatHarness): Promise<Restarted> {
+  const store: AnyStore = await h.store.reopen();
+  const agent = { baseUrl: h.model.baseUrl, model: 'scripted-model', timeoutMs: 30_000 };
+  const llm = createLlm({
+    models: { local: { baseUrl: h.pulse.baseUrl, model: 'pulse-model', timeoutMs: 30_000 }, agent },
+    db: store.db,
+    clock: h.clock,
+    ids: uuid,
+  });
+  const approvals = new ApprovalStore({ db: store.db, clock: h.clock, ids: uuid });
+  const runner = new AgentRunner({ llm, mcp: mcpHolder.value!.mcp, approvals, clock: h.clock, ids: uuid });
+  const host = createBotsHost({
+    db: tablesView<BotsTables>(store.db),
+    clock: h.clock,
+    ids: uuid,
+    runner,
+    approvals,
+    emit: () => undefined,
+    log: silentLogger,
+    presence: () => true,
+    config: parseBotsConfig({ next_job_delay_ms: 0 }),
+  });
+  const triggers = { count: 0 };
+  const hb = createHeartbeat({
+    db: tablesView<HeartbeatTables>(store.db),
+    host: host.heartbeat,
+    llm,
+    clock: h.clock,
+    ids: uuid,
+    log: silentLogger,
+    emit: () => undefined,
+    config: heartbeatConfig.parse({}),
+    timezone: 'UTC',
+    random: seeded(3),
+    trigger: () => void triggers.count++,
+  });
+  const events = new EventBus(() => h.clock.now());
+  const instance = new Instance(
+    hb.world,
+    { db: store.db, llm, clock: h.clock, ids: uuid, events, log: silentLogger, checkpointer: new StoreCheckpointer(store.db, h.clock) },
+    { holderTag: 'restarted' },
+  );
+  await host.start();
+  await hb.start();
+  return {
+    host,
+    hb,
+    instance,
+    triggers,
+    close: async () => {
+      await hb.close();
+      await host.stop();
+      await runner.cancelAll();
+      await store.close();
+    },
+  };
+}
+
+describe.each(await testDialects())('work cut off by a shutdown on %s', (dialect) => {
+  let h: HeartbeatHarness;
+  let again: Restarted | undefined;
+  let hold: ReturnType<typeof gate>;
+  beforeEach(async () => {
+    hold = gate();
+    h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value! });
+    again = undefined;
+  });
+  afterEach(async () => {
+    hold.open();
+    await again?.close();
+    await h.dispose();
+  });
+
+  it('is due at the restart and resumed by the one-shot tick the restart asks for, without advancing the clock', async () => {
+    const bot = await h.createBot('worker');
+    let calls = 0;
+    h.model.handle(async () => {
+      if (++calls === 1) await hold.wait; // the first run lasts until the daemon stops
+      return { text: 'Finished the checklist.' };
+    });
+    const first = (await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'Prepare the Q4 launch checklist' })).dispatched[0]!;
+    await until(async () => (await h.task(first.task_id)).status === 'working');
+    const second = (await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'Then draft the announcement' })).dispatched[0]!;
+    expect((await h.task(second.task_id)).status).toBe('queued');
+    await h.advance(120_000); // the person has stepped away (a person active < 90 s ago is left alone)
+
+    // A clean shutdown, in the app's order: the heartbeat closes, then the host settles its work.
+    await h.hb.close();
+    await h.host.stop();
+    hold.open(); // the cut-off request is answered into the void
+    for (const id of [first.task_id, second.task_id]) {
+      const t = await h.task(id);
+      expect(t).toMatchObject({ status: 'failed', error_kind: 'interrupted', interrupted: true, attempts: 0 });
+      expect(t.error).toContain(SHUTDOWN_INTERRUPTED);
+    }
+
+    again = await restart(h);
+    const now = h.clock.now();
+    const row = await again.hb.core.bots.get(bot.id);
+    expect(Number(row!.next_heartbeat_at)).toBe(now);
+    expect(again.triggers.count).toBe(1);
+
+    // The tick the trigger runs: same instant, a pulse, then the resume.
+    h.pulse.handle((req) => {
+      const prompt = req.body!.messages!.at(-1)!.content as string;
+      const taskId = prompt.includes(first.task_id) ? first.task_id : second.task_id;
+      return { json: { verdict: 'resume', taskId, reason: 'cut off by the shutdown', instruction: '', etaMinutes: 0, urgency: 'normal', confidence: 0.9 } };
+    });
+    const outcome = await again.instance.tick();
+    expect(outcome.kind).toBe('committed');
+    expect(h.clock.now()).toBe(now);
+    await until(async () => {
+      const tasks = await Promise.all([first.task_id, second.task_id].map((id) => again!.host.heartbeat.getTask(id)));
+      return tasks.some((t) => t?.status === 'done') && again!.host.runtime.isIdle(bot.id);
+    });
+    const resumed = (await again.hb.core.logs.list({ botId: bot.id, limit: 50 })).filter((e) => e.outcome === 'resumed');
+    expect(resumed).toHaveLength(1);
+    expect((await again.host.heartbeat.getTask(resumed[0]!.task_id!))!.attempts).toBe(1);
+  });
+
+  it('a crash’s interrupted work is not due at once and asks for no extra tick (it is staggered over two ticks)', async () => {
+    const bot = await h.createBot('crashed');
+    const { interruptedTask } = await import('./harness.js');
+    await interruptedTask(h, bot.id);
+    await h.hb.close();
+    await h.host.stop();
+    again = await restart(h);
+    const row = await again.hb.core.bots.get(bot.id);
+    const next = Number(row!.next_heartbeat_at);
+    expect(next).toBeGreaterThanOrEqual(h.clock.now());
+    expect(next).toBeLessThan(h.clock.now() + 60_000);
+    expect(again.triggers.count).toBe(0);
+  });
+});
