@@ -359,9 +359,17 @@ describe('Actionables and Memory tabs in Chromium', () => {
       expect(await memoryHint.innerText()).toContain('[[worlds.memory.sources]]');
       expect(await memoryHint.innerText()).toContain('memory.store_document');
       await screenshots(empty, 'memory-empty');
+      // A source with documents but no finished run: the list is empty because nothing was read, not because all is well.
+      await bare.rpc('memory.store_document', { namespace: 'notes', external_id: 'n1', title: 'Renewal', body: 'The domain renews on Friday.' });
+      await empty.getByRole('tab', { name: 'Actionables' }).click();
+      const unread = empty.locator('[data-testid="actionables-empty"][data-sources="1"][data-read="false"]');
+      await unread.waitFor();
+      expect(await unread.innerText()).toContain('No run has read your memory yet');
+      expect(await unread.innerText()).not.toContain('Nothing needs your attention');
       expect(await contrastFailures(empty)).toEqual([]);
       expect(errors).toEqual([]);
-      expect((await bare.rpc<MemoryNamespace[]>('memory.namespaces')).length).toBe(0);
+      // Only the namespace of the document this test pushed: the page itself created nothing.
+      expect((await bare.rpc<MemoryNamespace[]>('memory.namespaces')).map((n) => n.namespace)).toEqual(['notes']);
     } finally {
       await bare.dispose();
     }

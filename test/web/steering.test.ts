@@ -196,3 +196,27 @@ describe('Steering tab in Chromium', () => {
     expect(watched.errors).toEqual([]);
   });
 });
+
+describe('Steering tab with the steering world off in the config', () => {
+  it('says how to switch it on: the config and a restart (the page switch is locked)', async () => {
+    const off = await startDaemon({
+      config: '[worlds.tasks]\nenabled = false\n[worlds.steering]\nenabled = false\n',
+      env: { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://127.0.0.1:9/v1', SUBCONSCIOUS_AGENT_BASE_URL: 'http://127.0.0.1:9/v1' },
+    });
+    await ensurePageBuilt();
+    const browser = await launchBrowser();
+    try {
+      const { page, errors } = await browser.newPage();
+      await page.goto(off.pageUrl);
+      await page.getByRole('tab', { name: 'Steering' }).click();
+      const note = page.locator('[data-testid="steering-off"]');
+      await note.waitFor();
+      expect(await note.innerText()).toContain('Set enabled = true under [worlds.steering] in subconscious.toml and restart the daemon.');
+      expect(await note.innerText()).not.toContain('Switch it on in the Subconscious tab');
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await off.dispose();
+    }
+  }, 60_000);
+});

@@ -594,6 +594,15 @@ describe('write rights an older version guessed (issue 9)', () => {
       await ask.waitFor();
       expect(await ask.innerText()).toContain('Pending your confirmation');
       expect(await marked.locator('.badge', { hasText: 'writes?' }).count()).toBe(1);
+      // A HEARTBEAT.md line says where it comes from, not "default" (those are the three that ship).
+      expect(await marked.locator('.badge', { hasText: 'HEARTBEAT.md' }).count()).toBe(1);
+      expect(await marked.locator('.badge', { hasText: 'default' }).count()).toBe(0);
+      expect(
+        await page
+          .locator('[data-testid="task-row"]')
+          .locator('.badge', { hasText: /^default$/ })
+          .count(),
+      ).toBe(3);
       expect((await daemon.rpc<TaskRow[]>('subconscious.tasks_list')).find((t) => t.title === 'Write the weekly digest to notes.md')).toMatchObject({
         needs_tools: true,
         write_choice: 'heartbeat_md',

@@ -174,7 +174,7 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
       continue;
     }
     if (v.stoppedAt !== null && at <= v.stoppedAt) {
-      permanent.push({ rule: 'user_driving', reason: `the person stopped the bot after "${c.title}" stopped` });
+      permanent.push({ rule: 'user_driving', reason: `the person pressed Stop after "${c.title}" was cut off` });
       continue;
     }
     if (pendingCheckinFor({ taskId: t.id })) {

@@ -238,7 +238,10 @@ describe('triage: skip rules', () => {
 
   it('work that stopped before a person stopped the bot is never resumed', () => {
     const t = task();
-    expect(triage(view({ tasks: [t], stoppedAt: NOW - 1000 }))).toMatchObject({ skip: 'user_driving', next: null });
+    const stopped = triage(view({ tasks: [t], stoppedAt: NOW - 1000 }));
+    expect(stopped).toMatchObject({ skip: 'user_driving', next: null });
+    // The reason reads as a sentence a person can check against what they did.
+    expect(stopped.kind === 'skip' && stopped.reason).toMatch(/the person pressed Stop after ".+" was cut off/);
     expect(rule(triage(view({ tasks: [t], stoppedAt: NOW - 900_000 })))).toBe('interrupted_task');
   });
 

@@ -102,7 +102,9 @@ export function ActionablesTab() {
         </div>
       )}
       {!items.data && <p className="muted">{items.error ? 'The actionables could not be read.' : 'Loading actionables…'}</p>}
-      {items.data && fresh.length === 0 && <EmptyState namespaces={namespaces} onMemory={() => navigate('memory')} />}
+      {items.data && fresh.length === 0 && (
+        <EmptyState namespaces={namespaces} read={(runs.data ?? []).some((r) => r.status === 'completed')} onMemory={() => navigate('memory')} />
+      )}
       {GROUPS.map((g) => {
         const group = fresh.filter((a) => a.priority === g.priority);
         if (group.length === 0) return null;
@@ -169,7 +171,7 @@ function ActionableCard(props: { item: Actionable; onDone: () => void; onDismiss
 }
 
 /** Nothing to act on: say what feeds the list, and how to connect a source when none is. */
-function EmptyState(props: { namespaces: Resource<MemoryNamespace[]>; onMemory: () => void }) {
+function EmptyState(props: { namespaces: Resource<MemoryNamespace[]>; read: boolean; onMemory: () => void }) {
   const filled = (props.namespaces.data ?? []).filter((n) => n.documents > 0);
   if (filled.length === 0) {
     return (
@@ -189,9 +191,10 @@ function EmptyState(props: { namespaces: Resource<MemoryNamespace[]>; onMemory: 
     );
   }
   return (
-    <div className="actionables-empty" data-testid="actionables-empty" data-sources={filled.length}>
+    <div className="actionables-empty" data-testid="actionables-empty" data-sources={filled.length} data-read={props.read}>
       <p>
-        <strong>Nothing needs your attention.</strong> The conscious loop reads{' '}
+        {props.read ? <strong>Nothing needs your attention.</strong> : <strong>No run has read your memory yet, so nothing is known here yet.</strong>} The
+        conscious loop reads{' '}
         {filled.map((n, i) => (
           <span key={n.namespace}>
             {i > 0 && (i === filled.length - 1 ? ' and ' : ', ')}

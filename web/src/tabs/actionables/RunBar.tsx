@@ -54,7 +54,7 @@ export function RunBar(props: { runs: ConsciousRun[] | undefined; world: Instanc
           {lastDone.duration_ms !== null ? `, ${duration(lastDone.duration_ms)}` : ''}
         </span>
       ) : (
-        <span data-testid="last-run">no run yet</span>
+        <span data-testid="last-run">{failed ? 'no run has finished yet' : 'no run yet'}</span>
       )}
       {w && w.last_tick_at !== null && (
         <span title={fullTime(w.last_tick_at)}>

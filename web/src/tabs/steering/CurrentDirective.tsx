@@ -81,7 +81,8 @@ function WorldState(props: { status: StatusResult | undefined }) {
   if (!w.enabled) {
     return (
       <li className="coral" data-testid="steering-off">
-        The steering world is off{w.disabled_by ? ` (${w.disabled_by})` : ''}: no new directive will be written. Switch it on in the Subconscious tab.
+        The steering world is off{w.disabled_by ? ` (${w.disabled_by})` : ''}: no new directive will be written.{' '}
+        {w.disabled_by ? 'Set enabled = true under [worlds.steering] in subconscious.toml and restart the daemon.' : 'Switch it on in the Subconscious tab.'}
       </li>
     );
   }

@@ -128,7 +128,13 @@ function SystemTask(props: TaskProps) {
         <span className="task-title">{t.title}</span>
         {t.why.kind === 'waiting' && <WaitingBadge />}
         {t.needs_tools && <WritesBadge unconfirmed={t.write_choice !== 'person'} />}
-        <span className="badge">default</span>
+        {t.origin === 'heartbeat_md' ? (
+          <span className="badge" title="A line of HEARTBEAT.md in your workspace: edit the file to change or remove it">
+            HEARTBEAT.md
+          </span>
+        ) : (
+          <span className="badge">default</span>
+        )}
         {!t.enabled && (
           <span className="task-controls">
             <Switch checked={false} label={`Enable task: ${t.title}`} onChange={(on) => void setTaskEnabled(props, on, notify)} />
