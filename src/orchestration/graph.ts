@@ -139,6 +139,7 @@ const contextManagerHook: Node = async (s, ctx) => {
   let util = s.context_utilization;
   let longTerm = s.long_term_memory;
   let evictions = s.evictions;
+  let unstored = s.unstored_evictions;
   const threshold = ctx.settings.eviction_threshold;
   if (util >= threshold) {
     const traces = semantic.filter((e) => e.kind === 'trace');
@@ -147,6 +148,8 @@ const contextManagerHook: Node = async (s, ctx) => {
     if (evict.length) {
       const docs: EvictionDoc[] = evict.map((e) => ({ external_id: `semantic:${e.id}`, title: `${e.entity} (cycle ${e.cycle})`, body: e.trace, entry: e }));
       const kept = await ctx.runtime.evict(docs, ctx);
+      // Live: the memory writes wait for the commit (the service does them), so a cycle that fails from here on writes nothing.
+      if (ctx.runtime.storeEvicted) unstored = [...(unstored ?? []), ...docs];
       const marker: SemanticEntry = {
         id: `c${s.cycle}-evicted`,
         cycle: s.cycle,
@@ -178,7 +181,15 @@ const contextManagerHook: Node = async (s, ctx) => {
       `compressed the cycle ${compressed.input_tokens}→${compressed.summary_tokens} tokens (budget ${compressed.budget_tokens}${compressed.attempts > 1 ? ', retried' : ''}${compressed.truncated ? ', truncated' : ''})`,
     ),
   );
-  return { semantic_history: semantic, context_utilization: util, long_term_memory: longTerm, evictions, compressed, event_log: log };
+  return {
+    semantic_history: semantic,
+    context_utilization: util,
+    long_term_memory: longTerm,
+    evictions,
+    unstored_evictions: unstored,
+    compressed,
+    event_log: log,
+  };
 };
 
 const subconsciousEval: Node = async (s, ctx) => {

@@ -5,8 +5,9 @@
  *   reasoning tier  a full-effort run on the agent runner, steered by the current directive in its
  *                   system prompt (or the default line), tainted (channel text is outside content);
  *   retrieval       the memory store's recall (`Retriever`); a failing recall degrades to none;
- *   eviction        memory documents (`EvictionSink`); a failing store fails the cycle, so the
- *                   traces stay in the state rather than being lost;
+ *   eviction        memory documents (`EvictionSink`), written by the service after the cycle
+ *                   committed; a failing store leaves the traces in the state
+ *                   (`unstored_evictions`) for the next commit to write, so none is lost;
  *   compression     the `local` model summarises; compress.ts enforces the budget;
  *   subconscious    the steering world reviews the forwarded history (the service asks for a
  *                   review once the cycle is committed); the node reports the steering in force.
@@ -132,7 +133,10 @@ export function liveRuntime(deps: LiveRuntimeDeps): HarnessRuntime {
       return { reply, entities, diffs, escalate: parsed.escalate };
     },
 
-    async evict(docs, ctx) {
+    // The state keeps nothing; the memory store gets the docs once the cycle committed.
+    evict: async () => [],
+
+    async storeEvicted(docs, ctx) {
       for (const doc of docs) {
         await deps.eviction.store({
           namespace: ctx.settings.memory_namespace,
@@ -142,7 +146,6 @@ export function liveRuntime(deps: LiveRuntimeDeps): HarnessRuntime {
           metadata: { source: 'orchestration', kind: 'semantic_trace', entity: doc.entry.entity, cycle: doc.entry.cycle, evicted_at: ctx.now() },
         });
       }
-      return [];
     },
 
     async summarize(req, ctx) {

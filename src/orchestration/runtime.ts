@@ -7,7 +7,7 @@
  */
 import type { OrchestrationConfig } from './config.js';
 import type { SummarizeRequest } from './compress.js';
-import type { ChannelMessage, GatedWorldSummary, HarnessMode, MemoryRecord, RetrievedTrace, SemanticEntry, SystemState } from './types.js';
+import type { ChannelMessage, EvictionDoc, GatedWorldSummary, HarnessMode, MemoryRecord, RetrievedTrace, SemanticEntry, SystemState } from './types.js';
 
 /** What every runtime call gets: the cycle's abort signal and its clock. */
 export interface CycleContext {
@@ -37,13 +37,7 @@ export interface ReasoningResult {
   escalate: string | null;
 }
 
-/** One semantic trace on its way to long-term memory. */
-export interface EvictionDoc {
-  external_id: string;
-  title: string;
-  body: string;
-  entry: SemanticEntry;
-}
+export type { EvictionDoc } from './types.js';
 
 export interface HarnessRuntime {
   readonly mode: HarnessMode;
@@ -63,8 +57,14 @@ export interface HarnessRuntime {
   directive(cycle: number, state: SystemState, ctx: CycleContext): Promise<{ id: string; text: string } | null>;
   /** Reasoning tier: execute the instruction. */
   execute(input: ReasoningInput, ctx: CycleContext): Promise<ReasoningResult>;
-  /** Move traces into long-term memory; returns the records kept in the state (offline), or none (live: the memory store keeps them). */
+  /** Move traces into long-term memory; returns the records kept in the state (offline), or none (live: `storeEvicted` writes them). */
   evict(docs: EvictionDoc[], ctx: CycleContext): Promise<MemoryRecord[]>;
+  /**
+   * Live: write evicted traces to the memory store. The service calls it only after the cycle's
+   * state committed (state advances only on success); until it succeeds the docs wait in the state
+   * (`unstored_evictions`). Writes are keyed by the doc's stable external id, so a retry updates in place.
+   */
+  storeEvicted?(docs: EvictionDoc[], ctx: CycleContext): Promise<void>;
   /** One summariser call for the 20:1 compression. */
   summarize(req: SummarizeRequest, ctx: CycleContext): Promise<string>;
   /** The subconscious layer: the steering after a forwarded summary. */

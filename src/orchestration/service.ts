@@ -12,6 +12,7 @@
  *
  * State advances only on success: a failed cycle is marked `failed` with its error and the harness
  * state stays as it was before it (semantic history, queued diffs, triggers — nothing is lost).
+ * Live eviction's memory writes happen only after the commit (see `storeEvictions`).
  * After a cycle the gate forwarded commits, `requestReview` asks the steering world to review now
  * (the event trigger); its own schedule is the cron trigger.
  *
@@ -234,6 +235,7 @@ export class HarnessService {
       path = state.path;
       await this.store.commit({ id, seq, state, expectedVersion: stored?.version ?? 0, at: clock.now() });
       await this.checkpointer.prune(threadId).catch(() => undefined);
+      await this.storeEvictions(state, (stored?.version ?? 0) + 1, ctx);
       this.emitCycle({ id, seq, status: 'done', channel, path, forwarded: !!state.gated_world_summary, evicted: state.evictions.length });
       log.info({ cycle: id, seq, path: path.join('>'), resumed: result.resumed }, 'harness cycle finished');
       if (state.gated_world_summary) this.askForReview(id, seq, state.gated_world_summary.reasons);
@@ -250,6 +252,24 @@ export class HarnessService {
       await this.store.fail(id, message, clock.now());
       this.emitCycle({ id, seq, status: 'failed', channel, path, error: message });
       log.warn({ cycle: id, seq, err: message }, 'harness cycle failed; the harness state is unchanged');
+    }
+  }
+
+  /**
+   * Live: write the committed state's evicted traces to the memory store, then drop them from the
+   * state. A failing store keeps them there (the next committed cycle writes them again, in place);
+   * the cycle itself is done either way.
+   */
+  private async storeEvictions(state: SystemState, version: number, ctx: CycleContext): Promise<void> {
+    const docs = state.unstored_evictions ?? [];
+    if (!docs.length || !this.runtime.storeEvicted) return;
+    const { log, clock } = this.deps;
+    try {
+      await this.runtime.storeEvicted(docs, ctx);
+      // When another commit got in first it carries these docs and writes them again, in place.
+      await this.store.replaceState({ ...state, unstored_evictions: [] }, version, clock.now());
+    } catch (err) {
+      log.warn({ err: describeError(err), docs: docs.length }, 'storing evicted traces in memory failed; they stay in the harness state for the next cycle');
     }
   }
 

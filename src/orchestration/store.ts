@@ -173,6 +173,17 @@ export class HarnessStore {
     });
   }
 
+  /** Replace the state of `expectedVersion` (no new cycle); false when another commit moved it on first. */
+  async replaceState(state: SystemState, expectedVersion: number, at: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('orchestration_state')
+      .set({ version: expectedVersion + 1, state: JSON.stringify(state), updated_at: at })
+      .where('id', '=', HARNESS_ID)
+      .where('version', '=', expectedVersion)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
   async fail(id: string, error: string, at: number): Promise<void> {
     await this.db
       .updateTable('orchestration_cycles')

@@ -34,6 +34,14 @@ export interface MemoryRecord {
   cycle: number;
 }
 
+/** One semantic trace on its way to long-term memory. */
+export interface EvictionDoc {
+  external_id: string;
+  title: string;
+  body: string;
+  entry: SemanticEntry;
+}
+
 /** A memory trace retrieved for the current run. */
 export interface RetrievedTrace {
   id: string;
@@ -100,6 +108,8 @@ export interface SystemState {
   cycle_diffs: WorldDiff[];
   gate: GateDecision | null;
   evictions: EvictionRecord[];
+  /** Live: evicted traces not yet in the memory store (written after the commit; kept here until that succeeds). */
+  unstored_evictions?: EvictionDoc[] | undefined;
   escalation: string | null;
   /** The steering directive the reasoning tier was given this cycle. */
   directive: { id: string; text: string } | null;

@@ -44,6 +44,8 @@ interface Script {
   reasoning: string[];
   steering: string[];
   compress: string[];
+  /** The compression call answers 500 (the model is down). */
+  failCompress?: boolean;
 }
 
 interface LiveRig {
@@ -127,6 +129,7 @@ async function liveRig(dialect: DialectName, settings: OrchestrationConfigInput 
       return { text: script.reasoning.shift() ?? 'Done.\nENTITY: acme — follow-up handled\nWORLD_DIFF: acme: follow-up handled | delta: 0.1' };
     if (sys.includes('Turn the channel message into ONE macro instruction')) return { text: `Resolve: ${fenced(message(req, 'user'), 'channel_message')}` };
     if (sys.includes('The reasoning layer has finished')) return { text: 'Done: the refund for invoice 1042 is on its way.' };
+    if (isCompress(req) && script.failCompress) return { status: 500, message: 'compression model crashed' };
     if (isCompress(req)) return { text: script.compress.shift() ?? 'acme invoice 1042: refund handled' };
     if (sys.includes('deep reflection layer')) return { text: script.steering.shift() ?? 'NONE' };
     return { status: 500, message: `unexpected request: ${sys.slice(0, 80)}` };
@@ -330,5 +333,59 @@ describe.each(dialects)('live eviction on %s', (dialect) => {
     await rig.harness.send('slack', 'What were the Globex renewal terms?', { wait: true });
     const last = rig.server.chatRequests.filter(isReasoning).at(-1)!;
     expect(message(last, 'user')).toContain('Globex renewal terms reviewed: net-60 payment');
+  });
+
+  it('a cycle that fails after eviction (compression down) writes nothing to memory; its successful retry does', async () => {
+    const vendors = ['Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark'];
+    let evicted = 0;
+    for (const v of vendors) {
+      const reply = `Reviewed ${v}.\nENTITY: ${v.toLowerCase()} — ${v} renewal terms reviewed: net-60 payment, 3% uplift, auto-renew clause flagged\nWORLD_DIFF: ${v.toLowerCase()}: renewal reviewed | delta: 0.2`;
+      // First the cycle fails at compression, which runs after the eviction decision in the same node.
+      const before = await rig.harness.state();
+      const writes = rig.memory.writes.length;
+      rig.script.failCompress = true;
+      rig.script.reasoning.push(reply);
+      const failed = await rig.harness.send('slack', `Review the ${v} renewal.`, { wait: true });
+      expect(failed.cycle!.status).toBe('failed');
+      expect(rig.memory.writes).toHaveLength(writes);
+      expect(await rig.harness.state()).toEqual(before);
+      // Then the same message succeeds.
+      rig.script.failCompress = false;
+      rig.script.reasoning.push(reply);
+      const { cycle } = await rig.harness.send('slack', `Review the ${v} renewal.`, { wait: true });
+      expect(cycle!.status).toBe('done');
+      if (cycle!.evictions.length) {
+        evicted = cycle!.evictions.length;
+        for (const e of cycle!.evictions) expect(rig.memory.get('orchestration', e.external_id)).toMatchObject({ title: e.title });
+        expect(rig.memory.writes.slice(writes).map((w) => w.external_id)).toEqual(cycle!.evictions.map((e) => e.external_id));
+        break;
+      }
+    }
+    expect(evicted).toBeGreaterThan(0);
+  });
+
+  it('memory down at eviction: the cycle commits, the traces wait in the state and the next cycle stores them', async () => {
+    const vendors = ['Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark'];
+    rig.memory.failStore = new Error('memory store unreachable');
+    let evictions: { external_id: string }[] = [];
+    for (const v of vendors) {
+      rig.script.reasoning.push(
+        `Reviewed ${v}.\nENTITY: ${v.toLowerCase()} — ${v} renewal terms reviewed: net-60 payment, 3% uplift, auto-renew clause flagged\nWORLD_DIFF: ${v.toLowerCase()}: renewal reviewed | delta: 0.2`,
+      );
+      const { cycle } = await rig.harness.send('slack', `Review the ${v} renewal.`, { wait: true });
+      expect(cycle!.status).toBe('done');
+      evictions = cycle!.evictions;
+      if (evictions.length) break;
+    }
+    expect(evictions.length).toBeGreaterThan(0);
+    for (const e of evictions) expect(rig.memory.get('orchestration', e.external_id)).toBeUndefined();
+    rig.memory.failStore = undefined;
+    const { cycle } = await rig.harness.send('slack', 'Acme asks about invoice 1042.', { wait: true });
+    expect(cycle!.status).toBe('done');
+    for (const e of evictions) expect(rig.memory.get('orchestration', e.external_id)).toBeDefined();
+    // Written once: a further cycle does not store them again.
+    const writes = rig.memory.writes.length;
+    await rig.harness.send('slack', 'Acme asks again.', { wait: true });
+    expect(rig.memory.writes.slice(writes).filter((w) => evictions.some((e) => e.external_id === w.external_id))).toEqual([]);
   });
 });

@@ -3,7 +3,11 @@
  * `memory_checkpoints`, …) belong to `src/memory/`; these sit beside them under the same kind.
  */
 
-/** `notify_user`: messages on the thread `subconscious:user` (the bots host mirrors it later). */
+/**
+ * `notify_user`: the person's notifications, tagged with the thread name `subconscious:user`. They
+ * are shown in the Memory tab (`memory.notifications_list`) and announced by `memory.notification`;
+ * nothing copies them into a Bots-tab thread (the bots host has no such thread).
+ */
 export interface MemoryNotificationsTable {
   id: string;
   thread: string;

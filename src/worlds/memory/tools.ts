@@ -2,13 +2,13 @@
  * The decision agent's tool surface (seed 4's memory profile) — these six, nothing else:
  *
  *   memory_diff   what changed since the baseline (one source in detail, with excerpts)
- *   notify_user   a message on the user's own thread `subconscious:user`
+ *   notify_user   a notification for the user (thread `subconscious:user`, listed in the Memory tab)
  *   update_task   add a to-do, or update one (title, note, status)
  *   goals_list / goals_add / goals_edit
  *
  * None has an external effect: each reads memory or this world's own tables, and the writes are
  * staged in the tick and applied by commit to this world's tables. `notify_user` reaches only the
- * user's own thread inside this app; nothing here sends, posts or contacts anyone. So every tool
+ * user's notifications inside this app; nothing here sends, posts or contacts anyone. So every tool
  * is declared `access: 'read'` (no approval in a tainted tick), which is the truth of what it
  * does — isolation (DESIGN invariant 6) holds because the surface has no outward tool at all.
  */

@@ -150,10 +150,18 @@ export interface SkillsHealth {
   check?(): Promise<SkillHealth[]>;
 }
 
-/** What the tasks world needs of the memory store (`MemoryStore` has it): its change sequence and diffs. */
+type Baseline = { id: string; label: string; seq: number; created_at: number };
+
+/**
+ * What the tasks world needs of the memory store (`MemoryStore` has it): its change sequence, diffs,
+ * and its own checkpoint (a real one, so tombstone compaction keeps the deletions it has not seen).
+ */
 export interface MemoryChanges {
   head(): Promise<number>;
-  diffSince(since: { id: string; label: string; seq: number; created_at: number }, opts?: { entriesPerNamespace?: number }): Promise<MemoryDiffLike>;
+  diffSince(since: Baseline, opts?: { entriesPerNamespace?: number }): Promise<MemoryDiffLike>;
+  createCheckpoint(label: string, opts?: { seq?: number | undefined; id?: string | undefined }): Promise<Baseline>;
+  latestCheckpoint(label: string): Promise<Baseline | undefined>;
+  pruneCheckpoints(label: string, keep: number, protect?: readonly string[]): Promise<number>;
 }
 
 /** A memory diff, as `renderDiff` (src/memory) reads it. */

@@ -42,6 +42,8 @@ import { namedWrite } from './write-gate.js';
 
 export const DEFAULT_REEVALUATE_MINUTES = 360;
 const DAY_MS = 86_400_000;
+/** The label of the tasks world's memory checkpoint (the start point of its report's memory section). */
+export const MEMORY_CHECKPOINT = 'tasks';
 
 export interface TasksWorldDeps extends TasksServiceDeps {
   settings: TasksSettings | (() => TasksSettings);
@@ -252,13 +254,14 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     store: MemoryChanges,
     head: number | null,
   ): Promise<{ rendered: string; changes: number; since: number | null }> {
-    const baseline = await ctx.state.get<{ seq: number; at: number }>('memory_baseline');
     if (head !== null && head === 0) return { rendered: '', changes: 0, since: null };
-    const diff = await store.diffSince(
-      { id: 'tasks:last-evaluation', label: 'the last evaluation', seq: baseline?.seq ?? 0, created_at: baseline?.at ?? 0 },
-      { entriesPerNamespace: 20 },
-    );
-    return { rendered: renderDiff(diff), changes: totalChanges(diff.totals), since: baseline?.at ?? null };
+    const checkpoint = await store.latestCheckpoint(MEMORY_CHECKPOINT);
+    // Before the checkpoint existed the baseline lived in the world's state (an upgraded install).
+    const legacy = checkpoint ? undefined : await ctx.state.get<{ seq: number; at: number }>('memory_baseline');
+    const seq = checkpoint?.seq ?? legacy?.seq ?? 0;
+    const at = checkpoint?.created_at ?? legacy?.at ?? null;
+    const diff = await store.diffSince({ id: 'tasks:last-evaluation', label: 'the last evaluation', seq, created_at: at ?? 0 }, { entriesPerNamespace: 20 });
+    return { rendered: renderDiff(diff), changes: totalChanges(diff.totals), since: at };
   }
 
   async function reflect(ctx: TickContext, context: TasksContext, observation: Observation<TasksObservation>): Promise<TasksReflection> {
@@ -362,7 +365,13 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       }
     }
     const head = observation.data.inputs?.memoryHead;
-    if (head !== null && head !== undefined) await ctx.state.set('memory_baseline', { seq: head, at: ctx.startedAt });
+    const store = deps.memoryStore;
+    if (store && head !== null && head !== undefined) {
+      // A real checkpoint (the id makes a resumed commit find it), pruned to the newest: the memory
+      // store keeps every deletion after it, so the next report still sees them.
+      const checkpoint = await store.createCheckpoint(MEMORY_CHECKPOINT, { seq: head, id: `${MEMORY_CHECKPOINT}:${ctx.tickId}` });
+      await store.pruneCheckpoints(MEMORY_CHECKPOINT, 1, [checkpoint.id]);
+    }
     await service.ticks.recordOutcome(ctx.tickId, ctx.startedAt, {
       evaluations: reflection.evaluations,
       input_tokens: tokens.input,

@@ -20,8 +20,11 @@ export class InProcessMemory implements Retriever, EvictionSink {
   readonly queries: RecallQuery[] = [];
   /** When set, `recall` throws it (memory down). */
   failRecall: Error | undefined;
+  /** When set, `store` throws it (memory down). */
+  failStore: Error | undefined;
 
   async store(doc: MemoryDocumentInput): Promise<void> {
+    if (this.failStore) throw this.failStore;
     this.writes.push(doc);
     const key = `${doc.namespace}\u0000${doc.external_id}`;
     const before = this.docs.get(key);

@@ -1,6 +1,6 @@
 /**
- * The memory world's outputs: what it told the person (notifications on their own thread
- * `subconscious:user`), the to-dos it keeps for them and the goals it noticed. A person settles
+ * The memory world's outputs: what it told the person (its notifications, thread
+ * `subconscious:user`; this list is where they are shown), the to-dos it keeps for them and the goals it noticed. A person settles
  * a to-do or a goal here; the world sees that on its next review.
  */
 import { call } from '../../api/rpc.js';
