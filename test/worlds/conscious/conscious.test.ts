@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock, silentLogger } from '../../../src/core/index.js';
 import { RPC_APP_ERROR, RPC_INVALID_PARAMS } from '../../../src/core/rpc.js';
 import { MemorySources, memorySourcesSchema, type MemoryTables } from '../../../src/memory/index.js';
@@ -178,6 +178,36 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     await put('m2', 'Another', 'Another thing');
     h.server.enqueue({ json: [item('x', { source: 42 })] });
     expect((await h.instance.tick()).kind).toBe('failed');
+  });
+
+  it('recall failing for every namespace fails the run and keeps the cursor; a partial failure goes on and says so', async () => {
+    await put('m1', 'Invoice', 'Invoice 2291 overdue');
+    await h.memory.storeDocument({ namespace: 'telegram', external_id: 't1', title: 'Chat with Ben', body: 'Ben: deploy failed', source_kind: 'message' });
+    const recent = h.memory.recent.bind(h.memory);
+    const broken = new Set(['gmail', 'telegram']);
+    vi.spyOn(h.memory, 'recent').mockImplementation(async (opts) => {
+      if (broken.has(opts.namespace ?? '')) throw new Error('disk error');
+      return recent(opts);
+    });
+
+    const failed = await h.instance.tick();
+    expect(failed.kind).toBe('failed');
+    expect(h.extractions()).toHaveLength(0);
+    expect(await h.instance.keys()).not.toHaveProperty(CURSOR_KEY);
+    expect(eventsOf('conscious.completed')).toEqual([]);
+    expect(eventsOf('conscious.error').map((e) => e.data)).toEqual([
+      { run_id: expect.any(String), message: expect.stringMatching(/Recall failed for every namespace \(gmail, telegram\)/), kind: 'recall_failed' },
+    ]);
+    expect((await h.world.service.listRuns())[0]).toMatchObject({ status: 'failed', error_kind: 'recall_failed' });
+
+    // One namespace readable again: the run goes on with it, and its summary names the one skipped.
+    broken.delete('gmail');
+    await h.clock.advance(5 * 60_000);
+    h.server.enqueue({ json: [item('Pay invoice 2291')] });
+    expect(await h.instance.tick()).toMatchObject({ kind: 'committed', message: '1 actionable (1 new); recall failed for telegram, skipped' });
+    expect(userOf(h.extractions()[0]!)).toContain('Invoice 2291 overdue');
+    expect(userOf(h.extractions()[0]!)).not.toContain('Ben: deploy failed');
+    expect(await h.instance.keys()).toHaveProperty(CURSOR_KEY);
   });
 
   it('a 21-item reply is cut to 20', async () => {
