@@ -159,7 +159,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     );
     ctx.log.info({ response: text.slice(0, 4000), promptSource: context.promptSource }, 'conscious: model response');
     const result = toActionables(value);
-    if (result.cut > 0) ctx.log.warn({ returned: value.length, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
+    if (result.cut > 0) ctx.log.warn({ dropped: result.cut, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
     return { ...result, ...read };
   }
 

@@ -219,6 +219,16 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(titles).not.toContain('Item 21');
   });
 
+  it('a malformed item past the 20th does not fail the run: it is cut before validation', async () => {
+    await put('m1', 'Busy inbox', 'lots going on');
+    const reply = [...Array.from({ length: 20 }, (_, i) => item(`Item ${i + 1}`)), { title: 42, priority: 'whenever' }, item('Item 22', { source: 7 })];
+    h.server.enqueue({ json: reply });
+    expect(await h.instance.tick()).toMatchObject({ kind: 'committed', message: '20 actionables (20 new) (2 beyond 20 dropped)' });
+    expect(await stored()).toHaveLength(20);
+    expect((await h.world.service.listRuns())[0]).toMatchObject({ status: 'completed', count: 20, cut: 2 });
+    expect(eventsOf('conscious.error')).toEqual([]);
+  });
+
   it('memory emptied since the last run completes with 0 items and no model call', async () => {
     await put('m1', 'a', 'b');
     h.server.enqueue({ json: [] });
