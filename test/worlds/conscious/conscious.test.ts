@@ -139,6 +139,33 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     ]);
   });
 
+  it('a dismissed item stays dismissed when extracted again after the retention pruned it; a done one may come back', async () => {
+    await put('m1', 'Invoice', 'Invoice 2291 overdue');
+    h.server.enqueue({ json: [item('Pay invoice 2291'), item('Reply to Anna')] });
+    await h.instance.tick();
+    const pay = actionableId('Pay invoice 2291', 'email');
+    const anna = actionableId('Reply to Anna', 'email');
+    await h.world.service.actionables.setState(pay, 'dismissed', h.clock.now());
+    await h.world.service.actionables.setState(anna, 'done', h.clock.now());
+
+    // 31 days on, a run that does not extract them prunes both rows.
+    await h.clock.advance(31 * 86_400_000);
+    await put('m2', 'Other', 'something else');
+    h.server.enqueue({ json: [item('Something else')] });
+    await h.instance.tick();
+    expect((await stored()).map((a) => a.title)).toEqual(['Something else']);
+
+    // Extracted again: the dismissed one is back dismissed (not new, not counted new).
+    await h.clock.advance(5 * 60_000);
+    await put('m3', 'Invoice again', 'Invoice 2291 still overdue');
+    h.server.enqueue({ json: [item('Pay invoice 2291'), item('Reply to Anna')] });
+    expect(await h.instance.tick()).toMatchObject({ kind: 'committed', message: '2 actionables (1 new)' });
+    const byId = new Map((await stored()).map((a) => [a.id, a]));
+    expect(byId.get(pay)).toMatchObject({ state: 'dismissed', title: 'Pay invoice 2291' });
+    expect(byId.get(anna)).toMatchObject({ state: 'new' });
+    expect((await h.world.service.list({ state: 'new' })).map((a) => a.id)).not.toContain(pay);
+  });
+
   it('malformed model output gives conscious.error, stores nothing, and the next run retries the same window', async () => {
     await put('m1', 'Invoice', 'Invoice 2291 overdue');
     h.server.enqueue({ text: 'Sure! Here are your items: [{"title": "Pay"' });
