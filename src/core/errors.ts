@@ -5,6 +5,7 @@
  * Codes in use:
  *   config_invalid      a config key is wrong (message names the key and the reason)
  *   store_unavailable   the database could not be opened or migrated
+ *   recall_failed       no namespace of memory could be read for a run (it fails; its cursor stays)
  *   invalid_params      bad input at an edge (RPC params, CLI args); names the field
  *   not_found           the thing named does not exist
  *   conflict            the request contradicts the current state (e.g. approving twice)

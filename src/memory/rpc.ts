@@ -11,14 +11,34 @@ import type { MemoryStore } from './store.js';
 
 export type MemoryStoreHandlers = Handlers<MemoryStoreMethods>;
 
-export function memoryStoreHandlers(store: MemoryStore): MemoryStoreHandlers {
+/** The configured source that fills a namespace, if one does (its files are the truth of it). */
+export type SourceOwner = (namespace: string) => { label: string; root: string } | undefined;
+
+export function memoryStoreHandlers(store: MemoryStore, owner: SourceOwner = () => undefined): MemoryStoreHandlers {
+  // A folder's sync skips files it has seen (size and mtime), so a write here would never be repaired.
+  const writable = (namespace: string, verb: string) => {
+    const source = owner(namespace);
+    if (!source) return;
+    throw new SubconsciousError(
+      'forbidden',
+      `Namespace "${namespace}" is filled by the folder source "${source.label}" (${source.root}): RPC cannot ${verb} its documents.`,
+      {
+        hint: `Edit, add or remove the files in ${source.root} instead (memory.sync picks them up), or push to a namespace of your own.`,
+      },
+    );
+  };
   return {
-    'memory.store_document': (p) =>
-      store.storeDocument(
+    'memory.store_document': (p) => {
+      writable(p.namespace, 'store');
+      return store.storeDocument(
         { namespace: p.namespace, external_id: p.external_id, title: p.title, body: p.body, metadata: p.metadata, source_kind: p.source_kind },
         { label: p.namespace_label, kind: p.namespace_kind },
-      ),
-    'memory.delete_document': async (p) => ({ deleted: await store.deleteDocument(p.namespace, p.external_id) }),
+      );
+    },
+    'memory.delete_document': async (p) => {
+      writable(p.namespace, 'delete');
+      return { deleted: await store.deleteDocument(p.namespace, p.external_id) };
+    },
     'memory.get_document': async (p) => {
       const doc = await store.getDocument(p.namespace, p.external_id);
       if (!doc || doc.deleted_at !== null) {

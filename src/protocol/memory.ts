@@ -247,11 +247,11 @@ const outputId = z.string().min(1, 'must not be empty').max(100, 'at most 100 ch
 export const memoryStoreMethods = {
   'memory.store_document': method(
     storeDocumentParams,
-    'Store a document: {namespace, external_id, title, body, metadata?, source_kind?}. The same external id updates it; unchanged content writes nothing.',
+    'Store a document: {namespace, external_id, title, body, metadata?, source_kind?}. The same external id updates it; unchanged content writes nothing. The namespace of a configured folder source is forbidden: edit its files.',
   ).returns<StoreDocumentResult>(),
   'memory.delete_document': method(
     z.strictObject({ namespace, external_id: externalId }),
-    'Delete a document by {namespace, external_id} (kept as a tombstone for diffs). deleted: false when there was none.',
+    'Delete a document by {namespace, external_id} (kept as a tombstone for diffs). deleted: false when there was none. The namespace of a configured folder source is forbidden: remove its file.',
   ).returns<{ deleted: boolean }>(),
   'memory.get_document': method(z.strictObject({ namespace, external_id: externalId }), 'One document with its body, or not_found.').returns<MemoryDocument>(),
   'memory.list_documents': method(

@@ -2,6 +2,7 @@
  * Actionables in the world's own table. An extracted item is upserted by its deterministic id:
  * its content and `last_seen_at` are refreshed, its state never (a dismissed item stays
  * dismissed, a done one done). People change the state (and may undo it); nothing else does.
+ * A dismissed item pruned after the retention keeps its id, so it never comes back as new.
  */
 import type { Kysely } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
@@ -18,18 +19,14 @@ export class ActionableStore {
   async upsert(items: readonly ExtractedActionable[], runId: string, now: number): Promise<string[]> {
     if (items.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      const existing = new Set(
-        (
-          await trx
-            .selectFrom('conscious_actionables')
-            .select('id')
-            .where(
-              'id',
-              'in',
-              items.map((i) => i.id),
-            )
-            .execute()
-        ).map((r) => r.id),
+      const ids = items.map((i) => i.id);
+      const existing = new Set((await trx.selectFrom('conscious_actionables').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+      // A dismissed item pruned since comes back dismissed, as the person left it.
+      const dismissed = new Map(
+        (await trx.selectFrom('conscious_dismissed').select(['id', 'dismissed_at']).where('id', 'in', ids).execute()).map((r) => [
+          r.id,
+          Number(r.dismissed_at),
+        ]),
       );
       for (const item of items) {
         const content = {
@@ -48,11 +45,22 @@ export class ActionableStore {
         };
         await trx
           .insertInto('conscious_actionables')
-          .values({ id: item.id, ...content, state: 'new', state_changed_at: null, created_at: now })
+          .values({
+            id: item.id,
+            ...content,
+            state: dismissed.has(item.id) ? 'dismissed' : 'new',
+            state_changed_at: dismissed.get(item.id) ?? null,
+            created_at: now,
+          })
           .onConflict((oc) => oc.column('id').doUpdateSet(content))
           .execute();
       }
-      return items.filter((i) => !existing.has(i.id)).map((i) => i.id);
+      if (dismissed.size)
+        await trx
+          .deleteFrom('conscious_dismissed')
+          .where('id', 'in', [...dismissed.keys()])
+          .execute();
+      return items.filter((i) => !existing.has(i.id) && !dismissed.has(i.id)).map((i) => i.id);
     });
   }
 
@@ -84,10 +92,27 @@ export class ActionableStore {
     return (await this.get(id))!;
   }
 
-  /** Delete done or dismissed items no run extracted since `before`. */
+  /**
+   * Delete done or dismissed items no run extracted since `before`. A dismissed one leaves its id
+   * behind (`conscious_dismissed`), so it stays dismissed when a later run extracts it again.
+   */
   async prune(before: number): Promise<number> {
-    const res = await this.db.deleteFrom('conscious_actionables').where('state', '!=', 'new').where('last_seen_at', '<', before).executeTakeFirst();
-    return Number(res.numDeletedRows);
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('conscious_dismissed')
+        .columns(['id', 'dismissed_at'])
+        .expression(
+          trx
+            .selectFrom('conscious_actionables')
+            .select((eb) => ['id', eb.fn.coalesce('state_changed_at', 'last_seen_at').as('dismissed_at')])
+            .where('state', '=', 'dismissed')
+            .where('last_seen_at', '<', before),
+        )
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      const res = await trx.deleteFrom('conscious_actionables').where('state', '!=', 'new').where('last_seen_at', '<', before).executeTakeFirst();
+      return Number(res.numDeletedRows);
+    });
   }
 }
 

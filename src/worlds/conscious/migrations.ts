@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from '../../store/index.js';
 
-export const CONSCIOUS_TABLES = ['conscious_actionables', 'conscious_runs'] as const;
+export const CONSCIOUS_TABLES = ['conscious_actionables', 'conscious_runs', 'conscious_dismissed'] as const;
 
 export const consciousMigrations: Record<string, Migration> = {
   'conscious/0001_init': {
@@ -49,6 +49,17 @@ export const consciousMigrations: Record<string, Migration> = {
         .addColumn('error_kind', 'text')
         .execute();
       await db.schema.createIndex('conscious_runs_started').on('conscious_runs').column('started_at').execute();
+    },
+  },
+  'conscious/0003_dismissed': {
+    // A dismissed item pruned after the retention keeps its id here, so it stays dismissed when extracted again.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('conscious_dismissed')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('dismissed_at', 'bigint', (c) => c.notNull())
+        .execute();
     },
   },
 };

@@ -1,7 +1,7 @@
 /**
  * The conscious loop's prompt: the seed's CONSCIOUS_LOOP.md (a `CONSCIOUS_LOOP.md` in the
- * workspace replaces it), and the recalled memory as the user message, every document fenced
- * as untrusted data.
+ * workspace replaces it), and the recalled memory as the user message, every document and
+ * source name fenced as untrusted data.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -79,10 +79,14 @@ export function isExtractionPrompt(prompt: string): boolean {
   return PROMPT_HEAD.test(prompt);
 }
 
-/** The user message: per connected source, its recalled documents, each one fenced. */
+/** The user message: per connected source, its name and its recalled documents, each one fenced. */
 export function memoryPrompt(recalled: RecalledNamespace[], now: number, maxChars: number): string {
-  const sections = recalled.map(({ namespace: ns, documents }) => {
-    const head = `## Source "${cleanLine(ns.label, 100)}" (integration: ${cleanLine(ns.namespace, 64)}, kind: ${cleanLine(ns.kind, 32)}, ${documents.length} recalled)`;
+  const sections = recalled.map(({ namespace: ns, documents }, n) => {
+    // The label is any host's text (memory.store_document {namespace_label}): data, so fenced.
+    const head = [
+      `## Source ${n + 1} (integration: ${cleanLine(ns.namespace, 64)}, kind: ${cleanLine(ns.kind, 32)}, ${documents.length} recalled)`,
+      `Name:\n${fence(cleanLine(ns.label, 100), { label: `source name ${ns.namespace}`, maxChars: 100 })}`,
+    ].join('\n');
     const docs = documents.map((d, i) => {
       const meta = d.metadata;
       const lines = [

@@ -6,7 +6,8 @@
  * name becoming the label when the model gave none, so no item is dropped and no reply fails for
  * it. A source that is not a string, or an unknown priority, still fails the reply closed, like
  * any malformed output. Text fields come from memory (untrusted): made one line, control
- * prefixes and fence tags removed, capped. A reply with more than 20 items is cut to the first 20.
+ * prefixes and fence tags removed, capped. A reply with more than 20 items is cut to the first 20
+ * before its items are validated (what is dropped cannot fail the run).
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -107,7 +108,22 @@ const fields = z.object({
 
 const itemSchema = z.preprocess(labelUnknownSource, fields);
 
-export const actionablesReplySchema = z.array(itemSchema);
+/** How many items the reply being parsed had before the cut (parsing is synchronous: set and read within one parse). */
+let returned = 0;
+
+/**
+ * The reply, cut to the seed's 20 before its items are validated: an item the run drops anyway
+ * (a malformed 21st) must not fail the run. The parsed array carries the length it came with.
+ */
+export const actionablesReplySchema = z
+  .preprocess((v) => {
+    if (!Array.isArray(v)) return v;
+    returned = v.length;
+    return v.slice(0, MAX_ACTIONABLES_PER_RUN);
+  }, z.array(itemSchema))
+  .overwrite((items) => Object.assign(items, { returned }));
+
+export type ActionablesReply = z.output<typeof actionablesReplySchema> & { returned?: number };
 
 export interface ExtractedActionable {
   id: string;
@@ -130,7 +146,7 @@ export function actionableId(title: string, source: string): string {
  * The parsed reply as rows: cut to 20 (the seed's limit), ids computed, duplicates within the
  * reply merged (the first wins; the seed asks the model to merge them itself).
  */
-export function toActionables(reply: z.output<typeof actionablesReplySchema>): { items: ExtractedActionable[]; cut: number } {
+export function toActionables(reply: ActionablesReply): { items: ExtractedActionable[]; cut: number } {
   const kept = reply.slice(0, MAX_ACTIONABLES_PER_RUN);
   const seen = new Set<string>();
   const items: ExtractedActionable[] = [];
@@ -140,5 +156,5 @@ export function toActionables(reply: z.output<typeof actionablesReplySchema>): {
     seen.add(id);
     items.push({ ...r, id, source_label: r.source_label || DEFAULT_SOURCE_LABELS[r.source] });
   }
-  return { items, cut: reply.length - kept.length };
+  return { items, cut: (reply.returned ?? reply.length) - kept.length };
 }

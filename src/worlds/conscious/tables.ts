@@ -1,4 +1,4 @@
-/** The conscious world's tables: actionables keyed by sha256(`title:source`), and its runs. */
+/** The conscious world's tables: actionables keyed by sha256(`title:source`), its runs, and pruned dismissed ids. */
 export interface ConsciousActionablesTable {
   id: string;
   title: string;
@@ -40,7 +40,14 @@ export interface ConsciousRunsTable {
   error_kind: string | null;
 }
 
+/** A dismissed item whose row was pruned: only its id, so extracting it again keeps it dismissed. */
+export interface ConsciousDismissedTable {
+  id: string;
+  dismissed_at: number;
+}
+
 export interface ConsciousTables {
   conscious_actionables: ConsciousActionablesTable;
   conscious_runs: ConsciousRunsTable;
+  conscious_dismissed: ConsciousDismissedTable;
 }

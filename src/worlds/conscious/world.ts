@@ -19,7 +19,7 @@
  * store, settings, clock, events. The tick context gives only llm, ids, log, signal and state.
  */
 import type { Kysely } from 'kysely';
-import { describeError } from '../../core/errors.js';
+import { SubconsciousError, describeError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import type { AbandonReason, CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
@@ -68,6 +68,8 @@ export interface ConsciousContext {
   promptSource: 'workspace' | 'built-in';
   namespaces: string[];
   documents: number;
+  /** Namespaces whose recall failed (the run went on with the others). */
+  skipped?: string[];
 }
 
 export interface ConsciousReflection {
@@ -77,6 +79,8 @@ export interface ConsciousReflection {
   /** What was read (for the run's record; absent in a checkpoint from an older version). */
   namespaces?: string[];
   documents?: number;
+  /** Namespaces whose recall failed and were left out (the summary says so). */
+  skipped?: string[];
 }
 
 export type ConsciousWorld = World<ConsciousObservation, ConsciousContext, ConsciousReflection> & {
@@ -112,16 +116,27 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     await service.runs.started(ctx.tickId, ctx.startedAt, namespaces);
     const all = new Map((await deps.memory.namespaces()).map((n) => [n.namespace, n]));
     const recalled: RecalledNamespace[] = [];
+    const failed: string[] = [];
+    let read = 0;
     for (const name of namespaces) {
       const ns = all.get(name);
       if (!ns) continue;
       try {
         const documents = await deps.memory.recent({ namespace: name, limit: s.documents_per_namespace });
+        read++;
         if (documents.length) recalled.push({ namespace: ns, documents });
       } catch (err) {
         // The seed: one source's recall failing is a warning; the others still count.
+        failed.push(name);
         ctx.log.warn({ namespace: name, err: describeError(err) }, 'conscious: recall failed for a namespace; skipped');
       }
+    }
+    // Nothing could be read: fail the run, so the cursor stays and the next run covers this memory.
+    if (failed.length > 0 && read === 0) {
+      throw new SubconsciousError('recall_failed', `Recall failed for every namespace (${failed.join(', ')}).`, {
+        hint: 'The memory store could not be read; the next run covers the same memory.',
+        details: { namespaces: failed },
+      });
     }
     const prompt = await loadPrompt(deps.workspace, s.prompt_file);
     return {
@@ -130,11 +145,12 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
       promptSource: prompt.source,
       namespaces: recalled.map((r) => r.namespace.namespace),
       documents: recalled.reduce((n, r) => n + r.documents.length, 0),
+      ...(failed.length ? { skipped: failed } : {}),
     };
   }
 
   async function reflect(ctx: TickContext, context: ConsciousContext): Promise<ConsciousReflection> {
-    const read = { namespaces: context.namespaces, documents: context.documents };
+    const read = { namespaces: context.namespaces, documents: context.documents, ...(context.skipped?.length ? { skipped: context.skipped } : {}) };
     if (context.documents === 0) return { items: [], cut: 0, ...read };
     const s = settings();
     const { value, text } = await ctx.llm.object(
@@ -143,7 +159,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     );
     ctx.log.info({ response: text.slice(0, 4000), promptSource: context.promptSource }, 'conscious: model response');
     const result = toActionables(value);
-    if (result.cut > 0) ctx.log.warn({ returned: value.length, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
+    if (result.cut > 0) ctx.log.warn({ dropped: result.cut, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
     return { ...result, ...read };
   }
 
@@ -171,10 +187,11 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     }
     if (items.length) deps.emit('conscious.actionables_changed', { ids: items.map((i) => i.id), reason: 'extracted' });
     const cut = reflection?.cut ? ` (${reflection.cut} beyond 20 dropped)` : '';
+    const skipped = reflection?.skipped?.length ? `; recall failed for ${reflection.skipped.join(', ')}, skipped` : '';
     return {
       summary: observation.quiet
         ? 'memory changed but holds no documents: nothing to read'
-        : `${items.length} actionable${items.length === 1 ? '' : 's'} (${fresh.length} new)${cut}`,
+        : `${items.length} actionable${items.length === 1 ? '' : 's'} (${fresh.length} new)${cut}${skipped}`,
       counts: { actionables: items.length, new: fresh.length },
     };
   }

@@ -22,5 +22,5 @@ export function memoryWorldHandlers(service: MemoryWorldService): Handlers<Memor
 
 /** Every method of `memoryContract`. */
 export function memoryRpcHandlers(store: MemoryStore, sources: MemorySources, service: MemoryWorldService): Handlers<MemoryMethods> {
-  return { ...memoryStoreHandlers(store), ...memorySourcesHandlers(sources), ...memoryWorldHandlers(service) };
+  return { ...memoryStoreHandlers(store, (namespace) => sources.get(namespace)), ...memorySourcesHandlers(sources), ...memoryWorldHandlers(service) };
 }

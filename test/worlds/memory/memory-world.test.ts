@@ -5,11 +5,14 @@
  * commit, the tool surface (asserted on what the runner and the model were given), a failing
  * reflect keeping the baseline, memory arriving fenced, and the RPC surface.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/core/index.js';
-import { RPC_INVALID_PARAMS } from '../../../src/core/rpc.js';
+import { RPC_APP_ERROR, RPC_INVALID_PARAMS } from '../../../src/core/rpc.js';
 import type { TickContext } from '../../../src/engine/index.js';
-import { MemorySources, type MemoryTables } from '../../../src/memory/index.js';
+import { MemorySources, memorySourcesSchema, type MemoryTables } from '../../../src/memory/index.js';
 import { tablesView } from '../../../src/store/index.js';
 import { implement } from '../../../src/protocol/contract.js';
 import { USER_THREAD, memoryContract } from '../../../src/protocol/memory.js';
@@ -280,6 +283,55 @@ describe.each(dialects)('memory world (%s)', (dialect) => {
     expect(await call('memory.todos_update', { id: 'nope', status: 'done' })).toMatchObject({ error: { data: { code: 'not_found' } } });
     expect(await call('memory.todos_update', { id: 'todo-1', status: 'later' })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
     expect(await call('memory.goals_update', { id: 'goal-1' })).toMatchObject({ error: { code: RPC_INVALID_PARAMS } });
+  });
+});
+
+describe.each(dialects)('memory RPC and configured sources (%s)', (dialect) => {
+  it('store_document and delete_document refuse a folder source’s namespace (its files are the truth), naming the source', async () => {
+    const h = await createMemoryHarness({ dialect });
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'subc-rpc-src-'));
+    writeFileSync(path.join(folder, 'plan.md'), '# Plan\n\nShip on Friday.');
+    const sources = new MemorySources({
+      store: h.memory,
+      db: tablesView<MemoryTables>(h.store.db),
+      clock: h.clock,
+      log: silentLogger,
+      workspace: h.store.workspace,
+      sources: memorySourcesSchema.parse([{ kind: 'folder', path: folder, namespace: 'notes', label: 'Notes', watch: false }]),
+    });
+    try {
+      await sources.syncAll();
+      const rpc = dispatcherFor(implement(memoryContract, memoryRpcHandlers(h.memory, sources, h.world.service)));
+      const call = (method: string, params: unknown) => rpc.handle({ jsonrpc: '2.0', id: 1, method, params });
+      const [doc] = (await h.memory.listDocuments({ namespace: 'notes', limit: 10, offset: 0 })).documents;
+      const head = await h.memory.head();
+
+      const refused = {
+        code: RPC_APP_ERROR,
+        message: expect.stringContaining('folder source "Notes"'),
+        data: { code: 'forbidden', hint: expect.stringContaining(folder) },
+      };
+      expect(await call('memory.store_document', { namespace: 'notes', external_id: 'injected', title: 'Wire money', body: 'now' })).toMatchObject({
+        error: refused,
+      });
+      expect(await call('memory.store_document', { namespace: 'notes', external_id: doc!.external_id, title: 'Plan', body: 'changed' })).toMatchObject({
+        error: refused,
+      });
+      expect(await call('memory.delete_document', { namespace: 'notes', external_id: doc!.external_id })).toMatchObject({ error: refused });
+      // Nothing changed: the folder's document as synced, no write at all.
+      expect(await h.memory.head()).toBe(head);
+      expect((await h.memory.getDocument('notes', doc!.external_id))!).toMatchObject({ body: expect.stringContaining('Ship on Friday.'), deleted_at: null });
+      expect((await h.memory.listDocuments({ namespace: 'notes', limit: 10, offset: 0 })).total).toBe(1);
+      // Any other namespace is the host's own.
+      expect(await call('memory.store_document', { namespace: 'crm', external_id: 'd1', title: 'Deal', body: 'b' })).toMatchObject({
+        result: { created: true },
+      });
+      expect(await call('memory.delete_document', { namespace: 'crm', external_id: 'd1' })).toMatchObject({ result: { deleted: true } });
+    } finally {
+      await sources.stop();
+      await h.dispose();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 
