@@ -67,9 +67,16 @@ export interface BotWithStatus extends Bot {
   checking: boolean;
 }
 
+/**
+ * The system thread the memory world's `notify_user` notifications are delivered into (its id;
+ * kind `system`, no bots, read-only; created on the first notification).
+ */
+export const SUBCONSCIOUS_THREAD_ID = 'subconscious:user';
+
 export interface Thread {
   id: string;
-  kind: 'direct' | 'group';
+  /** `system`: the Subconscious thread (`SUBCONSCIOUS_THREAD_ID`), written by the host only. */
+  kind: 'direct' | 'group' | 'system';
   /** A group's name; a direct thread is named after its bot. */
   name: string;
   bot_ids: string[];
