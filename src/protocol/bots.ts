@@ -3,6 +3,7 @@
  * and its events. Every change is an event; a bot's text streams as `bots.message_delta`.
  * Browser-safe: zod only.
  */
+import { USER_THREAD } from './memory.js';
 import { z } from 'zod';
 import { defineContract, method } from './contract.js';
 
@@ -71,7 +72,7 @@ export interface BotWithStatus extends Bot {
  * The system thread the memory world's `notify_user` notifications are delivered into (its id;
  * kind `system`, no bots, read-only; created on the first notification).
  */
-export const SUBCONSCIOUS_THREAD_ID = 'subconscious:user';
+export const SUBCONSCIOUS_THREAD_ID = USER_THREAD;
 
 export interface Thread {
   id: string;
