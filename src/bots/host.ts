@@ -12,7 +12,9 @@ import { ApprovalLinks } from './approval-links.js';
 import { BotStore } from './bot-store.js';
 import type { BotsConfig } from './config.js';
 import type { BotsEmit } from './events.js';
+import type { MemoryNotificationFeed } from '../memory/index.js';
 import { memoryNotesListener, type MemoryNoteSink } from './memory-notes.js';
+import { NotificationDelivery } from './notifications.js';
 import { NoteStore } from './note-store.js';
 import { repairAfterRestart, type RepairResult } from './repair.js';
 import { RoutineStore } from './routine-store.js';
@@ -52,6 +54,8 @@ export interface BotsHostDeps {
   config: BotsConfig;
   /** The memory store, when there is one (asked at each settle): MEMORY:/TEAM_MEMORY: lines become documents there too. */
   memoryNotes?: (() => MemoryNoteSink | undefined) | undefined;
+  /** The memory world's notifications, when the memory module is there: delivered into the Subconscious thread. */
+  notifications?: (() => MemoryNotificationFeed | undefined) | undefined;
   /** The configured MCP server names (a bot's tools must be some of them); unchecked when absent. */
   mcpServers?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
 }
@@ -127,6 +131,8 @@ export interface BotsHost {
   start(): Promise<RepairResult>;
   /** Stop the timer and shut the runtime down. */
   stop(): Promise<void>;
+  /** Deliver the memory world's new notifications into the Subconscious thread now (resolves to the messages written). */
+  deliverNotifications(): Promise<number>;
   /** One routine pass now (tests, `simulate`). */
   tickRoutines(): Promise<RoutineFiring[]>;
   /** Resolves when the routine timer waits for its next tick (tests drive a fake clock after it). */
@@ -156,6 +162,8 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     config,
     presence: deps.presence,
   });
+  const delivery = new NotificationDelivery({ threads, emit, log, feed: () => deps.notifications?.() });
+  let unsubscribe = (): void => undefined;
   const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit });
   const scheduler = new RoutineScheduler({
     routines,
@@ -168,7 +176,14 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     emit,
     tickMs: config.routine_tick_seconds * 1000,
     // Every host tick renews this process's lease on its open tasks (orphans are those whose lease ran out).
-    onTick: () => runtime.renewLease(),
+    // It also picks up notifications another process committed (a one-shot `tick` has no host to wake).
+    onTick: async () => {
+      try {
+        await runtime.renewLease();
+      } finally {
+        await delivery.deliver();
+      }
+    },
   });
   let started = false;
   if (deps.memoryNotes) {
@@ -287,13 +302,19 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
       if (started) throw new Error('the bots host is already started');
       started = true;
       const repaired = await repairAfterRestart({ db, tasks, links, approvals: deps.approvals, clock, log, emit, busy: (botId) => !runtime.isIdle(botId) });
+      // Notifications committed while no host ran, then each one as this process commits it.
+      unsubscribe = deps.notifications?.()?.onNotification(() => void delivery.deliver()) ?? unsubscribe;
+      await delivery.deliver();
       scheduler.start();
       return repaired;
     },
     async stop() {
+      unsubscribe();
       await scheduler.stop();
+      await delivery.idle();
       await runtime.dispose();
     },
+    deliverNotifications: () => delivery.deliver(),
     tickRoutines: () => scheduler.tick(),
     routineTimerAsleep: () => scheduler.whenAsleep(),
   };

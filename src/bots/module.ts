@@ -1,7 +1,8 @@
 /**
  * The bots host as a module (issue 11): no world and no tick of its own. Its `[worlds.bots]`
  * section, its tables, the `bots.*` contract, the `bots` subcommands and the Bots tab; it needs
- * the agent runner, the approval store and presence, uses the memory store (MEMORY: notes) and
+ * the agent runner, the approval store and presence, uses the memory store (MEMORY: notes), the
+ * memory world's notifications (delivered into the Subconscious thread, `notifications.ts`) and
  * the MCP servers' list (a bot's tools) when they exist, and provides `BotsHeartbeatKey` — the
  * narrow API the heartbeat world (seed 2) drives it through.
  *
@@ -15,7 +16,7 @@ import { botsContract } from '../protocol/bots.js';
 import { registerBotsCommands } from './cli.js';
 import { botsConfigSchema } from './config.js';
 import { createBotsHost } from './host.js';
-import { MemoryStoreKey } from '../memory/index.js';
+import { MemoryNotificationsKey, MemoryStoreKey } from '../memory/index.js';
 import { BOTS_TABLES, botsMigrations } from './migrations.js';
 import { BotsHeartbeatKey } from './services.js';
 import type { BotsTables } from './tables.js';
@@ -28,7 +29,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
   tables: { names: BOTS_TABLES, migrations: botsMigrations },
   contract: botsContract,
   needs: [AgentRunnerKey, ApprovalStoreKey, PresenceKey],
-  uses: [MemoryStoreKey, SkillsKey],
+  uses: [MemoryStoreKey, MemoryNotificationsKey, SkillsKey],
   provides: [BotsHeartbeatKey],
   tab: 'bots',
   cli: {
@@ -58,6 +59,8 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
       config: { ...ctx.config, timezone: ctx.config.timezone ?? ctx.timezone },
       // Asked when needed: the memory module may come after this one in the list, or be absent.
       memoryNotes: () => services.find(MemoryStoreKey),
+      // The memory world's notify_user notifications land in the Subconscious thread.
+      notifications: () => services.find(MemoryNotificationsKey),
       ...(skills ? { mcpServers: () => serverNames(skills) } : {}),
     });
     return {

@@ -174,6 +174,7 @@ export class BotsService {
       targets = [bot];
     } else {
       thread = await this.d.threads.require(p.thread_id!);
+      if (thread.kind === 'system') throw new SubconsciousError('conflict', `Thread "${thread.id}" is the Subconscious's notifications: it takes no messages.`);
       const members = await this.d.bots.byIds(thread.bot_ids);
       if (thread.kind === 'direct') targets = members;
       else targets = this.mentioned(text, members);

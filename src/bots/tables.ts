@@ -27,7 +27,7 @@ export interface BotsBotsTable {
 
 export interface BotsThreadsTable {
   id: string;
-  kind: 'direct' | 'group';
+  kind: 'direct' | 'group' | 'system';
   name: string;
   /** The bot of a direct thread (unique: one direct thread per bot); null for groups. */
   direct_bot_id: string | null;

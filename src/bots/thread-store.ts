@@ -1,5 +1,6 @@
 /**
- * Threads (a bot's one `direct` thread, `group` threads of several bots), their messages and the
+ * Threads (a bot's one `direct` thread, `group` threads of several bots, the host's `system`
+ * thread of the memory world's notifications), their messages and the
  * person's activity in each. Messages are numbered per thread (`seq`) by an atomic counter on
  * the thread row, so order holds with any clock and across processes.
  */
@@ -132,6 +133,28 @@ export class ThreadStore {
     return toThread(row, [...botIds]);
   }
 
+  /** A system thread (no bots) with this id and name, created on first use; `created` says whether this call made it. */
+  async system(id: string, name: string): Promise<{ thread: Thread; created: boolean }> {
+    const now = this.o.clock.now();
+    const row: Selectable<BotsThreadsTable> = {
+      id,
+      kind: 'system',
+      name,
+      direct_bot_id: null,
+      next_seq: 0,
+      created_at: now,
+      updated_at: now,
+      last_message_at: null,
+    };
+    const res = await this.db
+      .insertInto('bots_threads')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    if (Number(res.numInsertedOrUpdatedRows ?? 0) > 0) return { thread: toThread(row, []), created: true };
+    return { thread: await this.require(id), created: false };
+  }
+
   async renameDirect(botId: string, name: string): Promise<void> {
     await this.db.updateTable('bots_threads').set({ name }).where('direct_bot_id', '=', botId).execute();
   }
@@ -139,9 +162,30 @@ export class ThreadStore {
   // ── messages ────────────────────────────────────────────────────────────
 
   async addMessage(m: NewMessage): Promise<Message> {
+    return this.insertMessage(this.db, this.o.ids(), m);
+  }
+
+  /**
+   * A message with a chosen id, written once: undefined when a message with that id exists (a
+   * redelivery). Checked, numbered and inserted in one transaction, so no seq is spent on a
+   * duplicate; a concurrent writer of the same id loses on the primary key and gets undefined.
+   */
+  async addMessageOnce(id: string, m: NewMessage): Promise<Message | undefined> {
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        if (await trx.selectFrom('bots_messages').select('id').where('id', '=', id).executeTakeFirst()) return undefined;
+        return this.insertMessage(trx, id, m);
+      });
+    } catch (err) {
+      if (await this.getMessage(id)) return undefined;
+      throw err;
+    }
+  }
+
+  private async insertMessage(db: Kysely<BotsTables>, id: string, m: NewMessage): Promise<Message> {
     const now = this.o.clock.now();
     // The thread's counter hands out the seq atomically (and proves the thread exists).
-    const bumped = await this.db
+    const bumped = await db
       .updateTable('bots_threads')
       .set((eb) => ({ next_seq: eb('next_seq', '+', 1), updated_at: now, last_message_at: now }))
       .where('id', '=', m.threadId)
@@ -149,7 +193,7 @@ export class ThreadStore {
       .executeTakeFirst();
     if (!bumped) throw new SubconsciousError('not_found', `No thread with id "${m.threadId}".`);
     const row: Selectable<BotsMessagesTable> = {
-      id: this.o.ids(),
+      id,
       thread_id: m.threadId,
       seq: num(bumped.next_seq),
       role: m.role,
@@ -163,7 +207,7 @@ export class ThreadStore {
       created_at: now,
       updated_at: now,
     };
-    await this.db.insertInto('bots_messages').values(row).execute();
+    await db.insertInto('bots_messages').values(row).execute();
     return toMessage(row);
   }
 

@@ -16,10 +16,11 @@
  *   memory.storeDocument / deleteDocument / write(namespace, ops)   (bots' MEMORY: notes via noteDocument)
  *   recentMemory(memory)                               the tasks world's MemorySource
  *
- * Services (`services.ts`): `MemoryStoreKey` (the store) and `MemorySyncKey` (`ready()`: the
- * sources' first sync; await it in observe so a one-shot `tick` reads the folders first).
+ * Services (`services.ts`): `MemoryStoreKey` (the store), `MemorySyncKey` (`ready()`: the
+ * sources' first sync; await it in observe so a one-shot `tick` reads the folders first) and
+ * `MemoryNotificationsKey` (the memory world's notifications, for the bots host's thread).
  * The memory module (`src/worlds/memory/module.ts`) creates the store and the sources and
- * provides both.
+ * provides all three.
  */
 export { MemoryStore } from './store.js';
 export type {
@@ -51,4 +52,4 @@ export { ParseError } from './sources/mime.js';
 export { htmlToText } from './sources/html.js';
 export { memoryStoreHandlers, memorySourcesHandlers, type MemoryStoreHandlers } from './rpc.js';
 export { recentMemory, noteDocument, type RecentMemoryItem } from './adapters.js';
-export { MemoryStoreKey, MemorySyncKey, type MemorySync } from './services.js';
+export { MemoryNotificationsKey, MemoryStoreKey, MemorySyncKey, type MemoryNotificationFeed, type MemorySync } from './services.js';

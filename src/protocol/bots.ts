@@ -3,6 +3,7 @@
  * and its events. Every change is an event; a bot's text streams as `bots.message_delta`.
  * Browser-safe: zod only.
  */
+import { USER_THREAD } from './memory.js';
 import { z } from 'zod';
 import { defineContract, method } from './contract.js';
 
@@ -67,9 +68,16 @@ export interface BotWithStatus extends Bot {
   checking: boolean;
 }
 
+/**
+ * The system thread the memory world's `notify_user` notifications are delivered into (its id;
+ * kind `system`, no bots, read-only; created on the first notification).
+ */
+export const SUBCONSCIOUS_THREAD_ID = USER_THREAD;
+
 export interface Thread {
   id: string;
-  kind: 'direct' | 'group';
+  /** `system`: the Subconscious thread (`SUBCONSCIOUS_THREAD_ID`), written by the host only. */
+  kind: 'direct' | 'group' | 'system';
   /** A group's name; a direct thread is named after its bot. */
   name: string;
   bot_ids: string[];

@@ -161,7 +161,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
 export const GOAL_STATUSES = ['active', 'achieved', 'dropped'] as const;
 export type GoalStatus = (typeof GOAL_STATUSES)[number];
 
-/** The thread name the memory world's `notify_user` notifications carry (shown in the Memory tab, not a Bots-tab thread). */
+/** The thread the memory world's `notify_user` notifications carry: the Memory tab lists them; the bots host, when enabled, delivers them into its thread of this id (`SUBCONSCIOUS_THREAD_ID`). */
 export const USER_THREAD = 'subconscious:user';
 
 export interface MemoryNotification {
@@ -199,7 +199,7 @@ export type MemoryEvents = {
   'memory.changed': { namespace: string; added: number; modified: number; removed: number };
   /** A source finished a sync (also when nothing changed, so the page can show "last sync"). */
   'memory.synced': { namespace: string; added: number; modified: number; removed: number; renamed: number; skipped: number; error: string | null };
-  /** The memory world's `notify_user`: a notification row tagged with the thread `subconscious:user` (the Memory tab lists it). */
+  /** The memory world's `notify_user`: a notification row on the thread `subconscious:user` (the Memory tab lists it; the bots host delivers it into its Subconscious thread). */
   'memory.notification': { id: string; thread: string; message: string; priority: NotificationPriority };
   'memory.todos_changed': { ids: string[] };
   'memory.goals_changed': { ids: string[] };

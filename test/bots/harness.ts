@@ -12,6 +12,7 @@ import { AgentRunner, ApprovalStore, McpManager } from '../../src/agent/index.js
 import { createBotsHost, botsMigrations, parseBotsConfig, type BotsConfig, type BotsEmit, type BotsHost, type BotsTables } from '../../src/bots/index.js';
 import { EventBus, FakeClock, RpcDispatcher, silentLogger, uuid, type BusEvent, type RpcMethod, type RpcResponse } from '../../src/core/index.js';
 import { createLlm } from '../../src/llm/index.js';
+import type { MemoryNotificationFeed } from '../../src/memory/index.js';
 import { implement } from '../../src/protocol/contract.js';
 import { botsContract, type BotsEvents, type Bot } from '../../src/protocol/bots.js';
 import { applyMigrations, tablesView, type DialectName } from '../../src/store/index.js';
@@ -68,6 +69,8 @@ export async function createBotsHarness(opts: {
   config?: Partial<BotsConfig>;
   present?: boolean;
   start?: boolean;
+  /** The memory world's notifications feed (the Subconscious thread's source). */
+  notifications?: MemoryNotificationFeed;
 }): Promise<BotsHarness> {
   const store = await openTestStore(opts.dialect ?? 'sqlite');
   await applyMigrations(store.db, store.dialect, botsMigrations);
@@ -100,6 +103,7 @@ export async function createBotsHarness(opts: {
     presence: () => present.value,
     config,
     mcpServers: () => ['fs'],
+    notifications: () => opts.notifications,
   });
   const rpc = new RpcDispatcher();
   for (const m of implement(botsContract, host.rpc)) rpc.add(m as RpcMethod);

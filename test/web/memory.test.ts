@@ -10,6 +10,7 @@
  * - Memory: sources with counts and last sync; search with ranked results and <mark>ed matches
  *   (a document's HTML is text); a file dropped into the folder shows up as a change, the memory
  *   world's review notifies (seen live), and its to-do is settled from the page;
+ * - the notification is also in the Bots tab's Subconscious thread (no bots needed), unread until shown;
  * - both tabs empty on a daemon without sources say how to connect one;
  * - keyboard, contrast (light and dark), 360 px; screenshots of both tabs.
  */
@@ -303,6 +304,24 @@ describe('Actionables and Memory tabs in Chromium', () => {
     await todo.waitFor({ state: 'detached' });
     await waitFor('the to-do done', async () => (await daemon.rpc<MemoryTodo[]>('memory.todos_list', { status: 'done' })).length === 1);
     expect(seen.filter((s) => s === 'review')).toHaveLength(2); // the tool step and the closing text
+  });
+
+  it('the review’s notification is in the Subconscious thread of the Bots tab too (with no bots): unread, then read on opening; read-only', async () => {
+    await openTab('Bots');
+    const item = page.getByTestId('subconscious-item');
+    await item.waitFor();
+    expect(await item.getByTestId('unread').innerText()).toBe('1 new');
+    expect(await page.getByTestId('bots-empty').count()).toBe(1); // no bots, and nothing broke
+    await item.click();
+    const message = page.locator('[data-testid="thread"][data-kind="system"] [data-testid="message"][data-role="system"]');
+    await message.waitFor();
+    expect(await message.innerText()).toContain('Subconscious');
+    expect(await message.getByTestId('message-text').innerText()).toBe('Important: The Initech contract renews on Monday unless you cancel by Friday.');
+    expect(await page.getByTestId('composer-input').count()).toBe(0);
+    expect(await page.getByTestId('thread-read-only').innerText()).toContain('written by the memory world only');
+    // Shown means read.
+    await item.getByTestId('unread').waitFor({ state: 'detached' });
+    expect(await item.getAttribute('aria-current')).toBe('page');
   });
 
   it('both tabs are keyboard reachable, keep contrast in light and dark, fit 360 px, and logged no console error', async () => {

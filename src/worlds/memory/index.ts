@@ -15,6 +15,7 @@ export { createMemoryWorld } from './world.js';
 export type { MemoryWorld, MemoryWorldDeps, MemoryWorldMemory, DecisionAgent, MemoryObservation, MemoryContext, MemoryReflection } from './world.js';
 export { MemoryWorldService, type MemoryWorldServiceDeps } from './service.js';
 export { OutputStore, type StagedOp, type Applied } from './outputs.js';
+export { notificationFeed, type NotificationFeed } from './notification-feed.js';
 export { memoryTools, MEMORY_TOOL_NAMES, MAX_NOTIFICATIONS_PER_TICK, MAX_TODO_CHANGES_PER_TICK, MAX_GOAL_CHANGES_PER_TICK, type ToolSession } from './tools.js';
 export { DECISION_SYSTEM, decisionPrompt } from './prompts.js';
 export { memoryWorldHandlers, memoryRpcHandlers } from './rpc.js';

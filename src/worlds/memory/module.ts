@@ -4,8 +4,9 @@
  * settings and the sources (`[[worlds.memory.sources]]`); its tables are the store's and the
  * world's outputs; its contract is `memory.*`; its tab is Memory.
  *
- * It provides `MemoryStoreKey` (the store: conscious, tasks and bots read and write it) and
- * `MemorySyncKey` (the sources' first sync). When do the folders sync?
+ * It provides `MemoryStoreKey` (the store: conscious, tasks and bots read and write it),
+ * `MemorySyncKey` (the sources' first sync) and `MemoryNotificationsKey` (its notifications,
+ * which the bots host, when enabled, delivers into its `subconscious:user` thread). When do the folders sync?
  *
  * - The daemon: `start()` registers the namespaces and begins the first sync, the watchers and
  *   the periodic syncs; `close()` stops them (and waits for a sync in flight).
@@ -20,10 +21,21 @@ import { AgentRunnerKey } from '../../agent/index.js';
 import { provide } from '../../core/index.js';
 import { defineModule } from '../../engine/index.js';
 import { tablesView } from '../../store/index.js';
-import { MEMORY_STORE_TABLES, MemorySources, MemoryStore, MemoryStoreKey, MemorySyncKey, memoryMigrations, type MemoryTables } from '../../memory/index.js';
+import {
+  MEMORY_STORE_TABLES,
+  MemoryNotificationsKey,
+  MemorySources,
+  MemoryStore,
+  MemoryStoreKey,
+  MemorySyncKey,
+  memoryMigrations,
+  type MemoryTables,
+} from '../../memory/index.js';
 import { memoryContract, type MemoryEvents } from '../../protocol/memory.js';
 import { memoryWorldConfigSchema } from './config.js';
 import { MEMORY_WORLD_TABLES, memoryWorldMigrations } from './migrations.js';
+import { notificationFeed } from './notification-feed.js';
+import { OutputStore } from './outputs.js';
 import { memoryRpcHandlers } from './rpc.js';
 import { memorySimulation } from './simulate.js';
 import type { MemoryWorldTables } from './tables.js';
@@ -41,11 +53,16 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
   legacyStateKeys: ['last_tick_at', 'baseline_checkpoint_id'],
   contract: memoryContract,
   needs: [AgentRunnerKey],
-  provides: [MemoryStoreKey, MemorySyncKey],
+  provides: [MemoryStoreKey, MemorySyncKey, MemoryNotificationsKey],
   tab: 'memory',
   simulate: memorySimulation,
   create(ctx) {
-    const emit = <K extends keyof MemoryEvents>(type: K, data: MemoryEvents[K]) => ctx.events.emit(type, data);
+    const feed = notificationFeed(new OutputStore(tablesView<MemoryWorldTables>(ctx.db)));
+    const emit = <K extends keyof MemoryEvents>(type: K, data: MemoryEvents[K]) => {
+      ctx.events.emit(type, data);
+      // Emitted after the commit: the bots host (when there is one) copies it into its thread.
+      if (type === 'memory.notification') feed.notified();
+    };
     // The store's tables and the world's: one module, two narrower views of its own tables.
     const storeDb = tablesView<MemoryTables>(ctx.db);
     const store = new MemoryStore({ db: storeDb, dialect: ctx.dialect, clock: ctx.clock, ids: ctx.ids, emit, log: ctx.log });
@@ -66,7 +83,7 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
     return {
       world,
       handlers: memoryRpcHandlers(store, sources, world.service),
-      provides: [provide(MemoryStoreKey, store), provide(MemorySyncKey, { ready })],
+      provides: [provide(MemoryStoreKey, store), provide(MemorySyncKey, { ready }), provide(MemoryNotificationsKey, feed)],
       start: () => sources.start(),
       close: () => sources.stop(),
     };

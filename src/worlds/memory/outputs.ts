@@ -125,6 +125,27 @@ export class OutputStore {
     return rows.map((r) => ({ ...r, priority: r.priority as NotificationPriority, created_at: Number(r.created_at) }));
   }
 
+  /**
+   * Notifications committed after the one with id `afterId`, oldest first, by (created_at, id) —
+   * a reader's cursor. An unknown `afterId` (or null) starts from the oldest.
+   */
+  async notificationsAfter(afterId: string | null, limit: number): Promise<MemoryNotification[]> {
+    const from = afterId
+      ? await this.db.selectFrom('memory_notifications').select(['id', 'created_at']).where('id', '=', afterId).executeTakeFirst()
+      : undefined;
+    const rows = await this.db
+      .selectFrom('memory_notifications')
+      .selectAll()
+      .$if(from !== undefined, (q) =>
+        q.where((eb) => eb.or([eb('created_at', '>', from!.created_at), eb.and([eb('created_at', '=', from!.created_at), eb('id', '>', from!.id)])])),
+      )
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, priority: r.priority as NotificationPriority, created_at: Number(r.created_at) }));
+  }
+
   /** Open first, then most recently updated. */
   async todos(status?: TodoStatus): Promise<MemoryTodo[]> {
     const rows = await this.db

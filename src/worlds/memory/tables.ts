@@ -6,7 +6,8 @@
 /**
  * `notify_user`: the person's notifications, tagged with the thread name `subconscious:user`. They
  * are shown in the Memory tab (`memory.notifications_list`) and announced by `memory.notification`;
- * nothing copies them into a Bots-tab thread (the bots host has no such thread).
+ * the bots host, when enabled, copies each into its Subconscious thread (`subconscious:user`) through
+ * the `MemoryNotificationsKey` feed (`notificationsAfter` is its cursor read).
  */
 export interface MemoryNotificationsTable {
   id: string;

@@ -2,7 +2,7 @@
  * The decision agent's tool surface (seed 4's memory profile) — these six, nothing else:
  *
  *   memory_diff   what changed since the baseline (one source in detail, with excerpts)
- *   notify_user   a notification for the user (thread `subconscious:user`, listed in the Memory tab)
+ *   notify_user   a notification for the user (thread `subconscious:user`: the Memory tab, and the Bots tab's Subconscious thread)
  *   update_task   add a to-do, or update one (title, note, status)
  *   goals_list / goals_add / goals_edit
  *

@@ -1,6 +1,7 @@
 /**
- * The bots (status, unread, needs-attention) and the group threads, each a button that opens
- * its thread. Status is said in words beside its dot; counts have their meaning in their label.
+ * The Subconscious thread (the memory world's notifications, once there is one), the bots
+ * (status, unread, needs-attention) and the group threads, each a button that opens its thread.
+ * Status is said in words beside its dot; counts have their meaning in their label.
  */
 import type { BotWithStatus, Snapshot, ThreadSummary } from '../../../../src/protocol/bots.js';
 import type { Resource } from '../../shell/resource.js';
@@ -19,9 +20,29 @@ export function BotList(props: { snapshot: Resource<Snapshot>; view: BotsView; s
   const current = props.view.kind === 'thread' ? props.view.threadId : null;
   const groups = (data?.threads ?? []).filter((t) => t.kind === 'group');
   const direct = (botId: string) => data?.threads.find((t) => t.kind === 'direct' && t.bot_ids[0] === botId);
+  const subconscious = data?.threads.find((t) => t.kind === 'system');
 
   return (
     <nav className="bot-nav" aria-label="Bots and groups">
+      {subconscious && (
+        <ul className="bot-items" aria-label="Notifications">
+          <li>
+            <button
+              type="button"
+              className="bot-item"
+              aria-current={subconscious.id === current ? 'page' : undefined}
+              onClick={() => props.setView({ kind: 'thread', threadId: subconscious.id })}
+              data-testid="subconscious-item"
+            >
+              <span className="bot-item-main">
+                <span className="bot-item-label">{subconscious.name}</span>
+                <span className="bot-item-handle">what your memory review tells you</span>
+              </span>
+              <Counts unread={subconscious.unread} attention={0} />
+            </button>
+          </li>
+        </ul>
+      )}
       <div className="bot-nav-head">
         <h2 id="bots-heading">Bots{data && <span className="count">{data.bots.length}</span>}</h2>
         <button type="button" onClick={() => props.setView({ kind: 'new-bot' })} aria-pressed={props.view.kind === 'new-bot'}>

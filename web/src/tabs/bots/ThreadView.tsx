@@ -1,8 +1,9 @@
 /**
  * One thread: its header (who, their status, Stop), its messages oldest first with the text
  * of a running reply streaming in (`bots.message_delta`), a chip per task with its status,
- * approvals inline where the bot asked, and the composer. Shown means read: `bots.mark_read`
- * whenever the thread has something unread while it is on screen.
+ * approvals inline where the bot asked, and the composer (none in the read-only Subconscious
+ * thread). Shown means read: `bots.mark_read` whenever the thread has something unread while it
+ * is on screen.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { BotWithStatus, Message, Snapshot, Task, ThreadSummary, ThreadView as ThreadData } from '../../../../src/protocol/bots.js';
@@ -30,6 +31,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
   const now = useNow(30_000);
   const members = summary.bot_ids.map((id) => snapshot.bots.find((b) => b.id === id)).filter((b): b is BotWithStatus => !!b);
   const direct = summary.kind === 'direct' ? members[0] : undefined;
+  const system = summary.kind === 'system';
 
   // Shown means read: whenever something unread arrives while the thread is on screen.
   const unreadKey = summary.unread > 0 ? `${summary.last_message?.id ?? ''}:${summary.unread}` : '';
@@ -74,7 +76,13 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
             {direct ? direct.label : summary.name}
           </h2>
           <p className="muted small thread-sub">
-            {direct ? <BotStatusLine bot={direct} /> : <span>Group · {members.map((m) => `@${m.name}`).join(', ')}</span>}
+            {direct ? (
+              <BotStatusLine bot={direct} />
+            ) : system ? (
+              <span>Notifications from the memory world’s reviews of your connected sources</span>
+            ) : (
+              <span>Group · {members.map((m) => `@${m.name}`).join(', ')}</span>
+            )}
           </p>
         </div>
         <div className="thread-actions">
@@ -112,7 +120,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
           </button>
         )}
         {!data && <p className="muted">{view.error ? `The thread could not be read: ${explain(view.error)}` : 'Loading the thread…'}</p>}
-        {data && data.messages.length === 0 && <EmptyThread direct={direct} members={members} />}
+        {data && data.messages.length === 0 && <EmptyThread direct={direct} members={members} system={system} />}
         {data && data.messages.length > 0 && (
           <ol className="messages" data-testid="messages">
             {data.messages.map((m, i) => (
@@ -131,7 +139,13 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
         )}
       </div>
 
-      <Composer thread={summary} members={members} />
+      {system ? (
+        <p className="muted small" data-testid="thread-read-only">
+          This thread is written by the memory world only; nothing here is sent anywhere. The Memory tab lists the same notifications.
+        </p>
+      ) : (
+        <Composer thread={summary} members={members} />
+      )}
     </section>
   );
 }
@@ -145,7 +159,14 @@ function BotStatusLine(props: { bot: BotWithStatus }) {
   );
 }
 
-function EmptyThread(props: { direct: BotWithStatus | undefined; members: BotWithStatus[] }) {
+function EmptyThread(props: { direct: BotWithStatus | undefined; members: BotWithStatus[]; system: boolean }) {
+  if (props.system) {
+    return (
+      <div className="thread-empty muted" data-testid="thread-empty">
+        <p>No notifications yet.</p>
+      </div>
+    );
+  }
   if (props.direct) {
     return (
       <div className="thread-empty muted" data-testid="thread-empty">
@@ -214,7 +235,15 @@ function MessageItem(props: {
     >
       <div className="message-meta">
         <span className="message-author">
-          {m.role === 'user' ? 'You' : m.role === 'system' ? 'Note' : author ? `${author.label} (@${author.name})` : 'A bot'}
+          {m.role === 'user'
+            ? 'You'
+            : m.role === 'system'
+              ? data.thread.kind === 'system'
+                ? 'Subconscious'
+                : 'Note'
+              : author
+                ? `${author.label} (@${author.name})`
+                : 'A bot'}
         </span>
         <time dateTime={new Date(m.created_at).toISOString()} title={fullTime(m.created_at)} className="muted small">
           {clockTime(m.created_at, props.now)}
