@@ -130,9 +130,9 @@ export class Instance {
    */
   async offReason(): Promise<string | null> {
     if (this.disabledBy !== null) {
-      return `${this.name} is off: ${this.disabledBy} (set enabled = true under [worlds.${this.world.kind}] and restart)`;
+      return `${this.disabledBy} (set enabled = true under [worlds.${this.world.kind}] and restart)`;
     }
-    return (await this.isEnabled()) ? null : `${this.name} is off: switched off on the page (switch it on first)`;
+    return (await this.isEnabled()) ? null : 'switched off on the page (switch it on first)';
   }
 
   /** The same answer from keys already read (the scheduler's pass). */

@@ -66,7 +66,8 @@ export class Registry {
     const on: Instance[] = [];
     const skipped: Array<{ world: string; reason: string }> = [];
     for (const instance of asked) {
-      const reason = await instance.offReason();
+      const off = await instance.offReason();
+      const reason = off === null ? null : `${instance.name} is off: ${off}`;
       if (reason === null) on.push(instance);
       else if (kind !== 'all') throw new SubconsciousError('world_off', `${reason}: nothing was run.`, { details: { world: instance.name } });
       else skipped.push({ world: instance.name, reason });

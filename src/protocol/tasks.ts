@@ -43,10 +43,11 @@ export type WriteChoice = 'none' | 'person' | 'heartbeat_md' | 'older_version';
  * - `unchanged`: nothing it is judged on changed since its last "nothing new" at `at`; it is
  *   looked at again when something changes, or at `until` (the safety net; null: never);
  * - `waiting`: an approval card waits for the person (`detail`: the action it asks about);
+ * - `world_off`: the Tasks world itself is off, so no tick evaluates it (`detail`: why, and how to switch it on);
  * - `model_unavailable`: the local model did not answer the last probe (`detail`: the reason);
  * - `due`: evaluated at the next tick.
  */
-export type TaskWhyKind = 'off' | 'done' | 'not_due' | 'unchanged' | 'waiting' | 'model_unavailable' | 'due';
+export type TaskWhyKind = 'off' | 'done' | 'not_due' | 'unchanged' | 'waiting' | 'world_off' | 'model_unavailable' | 'due';
 export type TaskWhy = { kind: TaskWhyKind; at: number | null; until: number | null; detail: string | null };
 
 export type Task = {

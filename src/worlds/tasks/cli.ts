@@ -13,7 +13,7 @@ type Cli = CliContext<(typeof tasksContract)['methods'], TasksEvents>;
 type Call = Cli['call'];
 
 type TaskRow = Pick<Task, 'id' | 'title' | 'source' | 'recurrence' | 'enabled' | 'needs_tools' | 'last_run_at' | 'next_run_at' | 'completed'> &
-  Partial<Pick<Task, 'write_choice'>>;
+  Partial<Pick<Task, 'write_choice' | 'why'>>;
 
 /** Adds the subcommands to `tasks` (the group command the CLI made for this module). */
 export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli, 'call' | 'print'>): Command {
@@ -154,7 +154,8 @@ async function lastReasons(call: Call): Promise<Map<string, string>> {
 /**
  * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE, WHY. INTENT `write?`: write
  * rights an older version guessed, or a HEARTBEAT.md `[write]` line asks for; it asks before every
- * write until `tasks writes <id> on|off`. WHY: the reason the model gave for its last decision.
+ * write until `tasks writes <id> on|off`. WHY: the reason the model gave for its last decision, or
+ * without one why it is skipped (the world or the model is off, an approval waits).
  */
 export function formatTaskTable(rows: TaskRow[], reasons: ReadonlyMap<string, string> = new Map()): string[] {
   if (rows.length === 0) return ['no tasks'];
@@ -166,12 +167,31 @@ export function formatTaskTable(rows: TaskRow[], reasons: ReadonlyMap<string, st
     t.recurrence,
     nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,
-    clip(reasons.get(t.id) ?? '-', 80),
+    reasons.has(t.id) ? clip(reasons.get(t.id)!, 80) : (skipWords(t.why) ?? '-'),
   ]);
   const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE', 'WHY'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(head), ...table.map(line)];
+}
+
+/** Why a task is skipped, in a line (the page says the same in `why.ts`); null when it is simply due or not due yet. */
+function skipWords(why: TaskRow['why']): string | null {
+  const also = (text: string) => (why?.detail ? `${text}: ${why.detail}` : text);
+  switch (why?.kind) {
+    case 'world_off':
+      return also('the Tasks world is off');
+    case 'model_unavailable':
+      return also('model unavailable');
+    case 'waiting':
+      return also('waiting for your answer');
+    case 'off':
+      return also('switched off');
+    case 'unchanged':
+      return `unchanged since ${new Date(why.at ?? 0).toISOString().slice(0, 16).replace('T', ' ')}`;
+    default:
+      return null;
+  }
 }
 
 function clip(text: string, max: number): string {
@@ -181,6 +201,7 @@ function clip(text: string, max: number): string {
 /** When a task is evaluated next: a time (cron), the next tick (`once` not yet run) or every tick (`pending`). */
 function nextRun(t: TaskRow): string {
   if (t.completed || !t.enabled) return '-';
+  if (t.why?.kind === 'world_off') return 'never (world off)';
   if (t.next_run_at !== null) return new Date(t.next_run_at).toISOString().slice(0, 16).replace('T', ' ');
   return t.recurrence === 'pending' ? 'every tick' : 'next tick';
 }

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid } from '../../../src/core/index.js';
 import { createRpcClient, implement, tasksContract } from '../../../src/protocol/index.js';
-import { TasksService, registerTasksCommands, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
+import { TasksService, formatTaskTable, registerTasksCommands, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
 import { openTestStore, type TestStore } from '../../support/stores.js';
 
 let store: TestStore;
@@ -101,6 +101,32 @@ describe('tasks CLI', () => {
       /Check the build status\s+Nothing new: the build stayed green since the last check\.$/,
     );
     expect(lines.find((l) => l.startsWith('system:check-skills'))).toMatch(/\s+-$/);
+  });
+
+  it('list with the Tasks world off: NEXT says never and WHY says the world is off (not "every tick")', async () => {
+    const off = new TasksService({
+      ...{ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' },
+      worldOff: () => Promise.resolve('switched off on the page (switch it on first)'),
+    });
+    const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(off)));
+    program = new Command('subconscious').exitOverride();
+    registerTasksCommands(program.command('tasks'), { call: createRpcClient((method, params) => rpc.call(method, params)), print: (l) => lines.push(l) });
+    await off.addTask({ title: 'Check the build status' });
+    lines.length = 0;
+    await run('list');
+    expect(lines.find((l) => l.includes('Check the build status'))).toMatch(
+      /on\s+user\s+read\s+pending\s+never \(world off\)\s+Check the build status\s+the Tasks world is off: switched off on the page \(switch it on first\)$/,
+    );
+    lines.length = 0;
+    await run('list', '--json');
+    expect((JSON.parse(lines.join('\n')) as Task[]).every((t) => t.completed || !t.enabled || t.why.kind === 'world_off')).toBe(true);
+  });
+
+  it('list: with no decision reason, WHY shows why the task is skipped (the model is down), as --json says', async () => {
+    const [task] = await service.listTasks();
+    const row = { ...task!, why: { kind: 'model_unavailable' as const, at: null, until: null, detail: 'The local endpoint is not answering' } };
+    expect(formatTaskTable([row])[1]).toMatch(/\s+model unavailable: The local endpoint is not answering$/);
+    expect(formatTaskTable([row], new Map([[row.id, 'The build is green.']]))[1]).toMatch(/\s+The build is green\.$/);
   });
 
   it('refuses to remove a system task, with the reason', async () => {
