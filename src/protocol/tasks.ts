@@ -236,8 +236,8 @@ const decision = z.enum(LOG_DECISIONS);
 export const tasksContract = defineContract<TasksEvents>()({
   methods: {
     'subconscious.tasks_list': method(
-      z.strictObject({}),
-      'List all tasks (system first, then user tasks), each with why it is or is not evaluated next.',
+      z.strictObject({ removed: z.boolean().optional() }),
+      'List all tasks (system first, then user tasks), each with why it is or is not evaluated next; {removed: true}: the removed tasks instead (what tasks_restore brings back), newest removal first.',
     ).returns<Task[]>(),
     'subconscious.tasks_add': method(
       z.strictObject({ title, recurrence: recurrence.optional(), needs_tools: z.boolean().optional() }),

@@ -20,9 +20,10 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
   tasks
     .command('list')
     .description('list tasks (system and user)')
+    .option('--removed', 'the removed tasks instead (what `tasks restore` brings back)')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows: TaskRow[] = await call('subconscious.tasks_list');
+    .action(async (opts: { json?: boolean; removed?: boolean }) => {
+      const rows: TaskRow[] = await call('subconscious.tasks_list', opts.removed ? { removed: true } : {});
       if (opts.json) return print(JSON.stringify(rows, null, 2));
       for (const line of formatTaskTable(rows, await lastReasons(call))) print(line);
     });
@@ -102,10 +103,10 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
   tasks
     .command('restore')
     .description('bring back a removed user task as it was')
-    .argument('<id>', 'the full id `tasks remove` printed (a removed task is not in `tasks list`)')
+    .argument('<id>', 'the id `tasks remove` printed, or its first characters (see `tasks list --removed`)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const task = await call('subconscious.tasks_restore', { id: id.trim() });
+      const task = await call('subconscious.tasks_restore', { id: await resolveTaskId(call, id.trim(), { removed: true }) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`restored ${task.id}: ${task.title}`);
     });
@@ -119,11 +120,12 @@ const MIN_ID_PREFIX = 4;
 /**
  * The full id for what a person typed: the id itself, or the one task whose id starts with it
  * (ids are 36-character UUIDs; 4 characters at least). Nothing else matches: the CLI says so with
- * what was typed (the daemon's own message names no id, since the page shows it).
+ * what was typed (the daemon's own message names no id, since the page shows it). `removed`:
+ * among the removed tasks (restore); a full id goes to the daemon as typed, which says what it is.
  */
-async function resolveTaskId(call: Call, typed: string): Promise<string> {
-  const rows: TaskRow[] = await call('subconscious.tasks_list');
-  if (rows.some((t) => t.id === typed)) return typed;
+async function resolveTaskId(call: Call, typed: string, opts: { removed?: boolean } = {}): Promise<string> {
+  const rows: TaskRow[] = await call('subconscious.tasks_list', opts.removed ? { removed: true } : {});
+  if (rows.some((t) => t.id === typed) || (opts.removed && typed.length >= 36)) return typed;
   const start = typed.toLowerCase();
   const matches = typed.length < MIN_ID_PREFIX ? [] : rows.filter((t) => t.id.toLowerCase().startsWith(start));
   if (matches.length > 1) {
@@ -132,8 +134,8 @@ async function resolveTaskId(call: Call, typed: string): Promise<string> {
     });
   }
   if (!matches[0]) {
-    throw new SubconsciousError('not_found', `No task with id "${typed}".`, {
-      hint: `List tasks with \`subconscious tasks list\`${typed.length < MIN_ID_PREFIX ? ` (give at least ${MIN_ID_PREFIX} characters of an id)` : ''}.`,
+    throw new SubconsciousError('not_found', `No ${opts.removed ? 'removed ' : ''}task with id "${typed}".`, {
+      hint: `List ${opts.removed ? 'removed ' : ''}tasks with \`subconscious tasks list${opts.removed ? ' --removed' : ''}\`${typed.length < MIN_ID_PREFIX ? ` (give at least ${MIN_ID_PREFIX} characters of an id)` : ''}.`,
       details: { field: 'id' },
     });
   }

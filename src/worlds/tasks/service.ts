@@ -152,8 +152,10 @@ export class TasksService {
     return { ...snapshot, sync: result };
   }
 
-  async listTasks(): Promise<Task[]> {
+  /** `removed`: the removed tasks instead (what `restoreTask` brings back), each "off: removed". */
+  async listTasks(opts: { removed?: boolean } = {}): Promise<Task[]> {
     await this.ensureReady();
+    if (opts.removed) return (await this.tasks.listRemoved()).map((t) => publicTask(t, { kind: 'off', at: null, until: null, detail: 'removed' }));
     // An edited HEARTBEAT.md shows at once, not only after the next tick (a stat when unchanged).
     await this.syncHeartbeat();
     return this.describeAll(await this.tasks.list());

@@ -183,6 +183,21 @@ describe('tasks CLI: a task id may be given by its first characters', () => {
     expect((JSON.parse(lines.join('\n')) as Task[]).filter((t) => t.source === 'user')).toHaveLength(3);
   });
 
+  it('restore accepts a unique start of a removed task’s id; an ambiguous one lists the removed matches; a live task is no match', async () => {
+    await run('remove', TWINS[0]!);
+    await run('remove', TWINS[1]!);
+    lines.length = 0;
+    await run('list', '--removed');
+    expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual([TWINS[0], TWINS[1]].sort());
+    await expect(run('restore', '7b9bc043')).rejects.toMatchObject({
+      code: 'invalid_params',
+      message: `"7b9bc043" starts 2 task ids: ${TWINS[0]} (Check urgent emails), ${TWINS[1]} (Check the build status)`,
+    });
+    await run('restore', '7B9BC043-2');
+    expect(lines.at(-1)).toBe(`restored ${TWINS[1]}: Check the build status`);
+    await expect(run('restore', '5d2a')).rejects.toMatchObject({ code: 'not_found', message: 'No removed task with id "5d2a".' });
+  });
+
   it('no match, or fewer than 4 characters, keeps the not-found message', async () => {
     await expect(run('enable', 'ffff')).rejects.toMatchObject({ code: 'not_found', message: 'No task with id "ffff".' });
     await expect(run('disable', '7b9')).rejects.toMatchObject({ code: 'not_found', message: 'No task with id "7b9".' });
