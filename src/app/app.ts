@@ -160,6 +160,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       timezone: config.timezone ?? systemTimeZone(),
       tickTimeoutMs,
       trigger: (kind) => void registry.trigger(kind),
+      worldOff: async (kind) => (registry.names().includes(kind) ? registry.get(kind).offReason() : null),
     };
     const methods: RpcMethod[] = [];
     const starts: Array<() => void | Promise<void>> = [];

@@ -16,6 +16,7 @@ import { createMetrics } from '../server/metrics.js';
 import { securePrivateFolder } from '../server/private-files.js';
 import { ensureToken } from '../server/token.js';
 import { announceDaemon } from './remote.js';
+import { worldsLine, worldsSummary } from './worlds-summary.js';
 
 export interface DaemonOptions {
   workspace: string;
@@ -52,7 +53,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics: metrics.registry,
       webRoot: WEB_ROOT,
       log: app.log,
-      health: async () => ({ worlds: app.registry.names(), store: app.store.dialect }),
+      health: async () => ({ ...(await worldsSummary(app)), store: app.store.dialect }),
       bindHost: app.config.server.host,
       presence: app.presence,
     });
@@ -99,7 +100,9 @@ export async function announce(daemon: Daemon, print: (line: string) => void): P
   print(`subconscious is running — open ${daemon.pageUrl}`);
   print(`  workspace: ${app.workspace}`);
   print(`  store:     ${app.store.location}`);
-  print(`  worlds:    ${app.registry.names().join(', ') || '(none)'}`);
+  const summary = await worldsSummary(app);
+  print(`  worlds:    ${worldsLine(summary)}`);
+  if (summary.hosts.length) print(`  hosts:     ${summary.hosts.join(', ')}`);
   for (const warning of app.config.warnings) print(`  note: ${warning}`);
   for (const role of ['local', 'agent'] as const) {
     const ep = app.llm.endpoint(role);

@@ -10,6 +10,7 @@
  *   not_found           the thing named does not exist
  *   conflict            the request contradicts the current state (e.g. approving twice)
  *   forbidden           refused by a rule (e.g. removing a system task)
+ *   world_off           a world that is off was asked to run (message says why and how to switch it on)
  *   model_unreachable   the model endpoint did not answer a connection
  *   model_timeout       the model call took longer than its timeout
  *   model_rate_limit    transient 429 (retried before it surfaces)

@@ -124,6 +124,17 @@ export class Instance {
     return this.enabledFrom(enabled === undefined ? {} : { enabled });
   }
 
+  /**
+   * Why the instance is off, or null when it is on: the config (a restart is needed) or the
+   * page's switch. Run now of a world that is off is refused with this (nothing would run).
+   */
+  async offReason(): Promise<string | null> {
+    if (this.disabledBy !== null) {
+      return `${this.disabledBy} (set enabled = true under [worlds.${this.world.kind}] and restart)`;
+    }
+    return (await this.isEnabled()) ? null : 'switched off on the page (switch it on first)';
+  }
+
   /** The same answer from keys already read (the scheduler's pass). */
   enabledFrom(keys: Partial<Pick<EngineKeys, 'enabled'>>): boolean {
     return this.disabledBy === null && (keys.enabled ?? this.enabledByDefault);

@@ -54,6 +54,8 @@ export interface ModuleContext<Config, Tables extends object, Events extends obj
   tickTimeoutMs: number;
   /** Run this module's world now in the background (its own "Run now" RPC). */
   trigger(): void;
+  /** Why this module's world is off (the config or the page's switch, with how to switch it on), or null when it is on. */
+  worldOff(): Promise<string | null>;
 }
 
 /** What `create` returns. */
@@ -155,6 +157,8 @@ export interface SharedContext {
   timezone: string;
   tickTimeoutMs: number;
   trigger(kind: string): void;
+  /** Why the named world is off, or null (on, or not a registered world). */
+  worldOff(kind: string): Promise<string | null>;
 }
 
 export interface ModuleInstance {
@@ -272,6 +276,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         timezone: shared.timezone,
         tickTimeoutMs: shared.tickTimeoutMs,
         trigger: () => shared.trigger(def.kind),
+        worldOff: () => shared.worldOff(def.kind),
       };
       const parts = await def.create(ctx);
       if (def.host && parts.world) throw new Error(`module ${def.kind} is a host but returned a world`);

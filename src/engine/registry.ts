@@ -55,6 +55,27 @@ export class Registry {
     return { triggered: targets.map((i) => i.name), done };
   }
 
+  /**
+   * Run now as a person asks it (RPC, the page): a world that is off is not run, and says why.
+   * Asked by name, that is a `world_off` error; asked for all, the answer lists it as skipped.
+   */
+  async requestRun(
+    kind: string | 'all' = 'all',
+  ): Promise<{ triggered: string[]; skipped: Array<{ world: string; reason: string }>; done: Promise<TickOutcome[]> }> {
+    const asked = kind === 'all' ? this.list() : [this.get(kind)];
+    const on: Instance[] = [];
+    const skipped: Array<{ world: string; reason: string }> = [];
+    for (const instance of asked) {
+      const off = await instance.offReason();
+      const reason = off === null ? null : `${instance.name} is off: ${off}`;
+      if (reason === null) on.push(instance);
+      else if (kind !== 'all') throw new SubconsciousError('world_off', `${reason}: nothing was run.`, { details: { world: instance.name } });
+      else skipped.push({ world: instance.name, reason });
+    }
+    const done = Promise.all(on.map((i) => this.scheduler.runNow(i)));
+    return { triggered: on.map((i) => i.name), skipped, done };
+  }
+
   /** One tick of each named world (or all), awaited: `subconscious tick`. */
   async tickOnce(kind: string | 'all' = 'all'): Promise<TickOutcome[]> {
     const targets = kind === 'all' ? this.list() : [this.get(kind)];

@@ -21,7 +21,10 @@ export function engineRpcHandlers(
         last_tick_at: first?.last_tick_at ?? null,
       };
     },
-    'subconscious.trigger': ({ kind }) => ({ triggered: registry.trigger(kind ?? 'all').triggered }),
+    'subconscious.trigger': async ({ kind }) => {
+      const { triggered, skipped } = await registry.requestRun(kind ?? 'all');
+      return { triggered, skipped };
+    },
     'subconscious.set_enabled': async ({ world, enabled }) => {
       await registry.setEnabled(world, enabled);
       return { world, enabled };

@@ -193,12 +193,15 @@ export class Scheduler {
     const intervalMs = instance.world.intervalMinutes() * 60_000;
     // A tick left open by a crash resumes at once; otherwise the cadence continues from the last
     // tick; a world that never ticked waits its initial delay (seed 3: 60 s for sources to start).
+    const initialDelay = keys.open_tick || keys.last_tick_at ? 0 : (instance.world.initialDelayMs?.() ?? 0);
     const due = keys.open_tick
       ? this.clock.now()
       : keys.last_tick_at
         ? Math.min(keys.next_tick_at ?? Infinity, keys.last_tick_at + intervalMs)
-        : this.clock.now() + (instance.world.initialDelayMs?.() ?? 0);
+        : this.clock.now() + initialDelay;
     this.nextDue.set(instance.name, due);
+    // Status says when the first tick comes ("in 1 min"), not "never" with no next time.
+    if (initialDelay > 0) await instance.setNextTickAt(due);
     return due;
   }
 }

@@ -92,8 +92,8 @@ export const engineContract = defineContract<EngineEvents>()({
     ).returns<StatusResult>(),
     'subconscious.trigger': method(
       z.strictObject({ kind: z.union([z.literal('all'), worldName]).optional() }),
-      'Run a tick now in the background (while one runs, one more follows it; a running tick is never superseded); returns at once.',
-    ).returns<{ triggered: string[] }>(),
+      'Run a tick now in the background (while one runs, one more follows it; a running tick is never superseded); returns at once. A world that is off is not run: asked by name, that is a world_off error saying why; asked for all, it is listed in skipped with why.',
+    ).returns<{ triggered: string[]; skipped: Array<{ world: string; reason: string }> }>(),
     'subconscious.set_enabled': method(
       z.strictObject({ world: worldName, enabled: z.boolean() }),
       'Enable or disable one world instance (kept across restarts).',

@@ -43,10 +43,11 @@ export type WriteChoice = 'none' | 'person' | 'heartbeat_md' | 'older_version';
  * - `unchanged`: nothing it is judged on changed since its last "nothing new" at `at`; it is
  *   looked at again when something changes, or at `until` (the safety net; null: never);
  * - `waiting`: an approval card waits for the person (`detail`: the action it asks about);
+ * - `world_off`: the Tasks world itself is off, so no tick evaluates it (`detail`: why, and how to switch it on);
  * - `model_unavailable`: the local model did not answer the last probe (`detail`: the reason);
  * - `due`: evaluated at the next tick.
  */
-export type TaskWhyKind = 'off' | 'done' | 'not_due' | 'unchanged' | 'waiting' | 'model_unavailable' | 'due';
+export type TaskWhyKind = 'off' | 'done' | 'not_due' | 'unchanged' | 'waiting' | 'world_off' | 'model_unavailable' | 'due';
 export type TaskWhy = { kind: TaskWhyKind; at: number | null; until: number | null; detail: string | null };
 
 export type Task = {
@@ -235,8 +236,8 @@ const decision = z.enum(LOG_DECISIONS);
 export const tasksContract = defineContract<TasksEvents>()({
   methods: {
     'subconscious.tasks_list': method(
-      z.strictObject({}),
-      'List all tasks (system first, then user tasks), each with why it is or is not evaluated next.',
+      z.strictObject({ removed: z.boolean().optional() }),
+      'List all tasks (system first, then user tasks), each with why it is or is not evaluated next; {removed: true}: the removed tasks instead (what tasks_restore brings back), newest removal first.',
     ).returns<Task[]>(),
     'subconscious.tasks_add': method(
       z.strictObject({ title, recurrence: recurrence.optional(), needs_tools: z.boolean().optional() }),

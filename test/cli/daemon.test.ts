@@ -78,6 +78,27 @@ describe('subconscious start', () => {
     }
   });
 
+  it('the banner and /healthz mark the worlds that are off and why, and list the hosts', async () => {
+    const daemon = await startDaemon({ env: modelEnv(), config: '[worlds.tasks]\nenabled = false\n' });
+    try {
+      await waitFor(() => daemon.output().includes('agent model:'), 'the model lines');
+      const worlds = daemon
+        .output()
+        .split('\n')
+        .find((l) => l.includes('worlds:'))!;
+      expect(worlds).toContain('tasks (off: subconscious.toml)');
+      expect(worlds).toMatch(/memory(,|$)/);
+      expect(daemon.output()).toMatch(/hosts: +bots, orchestration/);
+      await daemon.rpc('subconscious.set_enabled', { world: 'memory', enabled: false });
+      const auth = { authorization: `Bearer ${daemon.token}` };
+      const health = (await (await fetch(`${daemon.url}/healthz`, { headers: auth })).json()) as Record<string, unknown>;
+      expect(health).toMatchObject({ ok: true, off: { tasks: 'subconscious.toml', memory: 'switched off on the page' }, hosts: ['bots', 'orchestration'] });
+      expect(health.worlds).toContain('tasks');
+    } finally {
+      await daemon.dispose();
+    }
+  });
+
   it('refuses to start on invalid config, naming the key and the reason', async () => {
     const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-badcfg-'));
     try {

@@ -196,6 +196,44 @@ it('Run now (trigger) returns at once and the tick runs in the background', asyn
   expect(() => registry.trigger('nope')).toThrow(/no world named "nope"/);
 });
 
+it('a world waiting out its initial delay says when its first tick comes (status next_tick_at), then ticks then', async () => {
+  registry.add({ ...inboxWorld({ kind: 'inbox', intervalMinutes: 5 }), initialDelayMs: () => 60_000 });
+  const start = engine.clock.now();
+  registry.start();
+  await settle();
+  const waiting = await registry.get('inbox').status();
+  expect(waiting).toMatchObject({ last_tick_at: null, total_ticks: 0, next_tick_at: start + 60_000 });
+  await engine.clock.advance(60_000);
+  await settle();
+  expect(await totalTicks('inbox')).toBe(1);
+  expect((await registry.get('inbox').status()).next_tick_at).toBe(start + 60_000 + 5 * 60_000);
+});
+
+it('Run now of a world that is off is refused with why; Run now of all runs only the worlds that are on and says what it skipped', async () => {
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 60 }));
+  registry.add(inboxWorld({ kind: 'paged', intervalMinutes: 60 }));
+  registry.add(inboxWorld({ kind: 'tasks', intervalMinutes: 60 }), { disabledBy: '[worlds.tasks] enabled = false in subconscious.toml' });
+  await registry.setEnabled('paged', false);
+  await expect(registry.requestRun('tasks')).rejects.toMatchObject({
+    code: 'world_off',
+    message: expect.stringMatching(
+      /tasks is off: \[worlds\.tasks\] enabled = false in subconscious\.toml \(set enabled = true under \[worlds\.tasks\] and restart\)/,
+    ),
+  });
+  await expect(registry.requestRun('paged')).rejects.toMatchObject({
+    code: 'world_off',
+    message: expect.stringMatching(/switched off on the page \(switch it on first\)/),
+  });
+  const all = await registry.requestRun('all');
+  expect(all.triggered).toEqual(['inbox']);
+  expect(all.skipped.map((s) => s.world)).toEqual(['paged', 'tasks']);
+  expect(all.skipped[1]!.reason).toMatch(/set enabled = true under \[worlds\.tasks\]/);
+  const outcomes = await all.done;
+  expect(outcomes.map((o) => o.world)).toEqual(['inbox']);
+  expect(await totalTicks('tasks')).toBe(0);
+  expect(await totalTicks('paged')).toBe(0);
+});
+
 it('a tick committing past its cadence is left to finish: the loop sleeps, never spins, and the next tick follows', async () => {
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));

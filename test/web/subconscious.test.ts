@@ -183,9 +183,16 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await toggle.click();
     await page.locator('[data-testid="world-tasks"][data-state="Disabled"]').waitFor();
     await expect.poll(async () => (await status()).enabled).toBe(false);
+    // Off, Run now would run nothing: the button is disabled and says why; the RPC refuses.
+    const runNow = card.getByRole('button', { name: 'Run Tasks now' });
+    expect(await runNow.isDisabled()).toBe(true);
+    expect(await card.locator('[data-testid="world-run-off"]').textContent()).toMatch(/switched off: switch it on first/);
+    await expect(daemon.rpc('subconscious.trigger', { kind: 'tasks' })).rejects.toThrow(/tasks is off: switched off on the page/);
     await toggle.click();
     await page.locator('[data-testid="world-tasks"][data-state="Idle"]').waitFor();
     await expect.poll(async () => (await status()).enabled).toBe(true);
+    expect(await runNow.isDisabled()).toBe(false);
+    expect(await card.locator('[data-testid="world-run-off"]').count()).toBe(0);
   });
 
   it('adds a user task (every tick, once, cron), toggles it, deletes it; a refused add rolls back with a message', async () => {

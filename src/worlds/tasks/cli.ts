@@ -13,16 +13,17 @@ type Cli = CliContext<(typeof tasksContract)['methods'], TasksEvents>;
 type Call = Cli['call'];
 
 type TaskRow = Pick<Task, 'id' | 'title' | 'source' | 'recurrence' | 'enabled' | 'needs_tools' | 'last_run_at' | 'next_run_at' | 'completed'> &
-  Partial<Pick<Task, 'write_choice'>>;
+  Partial<Pick<Task, 'write_choice' | 'why'>>;
 
 /** Adds the subcommands to `tasks` (the group command the CLI made for this module). */
 export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli, 'call' | 'print'>): Command {
   tasks
     .command('list')
     .description('list tasks (system and user)')
+    .option('--removed', 'the removed tasks instead (what `tasks restore` brings back)')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows: TaskRow[] = await call('subconscious.tasks_list');
+    .action(async (opts: { json?: boolean; removed?: boolean }) => {
+      const rows: TaskRow[] = await call('subconscious.tasks_list', opts.removed ? { removed: true } : {});
       if (opts.json) return print(JSON.stringify(rows, null, 2));
       for (const line of formatTaskTable(rows, await lastReasons(call))) print(line);
     });
@@ -102,10 +103,10 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
   tasks
     .command('restore')
     .description('bring back a removed user task as it was')
-    .argument('<id>', 'the full id `tasks remove` printed (a removed task is not in `tasks list`)')
+    .argument('<id>', 'the id `tasks remove` printed, or its first characters (see `tasks list --removed`)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const task = await call('subconscious.tasks_restore', { id: id.trim() });
+      const task = await call('subconscious.tasks_restore', { id: await resolveTaskId(call, id.trim(), { removed: true }) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`restored ${task.id}: ${task.title}`);
     });
@@ -119,11 +120,12 @@ const MIN_ID_PREFIX = 4;
 /**
  * The full id for what a person typed: the id itself, or the one task whose id starts with it
  * (ids are 36-character UUIDs; 4 characters at least). Nothing else matches: the CLI says so with
- * what was typed (the daemon's own message names no id, since the page shows it).
+ * what was typed (the daemon's own message names no id, since the page shows it). `removed`:
+ * among the removed tasks (restore); a full id goes to the daemon as typed, which says what it is.
  */
-async function resolveTaskId(call: Call, typed: string): Promise<string> {
-  const rows: TaskRow[] = await call('subconscious.tasks_list');
-  if (rows.some((t) => t.id === typed)) return typed;
+async function resolveTaskId(call: Call, typed: string, opts: { removed?: boolean } = {}): Promise<string> {
+  const rows: TaskRow[] = await call('subconscious.tasks_list', opts.removed ? { removed: true } : {});
+  if (rows.some((t) => t.id === typed) || (opts.removed && typed.length >= 36)) return typed;
   const start = typed.toLowerCase();
   const matches = typed.length < MIN_ID_PREFIX ? [] : rows.filter((t) => t.id.toLowerCase().startsWith(start));
   if (matches.length > 1) {
@@ -132,8 +134,8 @@ async function resolveTaskId(call: Call, typed: string): Promise<string> {
     });
   }
   if (!matches[0]) {
-    throw new SubconsciousError('not_found', `No task with id "${typed}".`, {
-      hint: `List tasks with \`subconscious tasks list\`${typed.length < MIN_ID_PREFIX ? ` (give at least ${MIN_ID_PREFIX} characters of an id)` : ''}.`,
+    throw new SubconsciousError('not_found', `No ${opts.removed ? 'removed ' : ''}task with id "${typed}".`, {
+      hint: `List ${opts.removed ? 'removed ' : ''}tasks with \`subconscious tasks list${opts.removed ? ' --removed' : ''}\`${typed.length < MIN_ID_PREFIX ? ` (give at least ${MIN_ID_PREFIX} characters of an id)` : ''}.`,
       details: { field: 'id' },
     });
   }
@@ -154,7 +156,8 @@ async function lastReasons(call: Call): Promise<Map<string, string>> {
 /**
  * A plain table: ID, ON, SOURCE, INTENT, SCHEDULE, NEXT (UTC), TITLE, WHY. INTENT `write?`: write
  * rights an older version guessed, or a HEARTBEAT.md `[write]` line asks for; it asks before every
- * write until `tasks writes <id> on|off`. WHY: the reason the model gave for its last decision.
+ * write until `tasks writes <id> on|off`. WHY: the reason the model gave for its last decision, or
+ * without one why it is skipped (the world or the model is off, an approval waits).
  */
 export function formatTaskTable(rows: TaskRow[], reasons: ReadonlyMap<string, string> = new Map()): string[] {
   if (rows.length === 0) return ['no tasks'];
@@ -166,12 +169,31 @@ export function formatTaskTable(rows: TaskRow[], reasons: ReadonlyMap<string, st
     t.recurrence,
     nextRun(t),
     t.title.length > 70 ? `${t.title.slice(0, 69)}…` : t.title,
-    clip(reasons.get(t.id) ?? '-', 80),
+    reasons.has(t.id) ? clip(reasons.get(t.id)!, 80) : (skipWords(t.why) ?? '-'),
   ]);
   const head = ['ID', 'ON', 'SOURCE', 'INTENT', 'SCHEDULE', 'NEXT (UTC)', 'TITLE', 'WHY'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(head), ...table.map(line)];
+}
+
+/** Why a task is skipped, in a line (the page says the same in `why.ts`); null when it is simply due or not due yet. */
+function skipWords(why: TaskRow['why']): string | null {
+  const also = (text: string) => (why?.detail ? `${text}: ${why.detail}` : text);
+  switch (why?.kind) {
+    case 'world_off':
+      return also('the Tasks world is off');
+    case 'model_unavailable':
+      return also('model unavailable');
+    case 'waiting':
+      return also('waiting for your answer');
+    case 'off':
+      return also('switched off');
+    case 'unchanged':
+      return `unchanged since ${new Date(why.at ?? 0).toISOString().slice(0, 16).replace('T', ' ')}`;
+    default:
+      return null;
+  }
 }
 
 function clip(text: string, max: number): string {
@@ -181,6 +203,7 @@ function clip(text: string, max: number): string {
 /** When a task is evaluated next: a time (cron), the next tick (`once` not yet run) or every tick (`pending`). */
 function nextRun(t: TaskRow): string {
   if (t.completed || !t.enabled) return '-';
+  if (t.why?.kind === 'world_off') return 'never (world off)';
   if (t.next_run_at !== null) return new Date(t.next_run_at).toISOString().slice(0, 16).replace('T', ' ');
   return t.recurrence === 'pending' ? 'every tick' : 'next tick';
 }

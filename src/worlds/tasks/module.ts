@@ -50,6 +50,7 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
       interruptedAfterMs: (agent?.defaultCapMs ?? DEFAULT_RUN_CAP_MS) + ctx.tickTimeoutMs,
       logRetentionDays: config.log_retention_days,
       world: ctx.name,
+      worldOff: () => ctx.worldOff(),
       settings: {
         intervalMinutes: config.interval_minutes,
         inferenceEnabled: config.inference_enabled,

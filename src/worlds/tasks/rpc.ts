@@ -9,7 +9,7 @@ import type { TasksService } from './service.js';
 
 export function tasksRpcHandlers(service: TasksService): Handlers<(typeof tasksContract)['methods']> {
   return {
-    'subconscious.tasks_list': () => service.listTasks(),
+    'subconscious.tasks_list': (p) => service.listTasks({ removed: p.removed ?? false }),
     'subconscious.tasks_add': (p) => service.addTask(p),
     'subconscious.tasks_update': ({ id, ...patch }) => service.updateTask(id, patch),
     'subconscious.tasks_remove': (p) => service.removeTask(p.id),

@@ -70,6 +70,8 @@ export interface TasksServiceDeps {
   reevaluateUnchangedMs?: (() => number) | undefined;
   /** The instance name used for ledger rows and events (default `tasks`). */
   world?: string | undefined;
+  /** Why this world is off (config or the page's switch), or null: then no task is evaluated, and each says so. */
+  worldOff?: (() => Promise<string | null>) | undefined;
 }
 
 export class TasksService {
@@ -150,8 +152,10 @@ export class TasksService {
     return { ...snapshot, sync: result };
   }
 
-  async listTasks(): Promise<Task[]> {
+  /** `removed`: the removed tasks instead (what `restoreTask` brings back), each "off: removed". */
+  async listTasks(opts: { removed?: boolean } = {}): Promise<Task[]> {
     await this.ensureReady();
+    if (opts.removed) return (await this.tasks.listRemoved()).map((t) => publicTask(t, { kind: 'off', at: null, until: null, detail: 'removed' }));
     // An edited HEARTBEAT.md shows at once, not only after the next tick (a stat when unchanged).
     await this.syncHeartbeat();
     return this.describeAll(await this.tasks.list());
@@ -195,7 +199,8 @@ export class TasksService {
     const local = this.health.current().models.find((m) => m.role === 'local');
     const now = this.deps.clock.now();
     const safetyNet = this.deps.reevaluateUnchangedMs?.() ?? 0;
-    return tasks.map((t) => publicTask(t, whyOf(t, { pending, local, now, safetyNet })));
+    const worldOff = (await this.deps.worldOff?.()) ?? null;
+    return tasks.map((t) => publicTask(t, whyOf(t, { pending, local, now, safetyNet, worldOff })));
   }
 
   listLog(opts: LogFilter & { limit?: number; offset?: number } = {}): Promise<LogEntry[]> {
@@ -559,7 +564,14 @@ export function countUsage(events: { subscribe(listener: (event: AgentRunEvent) 
 /** Why a task is or is not evaluated at the next tick (see protocol `TaskWhy`). */
 export function whyOf(
   t: StoredTask,
-  ctx: { pending: ReadonlyMap<string, string>; local: { available: boolean | null; reason: string | null } | undefined; now: number; safetyNet: number },
+  ctx: {
+    pending: ReadonlyMap<string, string>;
+    local: { available: boolean | null; reason: string | null } | undefined;
+    now: number;
+    safetyNet: number;
+    /** Why the world is off (null: on): no tick runs, so nothing below (due, model) applies. */
+    worldOff?: string | null;
+  },
 ): TaskWhy {
   const why = (kind: TaskWhy['kind'], at: number | null = null, until: number | null = null, detail: string | null = null): TaskWhy => ({
     kind,
@@ -571,6 +583,7 @@ export function whyOf(
   if (!t.enabled) return why('off', null, null, t.origin === 'heartbeat_md' && !t.origin_present ? 'its line is no longer in HEARTBEAT.md' : null);
   const waiting = ctx.pending.get(t.id);
   if (waiting !== undefined) return why('waiting', null, null, waiting);
+  if (ctx.worldOff) return why('world_off', null, null, ctx.worldOff);
   if (t.next_run_at !== null && t.next_run_at > ctx.now) return why('not_due', t.next_run_at);
   if (ctx.local?.available === false) return why('model_unavailable', null, null, ctx.local.reason);
   if (t.unchanged_since !== null && ctx.safetyNet > 0) return why('unchanged', t.unchanged_since, t.unchanged_since + ctx.safetyNet);

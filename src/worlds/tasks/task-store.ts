@@ -156,6 +156,18 @@ export class TaskStore {
     return rows.sort((a, b) => rank(a) - rank(b) || (rank(a) === 1 ? Number(a.origin_order ?? 0) - Number(b.origin_order ?? 0) : 0)).map(toTask);
   }
 
+  /** The removed tasks, newest removal first (what `restore` can bring back). */
+  async listRemoved(): Promise<StoredTask[]> {
+    const rows = await this.db
+      .selectFrom('subconscious_tasks')
+      .selectAll()
+      .where('removed_at', 'is not', null)
+      .orderBy('removed_at', 'desc')
+      .orderBy('id')
+      .execute();
+    return rows.map(toTask);
+  }
+
   /** A task that is not removed (a removed one is as gone to everything but `restore`). */
   async get(id: string): Promise<StoredTask | undefined> {
     const row = await this.db.selectFrom('subconscious_tasks').selectAll().where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, RpcDispatcher, uuid } from '../../../src/core/index.js';
 import { createRpcClient, implement, tasksContract } from '../../../src/protocol/index.js';
-import { TasksService, registerTasksCommands, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
+import { TasksService, formatTaskTable, registerTasksCommands, tasksRpcHandlers, type Task } from '../../../src/worlds/tasks/index.js';
 import { openTestStore, type TestStore } from '../../support/stores.js';
 
 let store: TestStore;
@@ -103,6 +103,32 @@ describe('tasks CLI', () => {
     expect(lines.find((l) => l.startsWith('system:check-skills'))).toMatch(/\s+-$/);
   });
 
+  it('list with the Tasks world off: NEXT says never and WHY says the world is off (not "every tick")', async () => {
+    const off = new TasksService({
+      ...{ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: store.workspace, timezone: 'UTC' },
+      worldOff: () => Promise.resolve('switched off on the page (switch it on first)'),
+    });
+    const rpc = new RpcDispatcher(implement(tasksContract, tasksRpcHandlers(off)));
+    program = new Command('subconscious').exitOverride();
+    registerTasksCommands(program.command('tasks'), { call: createRpcClient((method, params) => rpc.call(method, params)), print: (l) => lines.push(l) });
+    await off.addTask({ title: 'Check the build status' });
+    lines.length = 0;
+    await run('list');
+    expect(lines.find((l) => l.includes('Check the build status'))).toMatch(
+      /on\s+user\s+read\s+pending\s+never \(world off\)\s+Check the build status\s+the Tasks world is off: switched off on the page \(switch it on first\)$/,
+    );
+    lines.length = 0;
+    await run('list', '--json');
+    expect((JSON.parse(lines.join('\n')) as Task[]).every((t) => t.completed || !t.enabled || t.why.kind === 'world_off')).toBe(true);
+  });
+
+  it('list: with no decision reason, WHY shows why the task is skipped (the model is down), as --json says', async () => {
+    const [task] = await service.listTasks();
+    const row = { ...task!, why: { kind: 'model_unavailable' as const, at: null, until: null, detail: 'The local endpoint is not answering' } };
+    expect(formatTaskTable([row])[1]).toMatch(/\s+model unavailable: The local endpoint is not answering$/);
+    expect(formatTaskTable([row], new Map([[row.id, 'The build is green.']]))[1]).toMatch(/\s+The build is green\.$/);
+  });
+
   it('refuses to remove a system task, with the reason', async () => {
     await expect(run('remove', 'system:system-health')).rejects.toMatchObject({ code: 'forbidden', message: expect.stringContaining('only disabled') });
   });
@@ -155,6 +181,21 @@ describe('tasks CLI: a task id may be given by its first characters', () => {
     lines.length = 0;
     await run('list', '--json');
     expect((JSON.parse(lines.join('\n')) as Task[]).filter((t) => t.source === 'user')).toHaveLength(3);
+  });
+
+  it('restore accepts a unique start of a removed task’s id; an ambiguous one lists the removed matches; a live task is no match', async () => {
+    await run('remove', TWINS[0]!);
+    await run('remove', TWINS[1]!);
+    lines.length = 0;
+    await run('list', '--removed');
+    expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual([TWINS[0], TWINS[1]].sort());
+    await expect(run('restore', '7b9bc043')).rejects.toMatchObject({
+      code: 'invalid_params',
+      message: `"7b9bc043" starts 2 task ids: ${TWINS[0]} (Check urgent emails), ${TWINS[1]} (Check the build status)`,
+    });
+    await run('restore', '7B9BC043-2');
+    expect(lines.at(-1)).toBe(`restored ${TWINS[1]}: Check the build status`);
+    await expect(run('restore', '5d2a')).rejects.toMatchObject({ code: 'not_found', message: 'No removed task with id "5d2a".' });
   });
 
   it('no match, or fewer than 4 characters, keeps the not-found message', async () => {

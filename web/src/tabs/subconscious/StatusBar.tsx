@@ -24,8 +24,9 @@ export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatu
   const runAll = async () => {
     setBusy(true);
     try {
-      await call('subconscious.trigger', { kind: 'all' });
-      notify('A tick was started for every enabled world.', 'info');
+      const { skipped } = await call('subconscious.trigger', { kind: 'all' });
+      const off = skipped.length ? ` Not run (off): ${skipped.map((s) => s.reason).join('; ')}.` : '';
+      notify(`A tick was started for every enabled world.${off}`, 'info');
     } catch (err) {
       notify(`Could not start the ticks: ${explain(err)}`, 'error');
     } finally {

@@ -49,6 +49,12 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
   const w = props.world;
   const state = stateOf(w);
   const name = worldLabel(w.world);
+  // A world that is off would run nothing: Run now is refused, so the button says why instead.
+  const offReason = w.enabled
+    ? null
+    : w.disabled_by
+      ? `it is off in the config: set enabled = true under [worlds.${w.world}] and restart`
+      : 'it is switched off: switch it on first';
 
   const setEnabled = (enabled: boolean) =>
     optimistic(
@@ -152,13 +158,24 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
           <MessageText text={w.last_summary} />
         </p>
       )}
+      {offReason && (
+        <p className="muted world-note" data-testid="world-run-off">
+          Run now is unavailable: {offReason}.
+        </p>
+      )}
       <footer className="world-actions">
         <span className="switch-label">
           <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} disabled={w.disabled_by !== null} />
           <span aria-hidden="true">{w.enabled ? 'Enabled' : 'Disabled'}</span>
         </span>
         <span className="muted small">every {w.interval_minutes} min</span>
-        <button type="button" onClick={runNow} disabled={w.running} aria-label={`Run ${name} now`}>
+        <button
+          type="button"
+          onClick={runNow}
+          disabled={w.running || offReason !== null}
+          aria-label={`Run ${name} now`}
+          title={offReason ? `Cannot run now: ${offReason}` : undefined}
+        >
           {w.running ? 'Running…' : 'Run now'}
         </button>
       </footer>

@@ -15,6 +15,8 @@ export function whyText(task: Task, now: number): string {
       return `unchanged since ${clockTime(w.at ?? now, now)}${w.until ? ` · looked at again when something changes, or at ${clockTime(w.until, now)}` : ''}`;
     case 'waiting':
       return `waiting for your answer to “${w.detail ?? 'its approval card'}”`;
+    case 'world_off':
+      return `not checked: the Tasks world is off${w.detail ? ` (${w.detail})` : ''}`;
     case 'model_unavailable':
       return `model unavailable${w.detail ? `: ${w.detail}` : ''}`;
     case 'due':
