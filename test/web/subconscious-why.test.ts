@@ -273,7 +273,9 @@ describe('the Subconscious page explains itself (issue 10)', () => {
     // The tick that acted: its summary line, open, with the result and the model's reason.
     const acted = groups.filter({ has: page.locator('[data-decision="act"]') }).first();
     const summary = await acted.locator('[data-testid="log-group-summary"]').innerText();
-    expect(summary).toMatch(/^\d{1,2}:\d{2}(:\d{2})?( [AP]M)? · \d+ tasks · 1 acted · \d+ nothing new · [\d.]+k? tokens · [\d.]+ (ms|s)$/);
+    // Whether the other tasks were asked again in that tick is the unchanged-task skip's business (their
+    // inputs since their last check), which this test does not pin down: "nothing new" may be absent.
+    expect(summary).toMatch(/^\d{1,2}:\d{2}(:\d{2})?( [AP]M)? · \d+ tasks? · 1 acted( · \d+ nothing new)? · [\d.]+k? tokens · [\d.]+ (ms|s)$/);
     const actRow = acted.locator('[data-testid="log-row"][data-decision="act"]');
     expect(await actRow.locator('[data-testid="log-text"]').innerText()).toBe('The nightly build is green; 3 flaky tests were retried.');
     expect(await actRow.locator('[data-testid="log-reason"]').innerText()).toBe('Why: Something new for this task (act).');
