@@ -52,6 +52,7 @@ import {
   type Heartbeat,
   type HeartbeatConfig,
   type HeartbeatTables,
+  defaultBotRow,
 } from '../src/worlds/heartbeat/index.js';
 import { startModelServer, type ModelServer } from '../devtools/model-server.js';
 
@@ -305,43 +306,7 @@ async function populate(db: AnyDb, n: number, now: number): Promise<string[]> {
 }
 
 function beatRow(bot: string, thread: string, next: number | null, now: number) {
-  return {
-    bot_id: bot,
-    thread_id: thread,
-    enabled: 1,
-    interval_seconds: null,
-    quiet_hours: null,
-    timezone: null,
-    model: null,
-    follow_ups_enabled: null,
-    auto_resume_on_restart: null,
-    max_pulses_per_day: null,
-    max_resumes_per_day: null,
-    max_task_attempts: null,
-    next_heartbeat_at: next,
-    current_interval_ms: null,
-    backoff_until: null,
-    cooldown_until: null,
-    consecutive_errors: 0,
-    state: 'idle',
-    last_tick_at: null,
-    last_pulse_at: null,
-    last_verdict: null,
-    last_reason: '',
-    last_outcome: null,
-    last_error: null,
-    last_resume_at: null,
-    last_resume_task_id: null,
-    disabled_reason: null,
-    last_log_id: null,
-    last_log_key: null,
-    log_seq: 0,
-    forced_at: null,
-    stopped_at: null,
-    version: 1,
-    created_at: now,
-    updated_at: now,
-  };
+  return { ...defaultBotRow(bot, thread, now), next_heartbeat_at: next };
 }
 
 interface Measure {

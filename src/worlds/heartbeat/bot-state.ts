@@ -40,43 +40,7 @@ export class BotStateStore {
     const now = this.d.clock.now();
     await this.db
       .insertInto('heartbeat_bots')
-      .values({
-        bot_id: botId,
-        thread_id: threadId ?? null,
-        enabled: 1,
-        interval_seconds: null,
-        quiet_hours: null,
-        timezone: null,
-        model: null,
-        follow_ups_enabled: null,
-        auto_resume_on_restart: null,
-        max_pulses_per_day: null,
-        max_resumes_per_day: null,
-        max_task_attempts: null,
-        next_heartbeat_at: null,
-        current_interval_ms: null,
-        backoff_until: null,
-        cooldown_until: null,
-        consecutive_errors: 0,
-        state: 'idle',
-        last_tick_at: null,
-        last_pulse_at: null,
-        last_verdict: null,
-        last_reason: '',
-        last_outcome: null,
-        last_error: null,
-        last_resume_at: null,
-        last_resume_task_id: null,
-        disabled_reason: null,
-        last_log_id: null,
-        last_log_key: null,
-        log_seq: 0,
-        forced_at: null,
-        stopped_at: null,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-      })
+      .values(defaultBotRow(botId, threadId ?? null, now))
       .onConflict((oc) => oc.column('bot_id').doNothing())
       .execute();
     const row = (await this.get(botId))!;
@@ -173,4 +137,45 @@ export class BotStateStore {
   async remove(botId: string): Promise<void> {
     await this.db.deleteFrom('heartbeat_bots').where('bot_id', '=', botId).execute();
   }
+}
+
+/** A bot's heartbeat row with every setting at its default (null: the config's value) and nothing run yet. */
+export function defaultBotRow(botId: string, threadId: string | null, now: number): BotRow {
+  return {
+    bot_id: botId,
+    thread_id: threadId,
+    enabled: 1,
+    interval_seconds: null,
+    quiet_hours: null,
+    timezone: null,
+    model: null,
+    follow_ups_enabled: null,
+    auto_resume_on_restart: null,
+    max_pulses_per_day: null,
+    max_resumes_per_day: null,
+    max_task_attempts: null,
+    next_heartbeat_at: null,
+    current_interval_ms: null,
+    backoff_until: null,
+    cooldown_until: null,
+    consecutive_errors: 0,
+    state: 'idle',
+    last_tick_at: null,
+    last_pulse_at: null,
+    last_verdict: null,
+    last_reason: '',
+    last_outcome: null,
+    last_error: null,
+    last_resume_at: null,
+    last_resume_task_id: null,
+    disabled_reason: null,
+    last_log_id: null,
+    last_log_key: null,
+    log_seq: 0,
+    forced_at: null,
+    stopped_at: null,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  };
 }

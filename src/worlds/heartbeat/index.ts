@@ -20,6 +20,7 @@ export { PULSE_SYSTEM, pulsePrompt, parseVerdict, MIN_RESUME_CONFIDENCE, type Pu
 export { resumePreamble, wakeNote } from './preamble.js';
 export { HostResumeQueue, type ResumeQueue, type ResumeClaim, type ResumeJob } from './claims.js';
 export { HeartbeatService, INTERVAL_BASELINE_MINUTES } from './service.js';
+export { defaultBotRow } from './bot-state.js';
 export { heartbeatRpcHandlers } from './rpc.js';
 export { HeartbeatListeners, PERSONA_FOLLOWUPS } from './listeners.js';
 export { SettingsStore, pulseModel, type BotSettings } from './settings.js';

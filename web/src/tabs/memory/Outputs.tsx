@@ -73,24 +73,7 @@ export function Todos(props: { todos: Resource<MemoryTodo[]> }) {
           </li>
         ))}
       </ul>
-      {settled.length > 0 && (
-        <details className="settled">
-          <summary>Done or dropped ({settled.length})</summary>
-          <ul className="output-list">
-            {settled.map((t) => (
-              <li key={t.id} className="output-row output-settled" data-testid="memory-todo" data-status={t.status}>
-                <div className="output-text">
-                  <span>{t.title}</span>
-                  <span className="muted small">{t.status}</span>
-                </div>
-                <button type="button" className="link" onClick={() => void set(t, 'open')} aria-label={`Open again: ${t.title}`}>
-                  Open again
-                </button>
-              </li>
-            ))}
-          </ul>
-        </details>
-      )}
+      <SettledItems label="Done or dropped" items={settled} testId="memory-todo" reopen="Open again" onReopen={(t) => void set(t, 'open')} />
     </Section>
   );
 }
@@ -130,24 +113,38 @@ export function Goals(props: { goals: Resource<MemoryGoal[]> }) {
           </li>
         ))}
       </ul>
-      {settled.length > 0 && (
-        <details className="settled">
-          <summary>Achieved or dropped ({settled.length})</summary>
-          <ul className="output-list">
-            {settled.map((g) => (
-              <li key={g.id} className="output-row output-settled" data-testid="memory-goal" data-status={g.status}>
-                <div className="output-text">
-                  <span>{g.title}</span>
-                  <span className="muted small">{g.status}</span>
-                </div>
-                <button type="button" className="link" onClick={() => void set(g, 'active')} aria-label={`Active again: ${g.title}`}>
-                  Active again
-                </button>
-              </li>
-            ))}
-          </ul>
-        </details>
-      )}
+      <SettledItems label="Achieved or dropped" items={settled} testId="memory-goal" reopen="Active again" onReopen={(g) => void set(g, 'active')} />
     </Section>
+  );
+}
+
+/** The settled to-dos or goals, folded away, each with the button that brings it back. */
+function SettledItems<T extends { id: string; title: string; status: string }>(props: {
+  label: string;
+  items: T[];
+  testId: string;
+  reopen: string;
+  onReopen: (item: T) => void;
+}) {
+  if (props.items.length === 0) return null;
+  return (
+    <details className="settled">
+      <summary>
+        {props.label} ({props.items.length})
+      </summary>
+      <ul className="output-list">
+        {props.items.map((item) => (
+          <li key={item.id} className="output-row output-settled" data-testid={props.testId} data-status={item.status}>
+            <div className="output-text">
+              <span>{item.title}</span>
+              <span className="muted small">{item.status}</span>
+            </div>
+            <button type="button" className="link" onClick={() => props.onReopen(item)} aria-label={`${props.reopen}: ${item.title}`}>
+              {props.reopen}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
