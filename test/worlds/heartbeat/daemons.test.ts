@@ -5,17 +5,11 @@
  * lease — every interrupted task is resumed exactly once.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AgentRunner, ApprovalStore } from '../../../src/agent/index.js';
-import { createBotsHost, parseBotsConfig, type BotsTables } from '../../../src/bots/index.js';
-import { EventBus, silentLogger, uuid } from '../../../src/core/index.js';
-import { Instance } from '../../../src/engine/index.js';
-import { StoreCheckpointer } from '../../../src/graph/index.js';
-import { createLlm } from '../../../src/llm/index.js';
-import { tablesView } from '../../../src/store/index.js';
+import type { Instance } from '../../../src/engine/index.js';
 import type { Task } from '../../../src/protocol/bots.js';
-import { commitTick, createHeartbeat, heartbeatConfig, observe, runPulses, type Heartbeat, type HeartbeatTables } from '../../../src/worlds/heartbeat/index.js';
-import { testDialects, type AnyStore } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, seeded, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { commitTick, observe, runPulses, type Heartbeat } from '../../../src/worlds/heartbeat/index.js';
+import { testDialects } from '../../support/stores.js';
+import { createHeartbeatHarness, interruptedTask, otherDaemon, sharedMcp, until, type HeartbeatHarness } from './harness.js';
 
 /** Four bots, four resumes at once: resume_concurrency does not hold any back in one tick. */
 const CONFIG = { resume_concurrency: 4 };
@@ -38,63 +32,8 @@ interface Daemon {
 
 /** A second daemon on its own connection to the same database, the same model servers, the same clock. */
 async function secondDaemon(h: HeartbeatHarness): Promise<Daemon> {
-  const store: AnyStore = await h.store.reopen();
-  const agent = { baseUrl: h.model.baseUrl, model: 'scripted-model', timeoutMs: 30_000 };
-  const llm = createLlm({
-    models: { local: { baseUrl: h.pulse.baseUrl, model: 'pulse-model', timeoutMs: 30_000 }, agent },
-    db: store.db,
-    clock: h.clock,
-    ids: uuid,
-  });
-  const approvals = new ApprovalStore({ db: store.db, clock: h.clock, ids: uuid });
-  const runner = new AgentRunner({ llm, mcp: mcpHolder.value!.mcp, approvals, clock: h.clock, ids: uuid });
-  const host = createBotsHost({
-    db: tablesView<BotsTables>(store.db),
-    clock: h.clock,
-    ids: uuid,
-    runner,
-    approvals,
-    emit: () => undefined,
-    log: silentLogger,
-    presence: () => true,
-    config: parseBotsConfig({ next_job_delay_ms: 0 }),
-  });
-  const hb = createHeartbeat({
-    db: tablesView<HeartbeatTables>(store.db),
-    host: host.heartbeat,
-    llm,
-    clock: h.clock,
-    ids: uuid,
-    log: silentLogger,
-    emit: () => undefined,
-    config: heartbeatConfig.parse(CONFIG),
-    timezone: 'UTC',
-    random: seeded(7),
-  });
-  const instance = new Instance(
-    hb.world,
-    {
-      db: store.db,
-      llm,
-      clock: h.clock,
-      ids: uuid,
-      events: new EventBus(() => h.clock.now()),
-      log: silentLogger,
-      checkpointer: new StoreCheckpointer(store.db, h.clock),
-    },
-    { holderTag: 'daemon-b' },
-  );
-  return {
-    hb,
-    instance,
-    isIdle: (botId) => host.runtime.isIdle(botId),
-    close: async () => {
-      await hb.close();
-      await host.stop();
-      await runner.cancelAll();
-      await store.close();
-    },
-  };
+  const other = await otherDaemon(h, mcpHolder.value!.mcp, { config: CONFIG, seed: 7, holderTag: 'daemon-b' });
+  return { hb: other.hb, instance: other.instance, isIdle: (botId) => other.host.runtime.isIdle(botId), close: other.close };
 }
 
 describe.each(await testDialects())('two daemons on one %s database', (dialect) => {

@@ -13,7 +13,7 @@ import { Instance, type EngineDeps, type TickOutcome } from '../../../src/engine
 import { StoreCheckpointer } from '../../../src/graph/index.js';
 import { createLlm, type LlmService } from '../../../src/llm/index.js';
 import { applyMigrations, tablesView, type DialectName } from '../../../src/store/index.js';
-import type { BotsConfig } from '../../../src/bots/index.js';
+import { createBotsHost, parseBotsConfig, type BotsConfig, type BotsHost, type BotsTables } from '../../../src/bots/index.js';
 import {
   createHeartbeat,
   heartbeatConfig,
@@ -23,8 +23,9 @@ import {
   type HeartbeatTables,
 } from '../../../src/worlds/heartbeat/index.js';
 import { createBotsHarness, until, type BotsHarness } from '../../bots/harness.js';
-import type { McpManager } from '../../../src/agent/index.js';
+import { AgentRunner, ApprovalStore, type McpManager } from '../../../src/agent/index.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
+import type { AnyStore } from '../../support/stores.js';
 
 export { until, gate, sharedMcp, UNTIL } from '../../bots/harness.js';
 
@@ -220,4 +221,80 @@ export async function interruptedTask(
     checkpoint: o.checkpoint ? JSON.stringify({ summary: o.checkpoint, steps: [], at: h.clock.now() }) : null,
   });
   return (await h.host.heartbeat.getTask(t.id))!;
+}
+
+export interface OtherDaemon {
+  host: BotsHost;
+  hb: Heartbeat;
+  instance: Instance;
+  close(): Promise<void>;
+}
+
+/**
+ * Another daemon on its own connection to the harness's database, with the same model servers
+ * and clock: a second worker beside the first, or the daemon started again after a shutdown.
+ */
+export async function otherDaemon(
+  h: HeartbeatHarness,
+  mcp: McpManager,
+  opts: { config: Record<string, unknown>; seed: number; holderTag: string; trigger?: () => void },
+): Promise<OtherDaemon> {
+  const store: AnyStore = await h.store.reopen();
+  const agent = { baseUrl: h.model.baseUrl, model: 'scripted-model', timeoutMs: 30_000 };
+  const llm = createLlm({
+    models: { local: { baseUrl: h.pulse.baseUrl, model: 'pulse-model', timeoutMs: 30_000 }, agent },
+    db: store.db,
+    clock: h.clock,
+    ids: uuid,
+  });
+  const approvals = new ApprovalStore({ db: store.db, clock: h.clock, ids: uuid });
+  const runner = new AgentRunner({ llm, mcp, approvals, clock: h.clock, ids: uuid });
+  const host = createBotsHost({
+    db: tablesView<BotsTables>(store.db),
+    clock: h.clock,
+    ids: uuid,
+    runner,
+    approvals,
+    emit: () => undefined,
+    log: silentLogger,
+    presence: () => true,
+    config: parseBotsConfig({ next_job_delay_ms: 0 }),
+  });
+  const hb = createHeartbeat({
+    db: tablesView<HeartbeatTables>(store.db),
+    host: host.heartbeat,
+    llm,
+    clock: h.clock,
+    ids: uuid,
+    log: silentLogger,
+    emit: () => undefined,
+    config: heartbeatConfig.parse(opts.config),
+    timezone: 'UTC',
+    random: seeded(opts.seed),
+    ...(opts.trigger ? { trigger: opts.trigger } : {}),
+  });
+  const instance = new Instance(
+    hb.world,
+    {
+      db: store.db,
+      llm,
+      clock: h.clock,
+      ids: uuid,
+      events: new EventBus(() => h.clock.now()),
+      log: silentLogger,
+      checkpointer: new StoreCheckpointer(store.db, h.clock),
+    },
+    { holderTag: opts.holderTag },
+  );
+  return {
+    host,
+    hb,
+    instance,
+    close: async () => {
+      await hb.close();
+      await host.stop();
+      await runner.cancelAll();
+      await store.close();
+    },
+  };
 }

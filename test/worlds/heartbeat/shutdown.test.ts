@@ -4,17 +4,12 @@
  * resume does not wait for the cadence nor for the two-tick stagger a crash's work gets.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AgentRunner, ApprovalStore } from '../../../src/agent/index.js';
-import { createBotsHost, parseBotsConfig, SHUTDOWN_INTERRUPTED, type BotsHost, type BotsTables } from '../../../src/bots/index.js';
-import { EventBus, silentLogger, uuid } from '../../../src/core/index.js';
-import { Instance } from '../../../src/engine/index.js';
-import { StoreCheckpointer } from '../../../src/graph/index.js';
-import { createLlm } from '../../../src/llm/index.js';
+import { SHUTDOWN_INTERRUPTED, type BotsHost } from '../../../src/bots/index.js';
+import type { Instance } from '../../../src/engine/index.js';
 import type { SendResult } from '../../../src/protocol/bots.js';
-import { tablesView } from '../../../src/store/index.js';
-import { createHeartbeat, heartbeatConfig, type Heartbeat, type HeartbeatTables } from '../../../src/worlds/heartbeat/index.js';
-import { testDialects, type AnyStore } from '../../support/stores.js';
-import { createHeartbeatHarness, gate, seeded, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import type { Heartbeat } from '../../../src/worlds/heartbeat/index.js';
+import { testDialects } from '../../support/stores.js';
+import { createHeartbeatHarness, gate, otherDaemon, sharedMcp, until, type HeartbeatHarness } from './harness.js';
 
 const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
 beforeAll(async () => {
@@ -34,61 +29,11 @@ interface Restarted {
 
 /** The daemon started again on the same database (same model servers, same clock). */
 async function restart(h: HeartbeatHarness): Promise<Restarted> {
-  const store: AnyStore = await h.store.reopen();
-  const agent = { baseUrl: h.model.baseUrl, model: 'scripted-model', timeoutMs: 30_000 };
-  const llm = createLlm({
-    models: { local: { baseUrl: h.pulse.baseUrl, model: 'pulse-model', timeoutMs: 30_000 }, agent },
-    db: store.db,
-    clock: h.clock,
-    ids: uuid,
-  });
-  const approvals = new ApprovalStore({ db: store.db, clock: h.clock, ids: uuid });
-  const runner = new AgentRunner({ llm, mcp: mcpHolder.value!.mcp, approvals, clock: h.clock, ids: uuid });
-  const host = createBotsHost({
-    db: tablesView<BotsTables>(store.db),
-    clock: h.clock,
-    ids: uuid,
-    runner,
-    approvals,
-    emit: () => undefined,
-    log: silentLogger,
-    presence: () => true,
-    config: parseBotsConfig({ next_job_delay_ms: 0 }),
-  });
   const triggers = { count: 0 };
-  const hb = createHeartbeat({
-    db: tablesView<HeartbeatTables>(store.db),
-    host: host.heartbeat,
-    llm,
-    clock: h.clock,
-    ids: uuid,
-    log: silentLogger,
-    emit: () => undefined,
-    config: heartbeatConfig.parse({}),
-    timezone: 'UTC',
-    random: seeded(3),
-    trigger: () => void triggers.count++,
-  });
-  const events = new EventBus(() => h.clock.now());
-  const instance = new Instance(
-    hb.world,
-    { db: store.db, llm, clock: h.clock, ids: uuid, events, log: silentLogger, checkpointer: new StoreCheckpointer(store.db, h.clock) },
-    { holderTag: 'restarted' },
-  );
-  await host.start();
-  await hb.start();
-  return {
-    host,
-    hb,
-    instance,
-    triggers,
-    close: async () => {
-      await hb.close();
-      await host.stop();
-      await runner.cancelAll();
-      await store.close();
-    },
-  };
+  const other = await otherDaemon(h, mcpHolder.value!.mcp, { config: {}, seed: 3, holderTag: 'restarted', trigger: () => void triggers.count++ });
+  await other.host.start();
+  await other.hb.start();
+  return { ...other, triggers };
 }
 
 describe.each(await testDialects())('work cut off by a shutdown on %s', (dialect) => {
