@@ -64,6 +64,10 @@ describe('Bots tab in Chromium', () => {
         `command = ${JSON.stringify(fs.command)}`,
         `args = ${JSON.stringify(fs.args)}`,
         '',
+        '[[mcp.servers]]',
+        'name = "files"',
+        'command = "definitely-not-a-command"',
+        '',
       ].join('\n'),
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: proxy.baseUrl,
@@ -304,6 +308,15 @@ describe('Bots tab in Chromium', () => {
     await form.getByRole('button', { name: 'Save' }).click();
     await page.locator('[data-testid="thread"] h2', { hasText: 'Scout (growth)' }).waitFor();
     expect((await botNamed('scout')).label).toBe('Scout (growth)');
+  });
+
+  it('a bot whose tool server cannot start has that tool marked unavailable in its panel, with the reason', async () => {
+    await daemon.rpc<Bot>('bots.create', { name: 'growth', tools: ['files'] });
+    await daemon.rpc('mcp.servers', { check: true });
+    await page.locator('[data-testid="bot-item"][data-bot-name="growth"]').click();
+    const warning = page.getByTestId('bot-tool-unavailable');
+    await warning.waitFor();
+    expect(await warning.innerText()).toMatch(/^files: unavailable — could not start: .*ENOENT.*\. The bot runs without it\.$/s);
   });
 
   it('is keyboard reachable with visible focus, keeps contrast in light and dark, fits 360 px, and logged no console error', async () => {

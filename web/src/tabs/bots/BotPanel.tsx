@@ -6,6 +6,7 @@ import { useState } from 'react';
 import type { BotWithStatus, ThreadSummary } from '../../../../src/protocol/bots.js';
 import { call, explain } from '../../api/rpc.js';
 import { useShell } from '../../shell/context.js';
+import { BotTools } from './BotTools.js';
 import { HeartbeatSlot } from './HeartbeatSlot.js';
 import { Routines } from './Routines.js';
 
@@ -40,7 +41,9 @@ export function BotPanel(props: { bot: BotWithStatus; thread: ThreadSummary; onE
           <dt>Model</dt>
           <dd>{bot.model ? `${bot.model} (${bot.model_role} endpoint)` : `the ${bot.model_role} model`}</dd>
           <dt>Tools</dt>
-          <dd data-testid="bot-tools">{bot.tools.length ? bot.tools.join(', ') : 'none (it can only talk)'}</dd>
+          <dd data-testid="bot-tools">
+            <BotTools tools={bot.tools} />
+          </dd>
           <dt>Persona</dt>
           <dd>{bot.persona ? <span className="bot-persona">{bot.persona}</span> : <span className="muted">default</span>}</dd>
         </dl>
