@@ -20,16 +20,18 @@ const ALLOWED: Record<string, string[]> = {
   store: ['core'],
   llm: ['core', 'store', 'protocol'],
   graph: ['core', 'store'],
-  engine: ['core', 'store', 'graph', 'llm', 'protocol'],
+  // Durable jobs, leases and the worker registry (pg-boss on Postgres, own tables on SQLite).
+  coordination: ['core', 'store'],
+  engine: ['core', 'coordination', 'store', 'graph', 'llm', 'protocol'],
   agent: ['core', 'store', 'llm', 'protocol'],
   // Hosts (no tick) use the same module front door as worlds, hence `engine`.
-  bots: ['core', 'store', 'llm', 'engine', 'agent', 'memory', 'protocol'],
+  bots: ['core', 'coordination', 'store', 'llm', 'engine', 'agent', 'memory', 'protocol'],
   memory: ['core', 'store', 'engine', 'protocol'],
   orchestration: ['core', 'store', 'llm', 'graph', 'engine', 'protocol'],
-  worlds: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
-  app: ['core', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
-  server: ['core', 'llm', 'protocol'],
-  cli: ['core', 'engine', 'app', 'server', 'protocol'],
+  worlds: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
+  app: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
+  server: ['core', 'coordination', 'llm', 'protocol'],
+  cli: ['core', 'coordination', 'engine', 'app', 'server', 'protocol'],
 };
 
 function files(dir: string, ext = /\.tsx?$/): string[] {
@@ -96,7 +98,7 @@ describe('architecture', () => {
     const kinds = productModules.map((m) => m.kind);
     // app/ builds everything from the module list: only that list (modules.ts) may name a world.
     const MODULE_LIST = path.join(SRC, 'app', 'modules.ts');
-    const noWorlds = ['engine', 'store', 'llm', 'server', 'graph', 'core', 'protocol', 'app'];
+    const noWorlds = ['engine', 'coordination', 'store', 'llm', 'server', 'graph', 'core', 'protocol', 'app'];
     for (const file of srcFiles.filter((f) => noWorlds.includes(folderOf(f)) && f !== MODULE_LIST)) {
       const text = readFileSync(file, 'utf8');
       if (/\bworlds\//.test(text)) violations.push(`${rel(file)} names worlds/`);

@@ -1,0 +1,137 @@
+/**
+ * The coordinator: every unit of work is a durable job before it is acknowledged (DESIGN.md
+ * "Storage", issue 17). One small interface, two implementations: pg-boss on Postgres (several
+ * workers), and our own tables in the same SQLite file (one process) with the same guarantees
+ * across a restart. One contract-test suite runs against both.
+ *
+ * Guarantees every implementation gives:
+ * - `send` resolves only after the job is committed (an RPC that accepts work answers after it).
+ * - A job is held by one worker at a time, under a lease its holder renews (`renew`, or `work`
+ *   does it). A worker that stops renewing (SIGKILL) loses its jobs after the lease lapses; on
+ *   this host a holder process that is gone is noticed at once. The next fetch takes the job over,
+ *   with its last `checkpoint`, and `takenOverFrom` names the worker it came from.
+ * - Within a `group` (a bot, a thread) at most one job is active, and the next to start is the
+ *   highest `priority`, then the oldest: a person's message (priority > 0) goes before heartbeat
+ *   work (priority 0) across workers too.
+ * - A `key` is a singleton: sending a key that is already queued or active returns that job's id.
+ * - State moves forward only through `complete` / `fail` / `cancel` by the lease holder; a call
+ *   from a worker whose lease was lost returns false and changes nothing.
+ * - A job whose payload no longer parses is moved aside (`deadLetter`) with its reason, and
+ *   nothing else stops.
+ */
+
+/** JSON-safe payloads and checkpoints. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export type JobState = 'queued' | 'active' | 'completed' | 'failed' | 'cancelled' | 'dead';
+
+export interface JobSpec<P extends JsonValue = JsonValue> {
+  /** Queue name, `<area>.<kind>`: `bots.run`, `heartbeat.resume`, `tasks.execute`, `engine.tick`. */
+  queue: string;
+  payload: P;
+  /** Singleton / idempotency key: while a job with this key is queued or active, `send` returns its id. */
+  key?: string | undefined;
+  /** Ordering group: at most one active job per group; highest priority, then oldest, starts next. */
+  group?: string | undefined;
+  /** Higher starts first within a group (and a queue). Default 0. */
+  priority?: number | undefined;
+  /** Not before this time (epoch ms). */
+  startAfter?: number | undefined;
+  /** Attempts after the first failure (default 0: a failed job stays failed). */
+  retryLimit?: number | undefined;
+  /** Delay before a retry (ms); doubled per attempt when `retryBackoff`. */
+  retryDelayMs?: number | undefined;
+  retryBackoff?: boolean | undefined;
+}
+
+export interface Job<P extends JsonValue = JsonValue> {
+  id: string;
+  queue: string;
+  payload: P;
+  key: string | null;
+  group: string | null;
+  priority: number;
+  state: JobState;
+  /** 1 on the first run; a take-over or a retry counts one more. */
+  attempt: number;
+  /** What the last holder saved with `checkpoint` (null: none). */
+  checkpoint: JsonValue | null;
+  /** The worker whose lease lapsed, when this fetch took the job over from it. */
+  takenOverFrom: string | null;
+  createdAt: number;
+}
+
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  /** `face` (HTTP + scheduler) or `worker` (no HTTP face). */
+  role: 'face' | 'worker';
+  startedAt: number;
+  lastSeenAt: number;
+  /** Jobs (and leases) it holds now. */
+  jobsHeld: number;
+  alive: boolean;
+}
+
+export interface QueueSize {
+  queue: string;
+  queued: number;
+  active: number;
+  failed: number;
+  dead: number;
+}
+
+/** A named exclusive lease (a world's tick lock): one holder at a time, renewed while held. */
+export interface Lease {
+  name: string;
+  /** Increases on every acquisition: a stale holder's writes can be refused by comparing it. */
+  generation: number;
+  /** Extend; false when the lease was lost (it lapsed and another worker took it). */
+  renew(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+export interface WorkOptions {
+  batchSize?: number | undefined;
+  /** How often an idle worker looks for work (ms). Implementations may also be woken by `send`. */
+  pollIntervalMs?: number | undefined;
+}
+
+export interface Coordinator {
+  /** This worker's id (unique in the cluster). */
+  readonly workerId: string;
+  /** The lease period (ms): a dead worker's jobs are taken over within two of these. */
+  readonly leaseMs: number;
+
+  /** Register this worker, start liveness and maintenance. */
+  start(): Promise<void>;
+  /** Stop fetching, release what this worker holds (its jobs become queued again), deregister. */
+  stop(): Promise<void>;
+
+  /** Commit a job; resolves with its id (an existing one for a live `key`). */
+  send<P extends JsonValue>(spec: JobSpec<P>): Promise<string>;
+  /** Claim up to `batchSize` startable jobs of a queue under this worker's lease. */
+  fetch<P extends JsonValue>(queue: string, opts?: { batchSize?: number }): Promise<Job<P>[]>;
+  /** Keep the lease on a held job; false: it is not ours any more (stop working on it). */
+  renew(jobId: string): Promise<boolean>;
+  /** Save progress with the job, so a take-over continues from here. */
+  checkpoint(jobId: string, data: JsonValue): Promise<boolean>;
+  complete(jobId: string, output?: JsonValue): Promise<boolean>;
+  /** Fail (retried per its spec unless `retry: false`). */
+  fail(jobId: string, reason: string, opts?: { retry?: boolean }): Promise<boolean>;
+  /** Cancel queued or active jobs by id or key (no holder needed: a person's stop). */
+  cancel(target: { id: string } | { key: string } | { group: string; queue?: string }): Promise<number>;
+  /** Move a job aside with a reason (a payload that no longer parses). */
+  deadLetter(jobId: string, reason: string): Promise<void>;
+
+  /** Run `handler` for each fetched job, renewing its lease while it runs; returns a stop function. */
+  work<P extends JsonValue>(queue: string, opts: WorkOptions, handler: (job: Job<P>) => Promise<void>): () => Promise<void>;
+
+  /** Take a named exclusive lease (a world's tick), or null when another live worker holds it. */
+  lease(name: string, ttlMs?: number): Promise<Lease | null>;
+
+  getJob<P extends JsonValue>(jobId: string): Promise<Job<P> | null>;
+  workers(): Promise<WorkerInfo[]>;
+  sizes(): Promise<QueueSize[]>;
+}
