@@ -98,6 +98,12 @@ export interface WorkOptions {
   pollIntervalMs?: number | undefined;
 }
 
+/** What `work()` gives a handler besides its job (added to the contract: a handler must learn that its lease was lost). */
+export interface WorkContext {
+  /** Aborted when the job was taken over by another worker, or when this worker stops. */
+  signal: AbortSignal;
+}
+
 export interface Coordinator {
   /** This worker's id (unique in the cluster). */
   readonly workerId: string;
@@ -126,10 +132,12 @@ export interface Coordinator {
   deadLetter(jobId: string, reason: string): Promise<void>;
 
   /** Run `handler` for each fetched job, renewing its lease while it runs; returns a stop function. */
-  work<P extends JsonValue>(queue: string, opts: WorkOptions, handler: (job: Job<P>) => Promise<void>): () => Promise<void>;
+  work<P extends JsonValue>(queue: string, opts: WorkOptions, handler: (job: Job<P>, ctx: WorkContext) => Promise<void>): () => Promise<void>;
 
   /** Take a named exclusive lease (a world's tick), or null when another live worker holds it. */
   lease(name: string, ttlMs?: number): Promise<Lease | null>;
+  /** Who holds a named lease now, or null (added: the engine says which worker a skipped tick waits for). */
+  leaseHolder(name: string): Promise<string | null>;
 
   getJob<P extends JsonValue>(jobId: string): Promise<Job<P> | null>;
   workers(): Promise<WorkerInfo[]>;

@@ -23,6 +23,8 @@ export interface Store {
   dialect: DialectName;
   /** Where the data lives, for logs and status (`sqlite:/path` or `postgres://host/db`, no password). */
   location: string;
+  /** Postgres: the schema given at open (a test run's own), so other layers can name theirs after it. */
+  schema?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -149,7 +151,7 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
     });
   }
   const db = new Kysely<AnyTables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', location, close: () => db.destroy() };
+  return { db, dialect: 'postgres', location, schema, close: () => db.destroy() };
 }
 
 /** A Postgres URL without its password, for logs and messages. */

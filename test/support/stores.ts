@@ -79,6 +79,7 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
     dispose: async () => {
       await store.close();
       await dropSchema(schema);
+      await dropSchema(`${schema}_pgboss`); // the coordinator's pg-boss schema, named after the store's
       rmSync(workspace, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,81 @@
+/**
+ * Named exclusive leases (a world's tick lock) on `coord_leases`, the same on both dialects: one
+ * conditional UPDATE takes a free, lapsed or own lease (a quiet tick stays cheap); a lease left by
+ * a process on this host that is gone is taken at once by compare-and-set on the dead holder.
+ * Each acquisition raises `generation`, so a stale holder's renewal (and writes) can be refused.
+ */
+import { sql, type Kysely } from 'kysely';
+import { ownerIsGone } from '../core/process-identity.js';
+import type { CoordinationTables } from './tables.js';
+import type { Lease } from './types.js';
+
+export async function takeLease(
+  db: Kysely<CoordinationTables>,
+  name: string,
+  holder: string,
+  ttlMs: number,
+  now: () => number,
+  held: Map<string, number>,
+): Promise<Lease | null> {
+  const take = (onlyFrom?: string) => {
+    const at = now();
+    return db
+      .updateTable('coord_leases')
+      .set({ holder, expires_at: at + ttlMs, generation: sql<number>`generation + 1` })
+      .where('name', '=', name)
+      .where((eb) =>
+        onlyFrom !== undefined ? eb('holder', '=', onlyFrom) : eb.or([eb('holder', 'is', null), eb('expires_at', '<=', at), eb('holder', '=', holder)]),
+      )
+      .returning('generation')
+      .executeTakeFirst();
+  };
+  let row = await take();
+  if (!row) {
+    const current = await db.selectFrom('coord_leases').select('holder').where('name', '=', name).executeTakeFirst();
+    if (!current) {
+      await db
+        .insertInto('coord_leases')
+        .values({ name, holder: null, generation: 0, expires_at: 0 })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      row = await take();
+    } else if (current.holder && ownerIsGone(current.holder)) {
+      row = await take(current.holder);
+    }
+  }
+  if (!row) return null;
+  const generation = Number(row.generation);
+  held.set(name, generation);
+  return {
+    name,
+    generation,
+    async renew() {
+      const res = await db
+        .updateTable('coord_leases')
+        .set({ expires_at: now() + ttlMs })
+        .where('name', '=', name)
+        .where('holder', '=', holder)
+        .where('generation', '=', generation)
+        .executeTakeFirst();
+      const ok = Number(res.numUpdatedRows) === 1;
+      if (!ok && held.get(name) === generation) held.delete(name);
+      return ok;
+    },
+    async release() {
+      if (held.get(name) === generation) held.delete(name);
+      await db
+        .updateTable('coord_leases')
+        .set({ holder: null, expires_at: 0 })
+        .where('name', '=', name)
+        .where('holder', '=', holder)
+        .where('generation', '=', generation)
+        .execute();
+    },
+  };
+}
+
+/** Who holds a lease now (live, not lapsed), for a clear "skipped" message; null when free. */
+export async function leaseHolder(db: Kysely<CoordinationTables>, name: string, now: number): Promise<string | null> {
+  const row = await db.selectFrom('coord_leases').select(['holder', 'expires_at']).where('name', '=', name).executeTakeFirst();
+  return row && row.holder && row.expires_at > now && !ownerIsGone(row.holder) ? row.holder : null;
+}
