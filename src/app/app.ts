@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CoordinatorKey, createCoordinator, type Coordinator } from '../coordination/index.js';
 import {
   AgentRunner,
   AgentRunnerKey,
@@ -66,6 +67,8 @@ export interface AppOptions {
   inProcessModel?: (role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel;
   /** What the modules see of the MCP servers instead of asking them (`simulate`: they are not started). */
   skills?: SkillsHealth;
+  /** `worker`: a worker with no HTTP face (`start --worker`); shown in the workers list. Default `face`. */
+  role?: 'face' | 'worker';
   /** The caller shows `config.warnings` itself (`start` prints them as notes): do not log them too. */
   showsWarnings?: boolean;
 }
@@ -90,6 +93,8 @@ export interface App {
   services: AppServices;
   /** Clients following events (the daemon's `/events` counts them). */
   presence: Presence;
+  /** Durable jobs, tick leases and the workers list (also a service: `CoordinatorKey`). */
+  coordinator: Coordinator;
   /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler. */
   start(): Promise<void>;
   /** Stop every tick (each stays checkpointed), close modules, tools and the store. Idempotent. */
@@ -130,7 +135,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
     await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
-    const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer };
+    const coordinator = await createCoordinator({ store, clock, ids, log, role: opts.role ?? 'face' });
+    const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer, leases: coordinator };
     const registry = new Registry(deps);
 
     const agentServices = await createAgentServices(config, tablesView<AgentTables>(store.db), { llm, clock, ids, events, log });
@@ -145,6 +151,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     services.add(provide(SkillsKey, opts.skills ?? agentServices.mcp));
     const presence = new Presence();
     services.add(provide(PresenceKey, presence));
+    services.add(provide(CoordinatorKey, coordinator));
 
     const tickTimeoutMs = config.engine.tick_timeout_minutes * 60_000;
     const shared: SharedContext = {
@@ -210,7 +217,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
       rpc,
       services: agentServices,
       presence,
+      coordinator,
       async start() {
+        await coordinator.start();
         for (const start of starts) await start();
         registry.start();
       },
@@ -218,6 +227,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
         (closed ??= (async () => {
           await registry.stop();
           for (const close of closers.reverse()) await close().catch((err) => log.error({ err }, 'a module failed to close'));
+          // Its jobs go back in line for another worker; it shows stopped in the workers list.
+          await coordinator.stop().catch((err) => log.error({ err }, 'the coordinator failed to stop'));
           await store.close();
         })()),
     };

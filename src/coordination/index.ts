@@ -16,6 +16,7 @@ import type { Coordinator, WorkerInfo } from './types.js';
 export type * from './types.js';
 export { coordinationMigrations } from './migrations/index.js';
 export { DEFAULT_LEASE_MS } from './base.js';
+export { localLeases, type LeaseProvider } from './leases.js';
 export type { CoordinationTables } from './tables.js';
 
 /** The app's coordinator, for modules: `ctx.services.get(CoordinatorKey)`. */

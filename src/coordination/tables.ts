@@ -5,7 +5,8 @@
  * - `coord_jobs`: the SQLite implementation's jobs (pg-boss keeps Postgres jobs in its schema).
  * - `coord_holds`: Postgres only — who holds a pg-boss job under which lease, its checkpoint, and
  *   a group's waiting jobs (pg-boss gets one job per group at a time, see pgboss.ts).
- * - `coord_leases`: named exclusive leases (a world's tick), both dialects.
+ * - `tick_leases` (shipped in the store's `0001_core`): named exclusive leases, both dialects; its
+ *   `world` column is the lease's name (a world's tick lease is named after the world, as before).
  * - `coord_workers`: the workers registry, both dialects.
  */
 export interface CoordJobsTable {
@@ -67,8 +68,9 @@ export interface CoordHoldsTable {
   seq: number;
 }
 
-export interface CoordLeasesTable {
-  name: string;
+export interface TickLeasesTable {
+  /** The lease's name. */
+  world: string;
   holder: string | null;
   generation: number;
   expires_at: number;
@@ -87,6 +89,6 @@ export interface CoordWorkersTable {
 export interface CoordinationTables {
   coord_jobs: CoordJobsTable;
   coord_holds: CoordHoldsTable;
-  coord_leases: CoordLeasesTable;
+  tick_leases: TickLeasesTable;
   coord_workers: CoordWorkersTable;
 }

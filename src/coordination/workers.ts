@@ -61,7 +61,7 @@ export class WorkersRegistry {
   /** Leases held per worker (live ones only). */
   async leasesHeld(): Promise<Map<string, number>> {
     const rows = await this.db
-      .selectFrom('coord_leases')
+      .selectFrom('tick_leases')
       .select(['holder', (eb) => eb.fn.countAll<number>().as('n')])
       .where('holder', 'is not', null)
       .where('expires_at', '>', this.now())

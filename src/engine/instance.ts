@@ -5,12 +5,14 @@
  * breaker (see their files).
  */
 import type { Kysely } from 'kysely';
+import { localLeases, type CoordinationTables, type LeaseProvider } from '../coordination/index.js';
+import { tablesView } from '../store/index.js';
 import { SubconsciousError, processOwner, type Clock, type Emitter, type IdGen, type Logger } from '../core/index.js';
 import type { Checkpointer } from '../graph/index.js';
 import type { Llm } from '../llm/index.js';
 import type { EngineEvents } from '../protocol/engine.js';
 import { ProviderGate } from './gate.js';
-import { TickLease } from './lease.js';
+import { LEASE_TTL_MS, TickLease } from './lease.js';
 import { InstanceState, WorldKeys } from './state.js';
 import { readStatus, type EngineKeys } from './status.js';
 import type { EngineTables } from './tables.js';
@@ -27,6 +29,11 @@ export interface EngineDeps {
   events: Emitter<EngineEvents>;
   log: Logger;
   checkpointer: Checkpointer;
+  /**
+   * Where tick leases come from: the app's coordinator (its worker id holds them, and they count
+   * in the workers list). Without one, leases are taken on the same table under this process's id.
+   */
+  leases?: LeaseProvider;
 }
 
 export interface InstanceOptions {
@@ -43,7 +50,7 @@ export interface InstanceOptions {
    * config file): it never ticks, and switching it on is refused with this reason.
    */
   disabledBy?: string | undefined;
-  /** Distinguishes lease holders within one process (tests run two "processes" in one). */
+  /** A lease holder of its own within this process (tests run two "processes" in one). */
   holderTag?: string;
 }
 
@@ -79,7 +86,11 @@ export class Instance {
     const state = new InstanceState(deps.db, now);
     this.engineKeys = new WorldKeys<EngineKeys>(state, this.name);
     this.gate = new ProviderGate(world, deps.llm, this.engineKeys, now, deps.log, () => this.changed());
-    const lease = new TickLease(deps.db, this.name, processOwner(opts.holderTag ?? this.name), now);
+    const leases =
+      opts.holderTag === undefined && deps.leases
+        ? deps.leases
+        : localLeases(tablesView<CoordinationTables>(deps.db), processOwner(opts.holderTag ?? this.name), deps.clock, LEASE_TTL_MS);
+    const lease = new TickLease(leases, this.name);
     this.runner = new TickRunner(
       world,
       deps,

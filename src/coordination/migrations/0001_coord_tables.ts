@@ -1,4 +1,4 @@
-/** The coordination layer's tables (see ../tables.ts). */
+/** The coordination layer's tables (see ../tables.ts); named leases use the shipped `tick_leases`. */
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -61,14 +61,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   );
 
   await db.schema
-    .createTable('coord_leases')
-    .addColumn('name', 'text', (c) => c.primaryKey())
-    .addColumn('holder', 'text')
-    .addColumn('generation', 'bigint', (c) => c.notNull().defaultTo(0))
-    .addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0))
-    .execute();
-
-  await db.schema
     .createTable('coord_workers')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('host', 'text', (c) => c.notNull())
@@ -81,5 +73,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['coord_workers', 'coord_leases', 'coord_holds', 'coord_jobs']) await db.schema.dropTable(t).ifExists().execute();
+  for (const t of ['coord_workers', 'coord_holds', 'coord_jobs']) await db.schema.dropTable(t).ifExists().execute();
 }
