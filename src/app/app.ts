@@ -45,7 +45,7 @@ import {
   type ProviderModel,
 } from '../llm/index.js';
 import { implement, type ProductEvents } from '../protocol/index.js';
-import { applyMigrations, openStore, tablesView, type Store } from '../store/index.js';
+import { EventFeed, applyMigrations, openStore, sharedSecret, tablesView, type SharedSecretsTables, type Store } from '../store/index.js';
 import { loadConfig, type Config } from './config.js';
 import { appContracts } from './contracts.js';
 import { checkModules } from './module-checks.js';
@@ -83,6 +83,8 @@ export interface App {
   store: Store;
   llm: LlmService;
   events: EventBus<ProductEvents>;
+  /** Every worker's events on this store, with ids and recent history (`/events`). */
+  feed: EventFeed;
   clock: Clock;
   log: Logger;
   registry: Registry;
@@ -90,6 +92,8 @@ export interface App {
   services: AppServices;
   /** Clients following events (the daemon's `/events` counts them). */
   presence: Presence;
+  /** A value every worker on this store shares (the first one stored wins): the cluster token. */
+  sharedSecret(name: string, initial: string): Promise<string>;
   /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler. */
   start(): Promise<void>;
   /** Stop every tick (each stays checkpointed), close modules, tools and the store. Idempotent. */
@@ -122,6 +126,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const closers: Array<() => Promise<void>> = [];
   try {
     if (opts.store) await applyMigrations(store.db, store.dialect, moduleMigrations);
+    const feed = await EventFeed.open({ store, bus: events, now: () => clock.now(), log });
+    closers.push(() => feed.close());
     const engineDb = tablesView<EngineTables>(store.db);
     // Seed 4 back-compat: bare state keys from before namespacing go to the module that claims them.
     const state = new InstanceState(engineDb, () => clock.now());
@@ -204,12 +210,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
       store,
       llm,
       events,
+      feed,
       clock,
       log,
       registry,
       rpc,
       services: agentServices,
       presence,
+      sharedSecret: (name, initial) => sharedSecret(tablesView<SharedSecretsTables>(store.db), name, initial, clock.now()),
       async start() {
         for (const start of starts) await start();
         registry.start();
