@@ -133,6 +133,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
     const state = new InstanceState(engineDb, () => clock.now());
     for (const m of modules) await state.migrateLegacyKeys(m.kind, m.legacyStateKeys);
     const llm = createLlm({ models: modelsConfig(config), db: tablesView<LedgerTables>(store.db), clock, ids, log, inProcessModel: opts.inProcessModel });
+    // Calls a killed process left in flight are counted, as interrupted (issue 17 §4). Seam for
+    // the worker registry: pass a predicate that also knows lapsed workers on other hosts.
+    const interrupted = await llm.ledger.closeInterrupted(clock.now());
+    if (interrupted) log.warn({ calls: interrupted }, 'model calls cut off by an earlier process were closed as interrupted in the ledger');
     const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
     await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
