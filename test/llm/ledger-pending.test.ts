@@ -30,15 +30,20 @@ async function rows(store: AnyStore) {
   return (await store.db.selectFrom('model_calls').selectAll().orderBy('id').execute()) as Array<Record<string, unknown>>;
 }
 
+/** A scripted model server and a fresh store, both closed after the test. */
+async function rig(dialect: (typeof dialects)[number]): Promise<{ server: ModelServer; store: TestStore; clock: FakeClock }> {
+  const server = await startModelServer({ models: ['local-model', 'agent-model'] });
+  const store = await openTestStore(dialect);
+  cleanups.push(async () => {
+    await server.close();
+    await store.dispose();
+  });
+  return { server, store, clock: new FakeClock(1_700_000_000_000) };
+}
+
 describe.each(dialects)('pending ledger rows, on %s', (dialect) => {
   it('a call in flight when its process dies is closed as interrupted by the next process, and counted', async () => {
-    const server = await startModelServer({ models: ['local-model', 'agent-model'] });
-    const store: TestStore = await openTestStore(dialect);
-    cleanups.push(async () => {
-      await server.close();
-      await store.dispose();
-    });
-    const clock = new FakeClock(1_700_000_000_000);
+    const { server, store, clock } = await rig(dialect);
     const a = llmOn(store, server, clock, processOwner('worker-a'), 'a');
 
     server.enqueue({ text: 'answered' }, { hang: true });
@@ -84,13 +89,7 @@ describe.each(dialects)('pending ledger rows, on %s', (dialect) => {
   });
 
   it('a live process keeps its pending rows: another owner on this host whose pid runs is not gone', async () => {
-    const server = await startModelServer({ models: ['local-model', 'agent-model'] });
-    const store: TestStore = await openTestStore(dialect);
-    cleanups.push(async () => {
-      await server.close();
-      await store.dispose();
-    });
-    const clock = new FakeClock(1_700_000_000_000);
+    const { server, store, clock } = await rig(dialect);
     const a = llmOn(store, server, clock, processOwner('worker-a'), 'a');
     const id = await a.ledger.begin({ at: clock.now(), world: 'tasks', purpose: 'evaluate', role: 'local', model: 'local-model', inputTokens: 10 });
     // A worker of another host (trusted until the worker registry says otherwise), and this very instance.
