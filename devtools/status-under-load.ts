@@ -47,7 +47,7 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
   await seedLedger(app, opts.ledgerRows, opts.now ?? Date.now());
   const metrics = createMetrics(app.llm.ledger, app.events);
   const http = await listen(
-    createHttpApp({ rpc: app.rpc, events: app.events, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
+    createHttpApp({ rpc: app.rpc, events: app.feed, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
     { host: '127.0.0.1', port: 0 },
   );
   const statusAgent = new Agent({ keepAlive: true, maxSockets: 1 });

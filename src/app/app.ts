@@ -46,7 +46,7 @@ import {
   type ProviderModel,
 } from '../llm/index.js';
 import { implement, type ProductEvents } from '../protocol/index.js';
-import { applyMigrations, openStore, tablesView, type Store } from '../store/index.js';
+import { EventFeed, applyMigrations, openStore, sharedSecret, tablesView, type SharedSecretsTables, type Store } from '../store/index.js';
 import { loadConfig, type Config } from './config.js';
 import { appContracts } from './contracts.js';
 import { checkModules } from './module-checks.js';
@@ -86,6 +86,8 @@ export interface App {
   store: Store;
   llm: LlmService;
   events: EventBus<ProductEvents>;
+  /** Every worker's events on this store, with ids and recent history (`/events`). */
+  feed: EventFeed;
   clock: Clock;
   log: Logger;
   registry: Registry;
@@ -93,6 +95,8 @@ export interface App {
   services: AppServices;
   /** Clients following events (the daemon's `/events` counts them). */
   presence: Presence;
+  /** A value every worker on this store shares (the first one stored wins): the cluster token. */
+  sharedSecret(name: string, initial: string): Promise<string>;
   /** Durable jobs, tick leases and the workers list (also a service: `CoordinatorKey`). */
   coordinator: Coordinator;
   /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler. */
@@ -107,7 +111,14 @@ const CHECKPOINT_RETENTION_MS = 7 * 24 * 3_600_000;
 export const WEB_ROOT = path.resolve(fileURLToPath(new URL('../../web/dist', import.meta.url)));
 
 export function modelsConfig(config: Config): ModelsConfig {
-  const role = (m: Config['models']['local']) => ({ baseUrl: m.base_url, model: m.model, apiKey: m.api_key, timeoutMs: Math.round(m.timeout_seconds * 1000) });
+  const role = (m: Config['models']['local']) => ({
+    baseUrl: m.base_url,
+    model: m.model,
+    apiKey: m.api_key,
+    timeoutMs: Math.round(m.timeout_seconds * 1000),
+    maxTokens: m.max_tokens,
+    structuredOutput: m.structured_output,
+  });
   return { local: role(config.models.local), agent: role(config.models.agent) };
 }
 
@@ -127,11 +138,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const closers: Array<() => Promise<void>> = [];
   try {
     if (opts.store) await applyMigrations(store.db, store.dialect, moduleMigrations);
+    const feed = await EventFeed.open({ store, bus: events, now: () => clock.now(), log });
+    closers.push(() => feed.close());
     const engineDb = tablesView<EngineTables>(store.db);
     // Seed 4 back-compat: bare state keys from before namespacing go to the module that claims them.
     const state = new InstanceState(engineDb, () => clock.now());
     for (const m of modules) await state.migrateLegacyKeys(m.kind, m.legacyStateKeys);
     const llm = createLlm({ models: modelsConfig(config), db: tablesView<LedgerTables>(store.db), clock, ids, log, inProcessModel: opts.inProcessModel });
+    // Calls a killed process left in flight are counted, as interrupted (issue 17 §4). Seam for
+    // the worker registry: pass a predicate that also knows lapsed workers on other hosts.
+    const interrupted = await llm.ledger.closeInterrupted(clock.now());
+    if (interrupted) log.warn({ calls: interrupted }, 'model calls cut off by an earlier process were closed as interrupted in the ledger');
     const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
     await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
@@ -211,12 +228,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
       store,
       llm,
       events,
+      feed,
       clock,
       log,
       registry,
       rpc,
       services: agentServices,
       presence,
+      sharedSecret: (name, initial) => sharedSecret(tablesView<SharedSecretsTables>(store.db), name, initial, clock.now()),
       coordinator,
       async start() {
         await coordinator.start();

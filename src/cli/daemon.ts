@@ -14,7 +14,7 @@ import { createHttpApp, listen, type Listening } from '../server/http.js';
 import { isLoopback, isWildcard } from '../server/host.js';
 import { createMetrics } from '../server/metrics.js';
 import { securePrivateFolder } from '../server/private-files.js';
-import { ensureToken } from '../server/token.js';
+import { resolveToken } from '../server/token.js';
 import { announceDaemon } from './remote.js';
 import { worldsLine, worldsSummary } from './worlds-summary.js';
 
@@ -26,6 +26,8 @@ export interface DaemonOptions {
   log?: Logger;
   /** Default: the product's modules. */
   modules?: readonly WorldModule[];
+  /** Default: `process.env` (config overrides, `SUBCONSCIOUS_TOKEN`). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Daemon {
@@ -41,14 +43,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = opts.log ?? createLogger();
   securePrivateFolder(path.resolve(opts.workspace), log);
   // `announce` prints the config's warnings once, as notes a person reads.
-  const app = await createApp({ workspace: opts.workspace, overrides, log, showsWarnings: true, ...(opts.modules ? { modules: opts.modules } : {}) });
+  const env = opts.env ?? process.env;
+  const app = await createApp({ workspace: opts.workspace, overrides, log, env, showsWarnings: true, ...(opts.modules ? { modules: opts.modules } : {}) });
   let http: Listening;
+  let token: string;
+  try {
+    // On Postgres every worker accepts the one token kept in the database (unless one is given).
+    const shared = app.store.dialect === 'postgres' ? (initial: string) => app.sharedSecret('token', initial) : undefined;
+    token = (await resolveToken(app.workspace, { env, shared })).token;
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
   const metrics = createMetrics(app.llm.ledger, app.events);
-  const token = ensureToken(app.workspace);
   try {
     const server = createHttpApp({
       rpc: app.rpc,
-      events: app.events,
+      events: app.feed,
       token,
       metrics: metrics.registry,
       webRoot: WEB_ROOT,

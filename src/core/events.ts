@@ -80,3 +80,24 @@ export class EventBus<E extends EventMap = EventMap> implements Emitter<E>, Publ
     return this.listeners.size;
   }
 }
+
+/** An event as the store keeps it: `id` is the SSE `id:`, the same on every worker of one database. */
+export interface StoredEvent {
+  id: number;
+  type: string;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Every worker's events, in id order (the `/events` relay): live ones, and the recent past from
+ * the bounded store for a client that reconnects with `Last-Event-ID`.
+ */
+export interface EventHistory {
+  /** The newest id delivered to subscribers (0 before any). */
+  readonly head: number;
+  /** Events in id order, each once, from every worker on the store. */
+  subscribe(listener: (event: StoredEvent) => void): () => void;
+  /** Stored events after `after` (at most `limit`), and the ids the store still keeps. */
+  replay(after: number, limit: number): Promise<{ events: StoredEvent[]; oldest: number | null; newest: number | null }>;
+}

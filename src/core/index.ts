@@ -1,7 +1,7 @@
 export { SubconsciousError, isSubconsciousError, describeError } from './errors.js';
 export { type Clock, systemClock, FakeClock, flush } from './clock.js';
 export { type IdGen, uuid, sequentialIds } from './ids.js';
-export { EventBus, type BusEvent, type Emitter, type Listener, type Publisher, type Subscribable } from './events.js';
+export { EventBus, type BusEvent, type Emitter, type EventHistory, type Listener, type Publisher, type StoredEvent, type Subscribable } from './events.js';
 export { createLogger, humanLogLine, silentLogger, type Logger } from './logger.js';
 export { RpcDispatcher, type RpcMethod, type RpcResponse, type RpcError } from './rpc.js';
 export { processOwner, ownedByThisProcess, ownerIsGone } from './process-identity.js';

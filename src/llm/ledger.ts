@@ -2,9 +2,15 @@
  * The model-call ledger (`model_calls`): one row per call, success or failure, each 429 retry
  * attempt included. Cost and usage figures everywhere (status, /metrics, the Usage tab) come
  * from here, so it is written by `llm/` and nowhere else.
+ *
+ * A row is written `pending` before the request goes out (`begin`) and finished after it
+ * (`finish`), so a process killed mid-call still leaves its call counted: at the next start,
+ * `closeInterrupted` closes the pending rows of dead processes as `interrupted`, with the input
+ * tokens estimated from the prompt and no output (nothing came back that anyone saw).
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely';
 import type { IdGen } from '../core/ids.js';
+import { ownedByThisProcess, ownerIsGone } from '../core/process-identity.js';
 import type { LedgerTables, ModelCallsTable } from './tables.js';
 import type { ModelErrorKind, ModelRole } from './types.js';
 
@@ -25,10 +31,20 @@ export interface CallRecord {
   error?: string | null | undefined;
 }
 
-export interface LedgerCall extends CallRecord {
+/** What is known before a call: who makes it, and its prompt's size (estimated tokens). */
+export type PendingCall = Pick<CallRecord, 'at' | 'world' | 'purpose' | 'role' | 'model' | 'inputTokens'>;
+
+export type LedgerState = 'pending' | 'done' | 'interrupted';
+
+export interface LedgerCall extends Omit<CallRecord, 'outcome'> {
   id: string;
   error: string | null;
+  outcome: CallRecord['outcome'] | 'pending' | 'interrupted';
+  state: LedgerState;
 }
+
+/** Is the process that wrote a pending row gone? (Default: `ownerIsGone`, for this host.) */
+export type OwnerGone = (owner: string | null) => boolean | Promise<boolean>;
 
 export interface UsageTotals {
   calls: number;
@@ -38,6 +54,8 @@ export interface UsageTotals {
   failed: number;
   /** Calls whose tokens were estimated. */
   estimated: number;
+  /** Calls cut off by their process's death (counted in `calls` and `failed`; input tokens estimated). */
+  interrupted: number;
 }
 
 export interface LedgerSummary {
@@ -72,30 +90,74 @@ export interface AggregateQuery {
 }
 
 export class Ledger {
+  /**
+   * `owner`: the process writing pending rows (`processOwner(tag)`); a row of this host and pid
+   * under another tag is an earlier process that had the same pid (a container's restart).
+   */
   constructor(
     private readonly db: Kysely<LedgerTables>,
     private readonly ids: IdGen,
+    readonly owner: string | null = null,
   ) {}
 
-  /** Write one row; returns its id. Figures are stored rounded (see `stored`). */
+  /** Write a finished call in one go; returns its id. Figures are stored rounded. */
   async record(call: CallRecord): Promise<string> {
     const id = this.ids();
-    const row: ModelCallsTable = {
-      id,
-      at: Math.round(call.at),
-      world: call.world,
-      purpose: call.purpose,
-      role: call.role,
-      model: call.model,
-      input_tokens: Math.max(0, Math.round(call.inputTokens)),
-      output_tokens: Math.max(0, Math.round(call.outputTokens)),
-      estimated: call.estimated ? 1 : 0,
-      latency_ms: Math.max(0, Math.round(call.latencyMs)),
-      outcome: call.outcome,
-      error: call.error ? call.error.slice(0, MAX_ERROR_CHARS) : null,
-    };
-    await this.db.insertInto('model_calls').values(row).execute();
+    await this.db
+      .insertInto('model_calls')
+      .values({ id, ...stored(call), state: 'done', owner: this.owner, finished_at: Math.round(call.at + call.latencyMs) })
+      .execute();
     return id;
+  }
+
+  /** Write the row of a call about to be made (`pending`); returns its id for `finish`. */
+  async begin(call: PendingCall): Promise<string> {
+    const id = this.ids();
+    const row = stored({ ...call, outputTokens: 0, estimated: true, latencyMs: 0, outcome: 'ok' });
+    await this.db
+      .insertInto('model_calls')
+      .values({ id, ...row, outcome: 'pending', state: 'pending', owner: this.owner })
+      .execute();
+    return id;
+  }
+
+  /** Finish a pending row with the call's figures. A row already closed as interrupted stays so. */
+  async finish(id: string, call: CallRecord): Promise<void> {
+    await this.db
+      .updateTable('model_calls')
+      .set({ ...stored(call), state: 'done', finished_at: Math.round(call.at + call.latencyMs) })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+
+  /**
+   * Close the pending rows whose process is gone as `interrupted` (at start): the call was made
+   * and is counted; its input tokens stay estimated, output is unknown (0), latency unknown.
+   * Returns how many were closed.
+   */
+  async closeInterrupted(now: number, isGone: OwnerGone = ownerIsGone): Promise<number> {
+    const pending = await this.db.selectFrom('model_calls').select(['id', 'owner']).where('state', '=', 'pending').execute();
+    const gone: string[] = [];
+    for (const row of pending) {
+      const earlierSelf = this.owner !== null && row.owner !== this.owner && ownedByThisProcess(row.owner);
+      if (earlierSelf || (await isGone(row.owner))) gone.push(row.id);
+    }
+    for (let i = 0; i < gone.length; i += 500) {
+      await this.db
+        .updateTable('model_calls')
+        .set({
+          state: 'interrupted',
+          outcome: 'interrupted',
+          finished_at: Math.round(now),
+          error:
+            'The process making this call ended before it answered (killed or crashed): the call was sent, its reply was never used. Input tokens are estimated from the prompt; output is unknown.',
+        })
+        .where('id', 'in', gone.slice(i, i + 500))
+        .where('state', '=', 'pending')
+        .execute();
+    }
+    return gone.length;
   }
 
   /**
@@ -118,8 +180,10 @@ export class Ledger {
         sql<number>`count(*)`.as('calls'),
         sql<number>`coalesce(sum(input_tokens), 0)`.as('input_tokens'),
         sql<number>`coalesce(sum(output_tokens), 0)`.as('output_tokens'),
-        sql<number>`coalesce(sum(case when outcome = 'ok' then 0 else 1 end), 0)`.as('failed'),
+        // A call still in flight has not failed (yet).
+        sql<number>`coalesce(sum(case when outcome in ('ok', 'pending') then 0 else 1 end), 0)`.as('failed'),
         sql<number>`coalesce(sum(estimated), 0)`.as('estimated'),
+        sql<number>`coalesce(sum(case when state = 'interrupted' then 1 else 0 end), 0)`.as('interrupted'),
       ])
       .select(query.by.map((d) => columns[d]));
     if (query.since !== undefined) q = q.where('at', '>=', query.since);
@@ -137,6 +201,7 @@ export class Ledger {
       outputTokens: Number(row.output_tokens),
       failed: Number(row.failed),
       estimated: Number(row.estimated),
+      interrupted: Number(row.interrupted),
     }));
   }
 
@@ -154,6 +219,7 @@ export class Ledger {
         outputTokens: row.outputTokens,
         failed: row.failed,
         estimated: row.estimated,
+        interrupted: row.interrupted,
       };
       const day = row.dayStart! / DAY_MS;
       const world = row.world!;
@@ -208,13 +274,31 @@ export class Ledger {
         latencyMs: Number(r.latency_ms),
         outcome: r.outcome as LedgerCall['outcome'],
         error: r.error,
+        state: r.state as LedgerState,
       })),
     };
   }
 }
 
 function zero(): UsageTotals {
-  return { calls: 0, inputTokens: 0, outputTokens: 0, failed: 0, estimated: 0 };
+  return { calls: 0, inputTokens: 0, outputTokens: 0, failed: 0, estimated: 0, interrupted: 0 };
+}
+
+/** A call's columns as stored: figures rounded, never negative, the error capped. */
+function stored(call: CallRecord): Omit<Insertable<ModelCallsTable>, 'id'> {
+  return {
+    at: Math.round(call.at),
+    world: call.world,
+    purpose: call.purpose,
+    role: call.role,
+    model: call.model,
+    input_tokens: Math.max(0, Math.round(call.inputTokens)),
+    output_tokens: Math.max(0, Math.round(call.outputTokens)),
+    estimated: call.estimated ? 1 : 0,
+    latency_ms: Math.max(0, Math.round(call.latencyMs)),
+    outcome: call.outcome,
+    error: call.error ? call.error.slice(0, MAX_ERROR_CHARS) : null,
+  };
 }
 
 function add(target: UsageTotals, figures: UsageTotals): void {
@@ -223,6 +307,7 @@ function add(target: UsageTotals, figures: UsageTotals): void {
   target.outputTokens += figures.outputTokens;
   target.failed += figures.failed;
   target.estimated += figures.estimated;
+  target.interrupted += figures.interrupted;
 }
 
 function getOr<K, V>(map: Map<K, V>, key: K, make: () => V): V {

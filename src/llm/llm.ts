@@ -3,12 +3,14 @@
  * and `ai`. Every call — `text`, `object`, each step of a tool loop on `languageModel()` — goes
  * through the metering middleware (timeout, 429 retries, classified errors, a ledger row).
  */
+import { randomBytes } from 'node:crypto';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { SubconsciousError } from '../core/errors.js';
 import type { IdGen } from '../core/ids.js';
+import { processOwner } from '../core/process-identity.js';
 import type { Logger } from '../core/logger.js';
 import type { LedgerTables } from './tables.js';
 import { classifyModelError } from './errors.js';
@@ -38,6 +40,11 @@ export interface CreateLlmOptions {
    * contacting anything, since there is no server to ask.
    */
   inProcessModel?: ((role: ModelRole, endpoint: ModelEndpointConfig) => ProviderModel) | undefined;
+  /**
+   * The process that owns this instance's pending ledger rows (default `processOwner('llm-<random>')`):
+   * a row whose owner is gone is closed as interrupted at the next start (`ledger.closeInterrupted`).
+   */
+  owner?: string | undefined;
 }
 
 export interface LlmService extends Llm {
@@ -47,7 +54,7 @@ export interface LlmService extends Llm {
 
 export function createLlm(opts: CreateLlmOptions): LlmService {
   const endpoints = Object.fromEntries(ROLES.map((role) => [role, validateEndpoint(role, opts.models[role])])) as ModelsConfig;
-  const ledger = new Ledger(opts.db, opts.ids);
+  const ledger = new Ledger(opts.db, opts.ids, opts.owner ?? processOwner(`llm-${randomBytes(4).toString('hex')}`));
   const prober = new Prober({ clock: opts.clock, timeoutMs: opts.probeTimeoutMs, cacheMs: opts.probeCacheMs });
   const providers = new Map<string, ProviderModel>();
 

@@ -2,7 +2,7 @@
  * The metering middleware: wraps the provider's model so that EVERY call through it — one
  * `text()`, or each step of an AI SDK tool loop, generated or streamed — gets its timeout,
  * its 429 retries on the injected clock, a classified error, and exactly one ledger row per
- * attempt. `text()` and `object()` go through the same wrapper, so there is one code path.
+ * attempt, written `pending` before the request goes out and finished after it. `text()` and `object()` go through the same wrapper, so there is one code path.
  */
 import { wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
 import type { Clock } from '../core/clock.js';
@@ -47,7 +47,31 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
     now: deps.clock.now(),
   });
 
-  const record = async (outcome: CallRecord['outcome'], usage: Usage | undefined, startedAt: number, started: number, error?: ModelError) => {
+  /** The attempt's pending row, before its request goes out; null when it could not be written (finished by an insert then). */
+  const begin = async (params: CallOptions, startedAt: number): Promise<string | null> => {
+    try {
+      return await deps.ledger.begin({
+        at: startedAt,
+        world: ctx.world,
+        purpose: ctx.purpose,
+        role: ctx.role,
+        model: deps.endpoint.model,
+        inputTokens: estimateTokensOfChars(promptChars(params)),
+      });
+    } catch (err) {
+      deps.log?.error({ err, world: ctx.world, purpose: ctx.purpose }, 'could not write the pending model-call ledger row');
+      return null;
+    }
+  };
+
+  const record = async (
+    pending: string | null,
+    outcome: CallRecord['outcome'],
+    usage: Usage | undefined,
+    startedAt: number,
+    started: number,
+    error?: ModelError,
+  ) => {
     const row: CallRecord = {
       at: startedAt,
       world: ctx.world,
@@ -62,7 +86,9 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
       error: error ? error.explain() : null,
     };
     try {
-      const id = await deps.ledger.record(row);
+      let id = pending;
+      if (id === null) id = await deps.ledger.record(row);
+      else await deps.ledger.finish(id, row);
       // The caller sees the row as stored (the ledger rounds): its figures are the ledger's.
       ctx.onLedger?.({
         id,
@@ -89,6 +115,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
     wrapGenerate: ({ params, model }) =>
       retry(params.abortSignal, async () => {
         const startedAt = deps.clock.now();
+        const pending = await begin(params, startedAt);
         const started = performance.now();
         const timer = callTimer(deps.endpoint.timeoutMs, params.abortSignal);
         let result: GenerateResult;
@@ -96,7 +123,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
           result = await model.doGenerate({ ...params, abortSignal: timer.signal });
         } catch (err) {
           const error = classifyModelError(err, errorContext(timer, params.abortSignal));
-          await record(error.kind, undefined, startedAt, started, error);
+          await record(pending, error.kind, undefined, startedAt, started, error);
           throw error;
         } finally {
           timer.clear();
@@ -108,11 +135,11 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
             hooks.check(text);
           } catch (err) {
             const error = classifyModelError(err, errorContext());
-            await record(error.kind, usage, startedAt, started, error);
+            await record(pending, error.kind, usage, startedAt, started, error);
             throw error;
           }
         }
-        await record('ok', usage, startedAt, started);
+        await record(pending, 'ok', usage, startedAt, started);
         hooks.onUsage?.(usage);
         return result;
       }),
@@ -120,6 +147,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
     wrapStream: ({ params, model }) =>
       retry(params.abortSignal, async () => {
         const startedAt = deps.clock.now();
+        const pending = await begin(params, startedAt);
         const started = performance.now();
         const timer = callTimer(deps.endpoint.timeoutMs, params.abortSignal);
         let result: StreamResult;
@@ -128,7 +156,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
         } catch (err) {
           timer.clear();
           const error = classifyModelError(err, errorContext(timer, params.abortSignal));
-          await record(error.kind, undefined, startedAt, started, error);
+          await record(pending, error.kind, undefined, startedAt, started, error);
           throw error;
         }
         return { ...result, stream: meterStream(result.stream, timer, params) };
@@ -145,7 +173,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
             timer.clear();
             const failed = error ?? failure;
             const usage = failed && !providerUsage ? undefined : usageOf(providerUsage, params, chars);
-            await record(failed ? failed.kind : 'ok', usage, startedAt, started, failed);
+            await record(pending, failed ? failed.kind : 'ok', usage, startedAt, started, failed);
             if (!failed && usage) hooks.onUsage?.(usage);
           };
           return new ReadableStream<StreamPart>({

@@ -3,7 +3,9 @@
  * Conventions (both dialects): timestamps are epoch milliseconds (`bigint`, read back as
  * number), booleans are integers 0/1, structured values are JSON text.
  */
-/** The model-call ledger: every call through `llm/` is one row. */
+import type { ColumnType, Generated } from 'kysely';
+
+/** The model-call ledger: every call through `llm/` is one row, written before the call. */
 export interface ModelCallsTable {
   id: string;
   at: number;
@@ -19,6 +21,11 @@ export interface ModelCallsTable {
   /** `ok` or the error kind (`rate_limit`, `rate_cap`, `timeout`, …). */
   outcome: string;
   error: string | null;
+  /** `pending` (the call is being made), `done`, or `interrupted` (its process died mid-call). Migration 0010. */
+  state: Generated<string>;
+  /** The process making the call (`host:pid:tag`, core/process-identity.ts). */
+  owner: ColumnType<string | null, string | null | undefined, string | null>;
+  finished_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface LedgerTables {

@@ -30,7 +30,7 @@ export async function usageSummary(db: Kysely<LedgerTables>, now: number, days: 
   for (const start of dayStarts) perDay.set(start, new Accumulator());
   const total = new Accumulator();
   for (const row of grouped) {
-    const figures = { calls: row.calls, input_tokens: row.inputTokens, output_tokens: row.outputTokens, failed: row.failed };
+    const figures = { calls: row.calls, input_tokens: row.inputTokens, output_tokens: row.outputTokens, failed: row.failed, interrupted: row.interrupted };
     perDay.get(row.dayStart!)?.add(row.world!, row.purpose!, figures);
     total.add(row.world!, row.purpose!, figures);
   }
@@ -67,6 +67,7 @@ export async function usageCalls(db: Kysely<LedgerTables>, p: { limit: number; o
       latency_ms: r.latencyMs,
       outcome: r.outcome,
       error: r.error,
+      state: r.state,
     })),
   };
 }
@@ -99,7 +100,7 @@ class Accumulator {
 }
 
 function zero(): UsageFigures {
-  return { calls: 0, input_tokens: 0, output_tokens: 0, failed: 0 };
+  return { calls: 0, input_tokens: 0, output_tokens: 0, failed: 0, interrupted: 0 };
 }
 
 function getOrZero(map: Map<string, UsageFigures>, key: string): UsageFigures {
@@ -113,6 +114,7 @@ function addInto(target: UsageFigures, f: UsageFigures): void {
   target.input_tokens += f.input_tokens;
   target.output_tokens += f.output_tokens;
   target.failed += f.failed;
+  target.interrupted += f.interrupted;
 }
 
 /** Largest first by tokens, then by name, so the page lists the heavy users on top. */

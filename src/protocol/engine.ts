@@ -66,8 +66,18 @@ export type StatusResult = {
 };
 
 export type EngineEvents = {
-  /** Sent by the server to a new `/events` client (and by the page on reconnect). */
-  hello: { reconnected?: boolean };
+  /**
+   * Sent by the server first on every `/events` connection: `last_event_id` is where the stream
+   * starts (reconnect with it as `Last-Event-ID` to get what follows). The page also sends itself
+   * one (`reconnected`) when its views must reload.
+   */
+  hello: { reconnected?: boolean; last_event_id?: number };
+  /**
+   * `/events` could not replay everything after the client's `Last-Event-ID`: events from
+   * `last_event_id` + 1 to `oldest_id` - 1 are no longer kept (or the store was reset). The
+   * stream goes on after `head_id`; reload what you show.
+   */
+  'events.gap': { last_event_id: number; oldest_id: number; head_id: number };
   'tick.started': { world: string; generation: number; resumed: boolean };
   'tick.finished': {
     world: string;
@@ -104,5 +114,5 @@ export const engineContract = defineContract<EngineEvents>()({
     ).returns<{ world: string; cleared: boolean }>(),
     'rpc.methods': method(z.strictObject({}), 'The methods this daemon serves.').returns<Array<{ name: string; description: string }>>(),
   },
-  events: ['hello', 'tick.started', 'tick.finished', 'status.changed'],
+  events: ['hello', 'events.gap', 'tick.started', 'tick.finished', 'status.changed'],
 });

@@ -11,8 +11,10 @@ export type UsageFigures = {
   calls: number;
   input_tokens: number;
   output_tokens: number;
-  /** Calls whose outcome was not `ok`. */
+  /** Calls whose outcome was not `ok` (interrupted ones included; calls in flight not). */
   failed: number;
+  /** Calls cut off when their process was killed: made and counted, input tokens estimated, output unknown. */
+  interrupted: number;
 };
 
 export type UsageGroup = UsageFigures & { key: string };
@@ -57,9 +59,11 @@ export type UsageCallRow = {
   /** The server sent no usage: tokens were estimated at 4 characters per token. */
   estimated: boolean;
   latency_ms: number;
-  /** `ok` or the error kind (`rate_limit`, `timeout`, …). */
+  /** `ok`, the error kind (`rate_limit`, `timeout`, …), `pending` (in flight) or `interrupted`. */
   outcome: string;
   error: string | null;
+  /** `pending` (being made), `done`, or `interrupted` (its process died mid-call). */
+  state: 'pending' | 'done' | 'interrupted';
 };
 
 export type UsageCalls = { total: number; rows: UsageCallRow[] };

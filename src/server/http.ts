@@ -12,7 +12,9 @@
  *    connection is closed (after a short lingering read, so the client sees the 413), whether or
  *    not a Content-Length was sent. Batch length, order and the
  *    per-request budget are the dispatcher's (core/rpc.ts).
- * 5. A handler that throws answers 500 "internal error" with an id; the log line has the same id
+ * 5. `/events` sends every worker's events with the store's ids and replays what a client missed
+ *    (`Last-Event-ID`), see sse.ts.
+ * 6. A handler that throws answers 500 "internal error" with an id; the log line has the same id
  *    and the real message, which never goes out.
  */
 import { randomBytes } from 'node:crypto';
@@ -21,23 +23,23 @@ import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import type { Subscribable } from '../core/events.js';
+import type { EventHistory } from '../core/events.js';
 import type { Presence } from '../core/presence.js';
 import type { Logger } from '../core/logger.js';
 import { readNodeBody, readWebBody } from './body.js';
 import { setSecurityHeaders } from './headers.js';
 import { hostChecker, isLoopback } from './host.js';
 import { RPC_INVALID_REQUEST, type RpcDispatcher, type RpcResponse } from './rpc.js';
+import { lastEventId, relayEvents } from './sse.js';
 import { serveStatic } from './static.js';
 import { NONCE_PATTERN, PROOF_PATH, daemonProof, tokenMatches } from './token.js';
 
 export const MAX_RPC_BODY_BYTES = 1_000_000;
-const SSE_KEEPALIVE_MS = 15_000;
-const MAX_SSE_BACKLOG = 1_000;
 
 export interface HttpDeps {
   rpc: RpcDispatcher;
-  events: Subscribable;
+  /** Every worker's events with their ids (the store's event log). */
+  events: EventHistory;
   token: string;
   metrics: MetricsRegistry;
   /** Folder of the built page, or null. */
@@ -146,36 +148,14 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
 
   app.get('/events', (c) => {
     if (!authorized(c, true)) return unauthorized(c);
-    return streamSSE(c, async (stream) => {
-      let id = 0;
-      const queue: string[] = [];
-      let wake: (() => void) | null = null;
-      const leave = deps.presence?.attach();
-      const unsubscribe = deps.events.subscribe((event) => {
-        // A client that stops reading must not grow memory without bound: keep the newest events.
-        if (queue.length >= MAX_SSE_BACKLOG) queue.splice(0, queue.length - MAX_SSE_BACKLOG + 1);
-        queue.push(JSON.stringify(event));
-        wake?.();
-      });
-      stream.onAbort(() => {
-        unsubscribe();
-        leave?.();
-        wake?.();
-      });
-      await stream.writeSSE({ event: 'message', id: String(++id), data: JSON.stringify({ type: 'hello', at: Date.now(), data: {} }) });
-      while (!stream.aborted && !stream.closed) {
-        while (queue.length) await stream.writeSSE({ event: 'message', id: String(++id), data: queue.shift()! });
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          const t = setTimeout(resolve, SSE_KEEPALIVE_MS);
-          t.unref?.();
-        });
-        wake = null;
-        if (!queue.length && !stream.aborted) await stream.write(': keepalive\n\n');
-      }
-      unsubscribe();
-      leave?.();
-    });
+    const resume = lastEventId(c.req.header('last-event-id') ?? c.req.query('last_event_id'));
+    if (resume === 'invalid') {
+      return c.json(
+        { error: 'invalid_params', message: 'Last-Event-ID (or ?last_event_id=) must be the id of an event this daemon sent: a whole number.' },
+        400,
+      );
+    }
+    return streamSSE(c, (stream) => relayEvents(stream, deps.events, resume, deps.presence));
   });
 
   app.get('*', (c) => serveStatic(deps.webRoot, new URL(c.req.url).pathname));

@@ -1,6 +1,12 @@
 /**
- * The bearer token for `/rpc` and `/events`: created at first start in
- * `<workspace>/.subconscious/token` (the folder 0700, the file 0600), read back on later starts.
+ * The bearer token for `/rpc` and `/events`, one for the cluster (`resolveToken`), first found of:
+ * 1. `SUBCONSCIOUS_TOKEN` (at least 32 characters, no spaces);
+ * 2. `SUBCONSCIOUS_TOKEN_FILE` (a file holding it);
+ * 3. on Postgres, the database (`shared_secrets`): the first worker stores one, every worker on
+ *    that database uses it (a workspace that already had a token file offers that one);
+ * 4. `<workspace>/.subconscious/token` (the folder 0700, the file 0600), created at first start.
+ * The token in use is also written to the workspace's token file, where this workspace's CLI
+ * reads it.
  *
  * The daemon's proof: before a client sends the token to an address found in `daemon.json`, it
  * asks that address to prove it holds the token, without sending it: `GET /auth/proof?nonce=N`
@@ -14,6 +20,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { SubconsciousError } from '../core/errors.js';
 import { canonical } from './host.js';
 
 export const PROOF_PATH = '/auth/proof';
@@ -24,19 +31,71 @@ export function tokenPath(workspace: string): string {
   return path.join(workspace, '.subconscious', 'token');
 }
 
-export function ensureToken(workspace: string): string {
-  const file = tokenPath(workspace);
-  if (existsSync(file)) {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token.length >= 32) {
-      chmodSync(file, 0o600);
-      return token;
+export type TokenSource = 'SUBCONSCIOUS_TOKEN' | 'SUBCONSCIOUS_TOKEN_FILE' | 'database' | 'workspace';
+
+export interface ResolveTokenOptions {
+  env?: NodeJS.ProcessEnv;
+  /** On Postgres: the value kept in the database, storing `initial` when there is none. */
+  shared?: ((initial: string) => Promise<string>) | undefined;
+}
+
+/** The cluster's token and where it came from (see the file comment for the order). */
+export async function resolveToken(workspace: string, opts: ResolveTokenOptions = {}): Promise<{ token: string; source: TokenSource }> {
+  const env = opts.env ?? process.env;
+  const given = env.SUBCONSCIOUS_TOKEN?.trim();
+  if (given) return { token: keep(workspace, checked(given, 'SUBCONSCIOUS_TOKEN')), source: 'SUBCONSCIOUS_TOKEN' };
+  const file = env.SUBCONSCIOUS_TOKEN_FILE?.trim();
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new SubconsciousError('config_invalid', `SUBCONSCIOUS_TOKEN_FILE: cannot read ${file}: ${(err as Error).message}`, {
+        hint: 'Point it at a readable file that holds the token (32 characters or more), or unset it.',
+      });
     }
+    return { token: keep(workspace, checked(text.trim(), `the file ${file} (SUBCONSCIOUS_TOKEN_FILE)`)), source: 'SUBCONSCIOUS_TOKEN_FILE' };
   }
+  if (opts.shared) return { token: keep(workspace, checked(await opts.shared(readToken(workspace) ?? newToken()), 'the database')), source: 'database' };
+  return { token: ensureToken(workspace), source: 'workspace' };
+}
+
+export function ensureToken(workspace: string): string {
+  return readToken(workspace) ?? keep(workspace, newToken());
+}
+
+/** The workspace's token file, when it holds a token (tightened to 0600). */
+function readToken(workspace: string): string | null {
+  const file = tokenPath(workspace);
+  if (!existsSync(file)) return null;
+  const token = readFileSync(file, 'utf8').trim();
+  if (token.length < MIN_TOKEN_CHARS) return null;
+  chmodSync(file, 0o600);
+  return token;
+}
+
+/** Write `token` to the workspace's token file (unless it holds it already); returns it. */
+function keep(workspace: string, token: string): string {
+  if (readToken(workspace) === token) return token;
+  const file = tokenPath(workspace);
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const token = randomBytes(24).toString('base64url');
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
+  return token;
+}
+
+const MIN_TOKEN_CHARS = 32;
+
+function newToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+function checked(token: string, from: string): string {
+  if (token.length < MIN_TOKEN_CHARS || /\s/.test(token)) {
+    throw new SubconsciousError('config_invalid', `The token from ${from} must be at least ${MIN_TOKEN_CHARS} characters with no spaces.`, {
+      hint: 'Make one with `openssl rand -base64 32` (or unset it: the daemon then makes its own).',
+    });
+  }
   return token;
 }
 

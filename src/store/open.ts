@@ -12,6 +12,7 @@ import { SubconsciousError } from '../core/errors.js';
 import { applyMigrations } from './migrate.js';
 import { baseMigrations } from './migrations/index.js';
 import type { MigrationSet } from './migrate.js';
+import { pgNotifications, type Notifications } from './notify.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -25,6 +26,8 @@ export interface Store {
   location: string;
   /** Postgres: the schema given at open (a test run's own), so other layers can name theirs after it. */
   schema?: string | undefined;
+  /** Postgres only: LISTEN/NOTIFY on this database, scoped to this store's schema. */
+  notifications?: Notifications;
   close(): Promise<void>;
 }
 
@@ -136,10 +139,12 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   pool.on('error', () => undefined); // idle client errors surface on the next query instead
+  let currentSchema: string;
   try {
     const client = await pool.connect();
     try {
       if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      currentSchema = String((await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]?.s ?? 'public');
     } finally {
       client.release();
     }
@@ -151,7 +156,18 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
     });
   }
   const db = new Kysely<AnyTables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', location, schema, close: () => db.destroy() };
+  const notifications = pgNotifications({ connectionString: url, schema, scope: currentSchema });
+  return {
+    db,
+    dialect: 'postgres',
+    location,
+    schema,
+    notifications,
+    close: async () => {
+      await notifications.close();
+      await db.destroy();
+    },
+  };
 }
 
 /** A Postgres URL without its password, for logs and messages. */

@@ -170,7 +170,7 @@ async function openRig(dialect: DialectName, models: ModelServer): Promise<Rig> 
   });
   const metrics = createMetrics(app.llm.ledger, app.events);
   const server = await listen(
-    createHttpApp({ rpc: app.rpc, events: app.events, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
+    createHttpApp({ rpc: app.rpc, events: app.feed, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
     { host: '127.0.0.1', port: 0 },
   );
   return {

@@ -56,10 +56,10 @@ describe.each(await testDialects())('Ledger on %s', (dialect) => {
   it('summarises by world, by purpose and per UTC day within the range', async () => {
     await seed();
     const summary = await ledger.summary({ since: day0, until: day0 + 2 * DAY });
-    expect(summary.totals).toEqual({ calls: 5, inputTokens: 1450, outputTokens: 245, failed: 1, estimated: 1 });
+    expect(summary.totals).toEqual({ calls: 5, inputTokens: 1450, outputTokens: 245, failed: 1, estimated: 1, interrupted: 0 });
     expect(summary.byWorld).toEqual([
-      { world: 'tasks', calls: 3, inputTokens: 150, outputTokens: 15, failed: 1, estimated: 1 },
-      { world: 'heartbeat', calls: 2, inputTokens: 1300, outputTokens: 230, failed: 0, estimated: 0 },
+      { world: 'tasks', calls: 3, inputTokens: 150, outputTokens: 15, failed: 1, estimated: 1, interrupted: 0 },
+      { world: 'heartbeat', calls: 2, inputTokens: 1300, outputTokens: 230, failed: 0, estimated: 0, interrupted: 0 },
     ]);
     expect(summary.byPurpose.map((p) => [p.world, p.purpose, p.calls, p.inputTokens])).toEqual([
       ['tasks', 'evaluate', 3, 150],

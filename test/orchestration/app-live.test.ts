@@ -79,7 +79,7 @@ async function openRig(dialect: DialectName, config: string, script: (req: Recor
   await app.start(); // as the daemon does: module starts (cycle recovery), then the scheduler
   const metrics = createMetrics(app.llm.ledger, app.events);
   const http = await listen(
-    createHttpApp({ rpc: app.rpc, events: app.events, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
+    createHttpApp({ rpc: app.rpc, events: app.feed, token: TOKEN, metrics: metrics.registry, webRoot: null, log: silentLogger, health: async () => ({}) }),
     { host: '127.0.0.1', port: 0 },
   );
   const events: Event[] = [];

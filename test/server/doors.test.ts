@@ -12,7 +12,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { EventBus } from '../../src/core/events.js';
+import type { EventHistory } from '../../src/core/events.js';
 import { RpcDispatcher, defineMethod } from '../../src/core/rpc.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/server/headers.js';
 import { hostChecker, hostName, isLoopback } from '../../src/server/host.js';
@@ -65,6 +65,9 @@ function capturingLogger() {
 let webRoot: string;
 const logs = capturingLogger();
 
+/** The doors need no events: an empty history. */
+const noEvents: EventHistory = { head: 0, subscribe: () => () => undefined, replay: async () => ({ events: [], oldest: null, newest: null }) };
+
 function deps(extra: Partial<HttpDeps> = {}): HttpDeps {
   const rpc = new RpcDispatcher([
     defineMethod('echo', z.object({ text: z.string() }).strict(), 'echo', ({ text }) => text),
@@ -73,7 +76,7 @@ function deps(extra: Partial<HttpDeps> = {}): HttpDeps {
     }),
   ]);
   const metrics = new Registry();
-  return { rpc, events: new EventBus(), token: TOKEN, metrics, webRoot, log: logs.log, health: async () => ({ worlds: ['tasks'], store: 'sqlite' }), ...extra };
+  return { rpc, events: noEvents, token: TOKEN, metrics, webRoot, log: logs.log, health: async () => ({ worlds: ['tasks'], store: 'sqlite' }), ...extra };
 }
 
 let server: Listening;

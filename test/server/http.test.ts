@@ -37,7 +37,7 @@ beforeAll(async () => {
   http = await listen(
     createHttpApp({
       rpc: app.rpc,
-      events: app.events,
+      events: app.feed,
       token,
       metrics: metrics.registry,
       webRoot: null,

@@ -40,7 +40,7 @@ beforeAll(async () => {
   http = await listen(
     createHttpApp({
       rpc: app.rpc,
-      events: app.events,
+      events: app.feed,
       token: ensureToken(workspace),
       metrics: metrics.registry,
       webRoot: null,

@@ -98,6 +98,13 @@ describe.each(dialects)('a database written by release 0.1.0, on %s', (dialect) 
       expect(now.subconscious_log).toBe(14);
       expect(now.subconscious_escalations).toBe(1);
       expect(now.model_calls).toBe(9);
+      // The ledger's pending/interrupted columns (0010_cluster_ledger_pending): every shipped row is a finished call, figures kept.
+      const ledger = await (after.db as unknown as Kysely<{ model_calls: { state: string; input_tokens: number } }>)
+        .selectFrom('model_calls')
+        .select(['state', 'input_tokens'])
+        .execute();
+      expect(ledger.map((r) => r.state)).toEqual(Array(9).fill('done'));
+      expect(ledger.reduce((n, r) => n + Number(r.input_tokens), 0)).toBeGreaterThan(0);
       const names = (
         await (after.db as unknown as Kysely<{ schema_migrations: { name: string } }>).selectFrom('schema_migrations').select('name').execute()
       ).map((r) => r.name);

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/core/clock.js';
 import { RpcDispatcher } from '../../src/server/rpc.js';
+import type { Insertable } from 'kysely';
 import { usageRpcHandlers, type ModelCallsTable } from '../../src/llm/index.js';
 import { implement, usageContract, type UsageCalls, type UsageSummary } from '../../src/protocol/index.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
@@ -15,7 +16,7 @@ const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 2, 15, 10, 30, 0); // 2026-03-15 10:30 UTC
 
 let seq = 0;
-function call(over: Partial<ModelCallsTable>): ModelCallsTable {
+function call(over: Partial<Insertable<ModelCallsTable>>): Insertable<ModelCallsTable> {
   seq += 1;
   return {
     id: `c${String(seq).padStart(5, '0')}`,
@@ -77,12 +78,12 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
     const s = (await rpc.call('usage.summary', {})) as UsageSummary;
     expect(s.today).toMatchObject({ date: '2026-03-15', calls: 2, input_tokens: 350, output_tokens: 35, failed: 0 });
     expect(s.today.by_world).toEqual([
-      { key: 'tasks', calls: 1, input_tokens: 300, output_tokens: 30, failed: 0 },
-      { key: 'heartbeat', calls: 1, input_tokens: 50, output_tokens: 5, failed: 0 },
+      { key: 'tasks', calls: 1, input_tokens: 300, output_tokens: 30, failed: 0, interrupted: 0 },
+      { key: 'heartbeat', calls: 1, input_tokens: 50, output_tokens: 5, failed: 0, interrupted: 0 },
     ]);
     const yesterday = s.per_day[12]!;
     expect(yesterday).toMatchObject({ date: '2026-03-14', calls: 1, input_tokens: 7, output_tokens: 3, failed: 1 });
-    expect(yesterday.by_purpose).toEqual([{ key: 'execute', calls: 1, input_tokens: 7, output_tokens: 3, failed: 1 }]);
+    expect(yesterday.by_purpose).toEqual([{ key: 'execute', calls: 1, input_tokens: 7, output_tokens: 3, failed: 1, interrupted: 0 }]);
     expect(s.per_day[0]).toMatchObject({ date: '2026-03-02', calls: 1, input_tokens: 1000, output_tokens: 200 });
     expect(s.totals).toMatchObject({ calls: 4, input_tokens: 1357, output_tokens: 238, failed: 1 });
     expect(s.worlds).toEqual(['heartbeat', 'memory', 'tasks']);

@@ -9,10 +9,16 @@ import * as m0001 from './0001_core.js';
 import * as m0002 from './0002_graph.js';
 import * as m0003 from './0003_agent.js';
 import * as m0005 from './0005_approval_owner.js';
+import * as m0008 from './0008_cluster_event_log.js';
+import * as m0009 from './0009_cluster_shared_secrets.js';
+import * as m0010 from './0010_cluster_ledger_pending.js';
 
 export const baseMigrations: MigrationSet = {
   '0001_core': m0001,
   '0002_graph': m0002,
   '0003_agent': m0003,
   '0005_approval_owner': m0005,
+  '0008_cluster_event_log': m0008,
+  '0009_cluster_shared_secrets': m0009,
+  '0010_cluster_ledger_pending': m0010,
 };

@@ -1,7 +1,10 @@
 /**
  * The `/events` stream. EventSource cannot send headers, so the token goes in `?token=`.
  * We run our own reconnect (exponential backoff, capped) instead of the browser's fixed retry,
- * so the page can say when the daemon is down and for how long it will wait.
+ * so the page can say when the daemon is down and for how long it will wait. Each reconnect
+ * sends the id of the last event seen (`?last_event_id=`): the daemon replays what was missed, in
+ * order, so views stay as they are; when it says `events.gap` (what was missed is no longer kept)
+ * every view reloads.
  */
 import { getToken } from './token.js';
 import type { LiveEvent } from './types.js';
@@ -27,6 +30,10 @@ export class LiveEvents {
   private readonly handlers = new Set<Handler>();
   private readonly watchers = new Set<(s: LiveSnapshot) => void>();
   private stopped = true;
+  /** The SSE id of the last event received: where a reconnect resumes. */
+  private lastEventId: string | null = null;
+  /** This connection resumes after `lastEventId` (its hello needs no reload). */
+  private resuming = false;
 
   start(): void {
     if (!this.stopped) return;
@@ -66,16 +73,20 @@ export class LiveEvents {
     const token = getToken() ?? '';
     this.source?.close();
     if (this.snapshot.state !== 'down') this.set({ state: 'connecting', retryAt: null, attempts: this.snapshot.attempts });
-    const es = new EventSource(`/events?token=${encodeURIComponent(token)}`);
+    this.resuming = this.lastEventId !== null;
+    const resume = this.lastEventId !== null ? `&last_event_id=${encodeURIComponent(this.lastEventId)}` : '';
+    const es = new EventSource(`/events?token=${encodeURIComponent(token)}${resume}`);
     this.source = es;
     es.onopen = () => {
       if (this.source !== es) return;
       this.set({ state: 'open', retryAt: null, attempts: 0 });
-      // Anything may have changed while we were away: let every view reload.
-      this.emit({ type: 'hello', at: Date.now(), data: { reconnected: true } });
     };
     // The server sends every event as a `message` whose JSON names its type.
-    es.onmessage = (m: MessageEvent<string>) => this.dispatch(m.data);
+    es.onmessage = (m: MessageEvent<string>) => {
+      if (this.source !== es) return;
+      if (m.lastEventId) this.lastEventId = m.lastEventId;
+      this.dispatch(m.data);
+    };
     es.onerror = () => {
       if (this.source !== es) return;
       es.close();
@@ -95,6 +106,10 @@ export class LiveEvents {
     const e = parsed as { type?: unknown; at?: unknown; data?: unknown };
     if (typeof e.type !== 'string') return;
     const data = typeof e.data === 'object' && e.data !== null ? e.data : {};
+    // A resumed stream replays what was missed: its hello changes nothing. A first hello, or a
+    // gap (what was missed is gone), makes every view reload.
+    if (e.type === 'hello' && this.resuming) return;
+    if (e.type === 'events.gap') this.emit({ type: 'hello', at: Date.now(), data: { reconnected: true } });
     // The wire boundary: the daemon sends only its contracts' events (ProductEvents), each payload
     // built from the typed map on its side, so the one assertion is here and nowhere downstream.
     this.emit({ type: e.type, at: typeof e.at === 'number' ? e.at : Date.now(), data } as LiveEvent);
