@@ -102,7 +102,14 @@ const CHECKPOINT_RETENTION_MS = 7 * 24 * 3_600_000;
 export const WEB_ROOT = path.resolve(fileURLToPath(new URL('../../web/dist', import.meta.url)));
 
 export function modelsConfig(config: Config): ModelsConfig {
-  const role = (m: Config['models']['local']) => ({ baseUrl: m.base_url, model: m.model, apiKey: m.api_key, timeoutMs: Math.round(m.timeout_seconds * 1000) });
+  const role = (m: Config['models']['local']) => ({
+    baseUrl: m.base_url,
+    model: m.model,
+    apiKey: m.api_key,
+    timeoutMs: Math.round(m.timeout_seconds * 1000),
+    maxTokens: m.max_tokens,
+    structuredOutput: m.structured_output,
+  });
   return { local: role(config.models.local), agent: role(config.models.agent) };
 }
 
