@@ -38,6 +38,8 @@ interface ReplyOptions {
    * (a model that stalls mid-stream; without `stream`, a body that never completes).
    */
   stall?: boolean;
+  /** The `finish_reason` to send instead of `stop` / `tool_calls` (e.g. `length`: cut at max_tokens). */
+  finishReason?: string;
 }
 
 export type ScriptedReply =
@@ -47,6 +49,8 @@ export type ScriptedReply =
   | (ReplyOptions & { status: number; retryAfter?: number | string; message?: string })
   | { hang: true }
   | (ReplyOptions & { malformed: true })
+  /** HTTP 200 whose body is an error object, not a completion (some proxies do this). */
+  | (ReplyOptions & { errorBody: string })
   /** Only a delay: answers an empty assistant message after `delayMs`. */
   | { delayMs: number };
 
@@ -98,6 +102,11 @@ export interface ModelServer {
   models: string[];
   /** When set, `GET /v1/models` answers this fault instead of the list. */
   modelsFault: { status: number; message?: string } | undefined;
+  /**
+   * `response_format` types this server refuses with a 400, as an older vLLM or llama.cpp server
+   * does (e.g. `['json_schema']`); the request is recorded, no scripted reply is used.
+   */
+  refuseResponseFormat: string[];
   /** Queue replies (FIFO) for the next chat requests. */
   enqueue(...replies: ScriptedReply[]): void;
   /** The reply for chat requests when the queue is empty (replaces any previous handler). */
@@ -144,6 +153,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     },
     models: opts.models ?? ['scripted-model'],
     modelsFault: undefined,
+    refuseResponseFormat: [],
     enqueue: (...replies) => void queue.push(...replies),
     handle: (fn) => {
       handler = fn;
@@ -188,6 +198,10 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       return sendError(res, 400, 'model server: the body must be JSON with a `messages` array');
     }
 
+    const format = (body.response_format as { type?: unknown } | undefined)?.type;
+    if (typeof format === 'string' && state.refuseResponseFormat.includes(format)) {
+      return sendError(res, 400, `response_format type "${format}" is not supported by this server`);
+    }
     const reply = queue.shift() ?? (handler ? await handler(record) : undefined);
     if (!reply) {
       return sendError(res, 500, 'model server: no scripted reply (enqueue one or set a handler)');
@@ -215,6 +229,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
       return sendError(res, reply.status, reply.message ?? defaultFaultMessage(reply.status), headers);
     }
+    if ('errorBody' in reply) return sendJson(res, 200, { error: { message: reply.errorBody, type: 'server_error', code: null } });
     if ('malformed' in reply) {
       if (body.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -235,7 +250,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     const usage = 'usage' in reply && reply.usage !== undefined ? reply.usage : estimateUsage(body, text, toolCalls);
     const id = `chatcmpl-${++seq}`;
     const model = body.model ?? state.models[0] ?? 'scripted-model';
-    const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
+    const finishReason = ('finishReason' in reply && reply.finishReason) || (toolCalls.length > 0 ? 'tool_calls' : 'stop');
 
     if (!body.stream && 'stall' in reply && reply.stall) {
       res.writeHead(200, { 'content-type': 'application/json' });

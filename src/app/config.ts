@@ -17,13 +17,17 @@ export const DEFAULT_PORT = 7777;
 export const DEFAULT_HOST = '127.0.0.1';
 export const OLLAMA_BASE_URL = 'http://127.0.0.1:11434/v1';
 
-const modelSchema = (defaults: { model: string; timeout_seconds: number }) =>
+const modelSchema = (defaults: { model: string; timeout_seconds: number; max_tokens: number }) =>
   z
     .strictObject({
       base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:11434/v1' }).default(OLLAMA_BASE_URL),
       model: z.string().min(1, 'must name a model').default(defaults.model),
       api_key: z.string().optional(),
       timeout_seconds: z.number().positive().max(3600).default(defaults.timeout_seconds),
+      /** `max_tokens` of every call that sets none of its own (README "Model profiles"). */
+      max_tokens: z.number().int().positive().max(1_000_000).default(defaults.max_tokens),
+      /** How JSON schemas reach the server as `response_format` (README "Model profiles"). */
+      structured_output: z.enum(['auto', 'json_schema', 'json_object', 'off']).default('auto'),
     })
     .prefault({});
 
@@ -33,8 +37,8 @@ export const baseConfigShape = {
   timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
   models: z
     .strictObject({
-      local: modelSchema({ model: 'llama3.2', timeout_seconds: 120 }),
-      agent: modelSchema({ model: 'qwen2.5:7b', timeout_seconds: 300 }),
+      local: modelSchema({ model: 'llama3.2', timeout_seconds: 120, max_tokens: 2048 }),
+      agent: modelSchema({ model: 'qwen2.5:7b', timeout_seconds: 300, max_tokens: 4096 }),
     })
     .prefault({}),
   server: z
@@ -87,8 +91,6 @@ export const ENV_OVERRIDES: Record<string, { keys: string[]; type: 'string' | 'p
   SUBCONSCIOUS_LOCAL_MODEL: { keys: ['models.local.model'], type: 'string' },
   SUBCONSCIOUS_AGENT_BASE_URL: { keys: ['models.agent.base_url'], type: 'string' },
   SUBCONSCIOUS_AGENT_MODEL: { keys: ['models.agent.model'], type: 'string' },
-  // One key for both roles, as most deployments point both at the same provider.
-  SUBCONSCIOUS_API_KEY: { keys: ['models.local.api_key', 'models.agent.api_key'], type: 'string' },
   SUBCONSCIOUS_DATABASE_URL: { keys: ['database.url'], type: 'string' },
   SUBCONSCIOUS_PORT: { keys: ['server.port'], type: 'port' },
 };
@@ -120,9 +122,68 @@ export function loadConfig(opts: LoadConfigOptions): Config {
     const parsed = type === 'port' ? parsePort(name, value) : value;
     for (const key of keys) setPath(raw, key, parsed);
   }
+  const keyWarnings = applyApiKeys(raw, env);
   if (opts.overrides?.port !== undefined) setPath(raw, 'server.port', opts.overrides.port);
   if (opts.overrides?.host !== undefined) setPath(raw, 'server.host', opts.overrides.host);
-  return validateConfig(raw, opts.modules, existsSync(file) ? file : 'configuration');
+  const config = validateConfig(raw, opts.modules, existsSync(file) ? file : 'configuration');
+  config.warnings.push(...keyWarnings);
+  return config;
+}
+
+/** Each role's API key variable, and the file variant that names a file holding it. */
+export const API_KEY_ENV = { local: 'SUBCONSCIOUS_LOCAL_API_KEY', agent: 'SUBCONSCIOUS_AGENT_API_KEY' } as const;
+/** Deprecated: one key for both roles (sent a cloud key to a local server). */
+export const SHARED_API_KEY_ENV = 'SUBCONSCIOUS_API_KEY';
+
+/**
+ * Per-role credentials: `SUBCONSCIOUS_<ROLE>_API_KEY`, else `SUBCONSCIOUS_<ROLE>_API_KEY_FILE`
+ * (a file holding the key: a mounted secret), else the TOML's `api_key`; a role's key never goes
+ * to the other role's endpoint. The old shared `SUBCONSCIOUS_API_KEY` still fills a role that has
+ * none, with one deprecation line. Returns the warnings to log.
+ */
+function applyApiKeys(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
+  const warnings: string[] = [];
+  const fallbackFor: string[] = [];
+  for (const role of ['local', 'agent'] as const) {
+    const name = API_KEY_ENV[role];
+    const key = env[name] || readKeyFile(`${name}_FILE`, env[`${name}_FILE`]);
+    if (key) {
+      setPath(raw, `models.${role}.api_key`, key);
+      continue;
+    }
+    const models = isTable(raw.models) ? raw.models : {};
+    const section = isTable(models[role]) ? models[role] : {};
+    if (env[SHARED_API_KEY_ENV] && typeof section.api_key !== 'string') {
+      setPath(raw, `models.${role}.api_key`, env[SHARED_API_KEY_ENV]);
+      fallbackFor.push(role);
+    }
+  }
+  if (env[SHARED_API_KEY_ENV]) {
+    warnings.push(
+      `${SHARED_API_KEY_ENV} is deprecated${fallbackFor.length ? ` (used for the ${fallbackFor.join(' and ')} role${fallbackFor.length > 1 ? 's' : ''})` : ' and unused: each role has its own key'}: set ${API_KEY_ENV.local} and/or ${API_KEY_ENV.agent} (or their *_FILE variants), so one endpoint's key never reaches the other.`,
+    );
+  }
+  return warnings;
+}
+
+function readKeyFile(name: string, file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new SubconsciousError('config_invalid', `Invalid ${name}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, {
+      hint: `Point ${name} at a readable file that holds only the API key.`,
+      details: { key: name },
+    });
+  }
+  const key = text.trim();
+  if (!key || /\s/.test(key)) {
+    throw new SubconsciousError('config_invalid', `Invalid ${name}: ${file} must hold the API key alone (it is ${key ? 'more than one word' : 'empty'}).`, {
+      details: { key: name },
+    });
+  }
+  return key;
 }
 
 export function validateConfig(input: unknown, modules: readonly WorldModule[], source = 'configuration'): Config {

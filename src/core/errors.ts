@@ -17,6 +17,7 @@
  *   model_rate_cap      permanent: the request can never fit the provider's limit (413, TPM)
  *   model_no_tools      the model does not support tool calls
  *   model_malformed     the model's output did not parse against the expected schema
+ *   model_truncated     the model ran out of tokens (finish_reason "length"): the cut reply is not used; raise the key named
  *   model_error         any other provider failure (5xx, bad request)
  *   cancelled           the operation was aborted
  *   tick_timeout        a tick ran past its timeout

@@ -14,6 +14,7 @@ const CODES: Record<ModelErrorKind, string> = {
   unreachable: 'model_unreachable',
   timeout: 'model_timeout',
   malformed: 'model_malformed',
+  truncated: 'model_truncated',
   cancelled: 'cancelled',
   provider: 'model_error',
 };
@@ -162,7 +163,7 @@ export function classifyStatus(status: number, message: string, headers: Record<
     status,
     cause,
     hint:
-      status === 401 || status === 403 ? 'Check the API key (SUBCONSCIOUS_API_KEY).' : status === 404 ? 'Check the base URL and the model name.' : undefined,
+      status === 401 || status === 403 ? `Check the API key (${apiKeyVar(ctx.role)}).` : status === 404 ? 'Check the base URL and the model name.' : undefined,
   });
 }
 
@@ -192,8 +193,37 @@ function unreachableError(ctx: ErrorContext, cause: unknown): ModelError {
   const ollama = ctx.baseUrl !== undefined && /:11434(\/|$)/.test(ctx.baseUrl);
   const who = ollama ? 'Ollama' : `The ${ctx.role ?? 'model'} endpoint`;
   // The advice lives in the hint only: `explain()` (status, logs, the CLI) joins it to the message once.
-  const hint = ollama ? `Start it with \`ollama serve\` or set ${envVar}.` : `Start the model server or set ${envVar}.`;
+  // A server on this machine or network is to be started; a cloud API's URL (and key) is to be checked.
+  const hint = ollama
+    ? `Start it with \`ollama serve\` or set ${envVar}.`
+    : isLocalEndpoint(ctx.baseUrl)
+      ? `Start the model server or set ${envVar}.`
+      : `Check ${envVar} (the provider's URL, usually ending in /v1), your network, and the key in ${apiKeyVar(ctx.role)}.`;
   return new ModelError('unreachable', `${who} is not answering at ${base}.`, { cause, hint });
+}
+
+/** The variable that holds a role's API key. */
+export function apiKeyVar(role: ModelRole | undefined): string {
+  return `SUBCONSCIOUS_${(role ?? 'agent').toUpperCase()}_API_KEY`;
+}
+
+/** A server one runs oneself (loopback, a private network, a .local/.lan name), not a cloud API. */
+export function isLocalEndpoint(baseUrl: string | undefined): boolean {
+  if (!baseUrl) return true;
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return true;
+  }
+  return (
+    host === 'localhost' ||
+    host === '::1' ||
+    !host.includes('.') ||
+    /\.(local|lan|internal|home)$/i.test(host) ||
+    /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|0\.0\.0\.0$)/.test(host) ||
+    /^f[cd][0-9a-f]{2}:/i.test(host)
+  );
 }
 
 function describeEndpoint(ctx: ErrorContext): string {

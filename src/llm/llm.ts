@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText } from 'ai';
+import { generateText, type Output as OutputSpec } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { SubconsciousError } from '../core/errors.js';
@@ -16,10 +16,12 @@ import type { LedgerTables } from './tables.js';
 import { classifyModelError } from './errors.js';
 import { Ledger } from './ledger.js';
 import { meteredModel, type MeterHooks, type ProviderModel } from './meter.js';
+import { StructuredOutputs, guardedModel } from './output-guard.js';
 import { Prober } from './probe.js';
 import { capReply } from './reply-cap.js';
-import { parseStructured, schemaInstruction } from './structured.js';
+import { parseStructured, schemaInstruction, strictCompatible, toJsonSchema } from './structured.js';
 import type { CallContext, Llm, ModelEndpointConfig, ModelRole, ModelsConfig, ObjectRequest, TextRequest, Usage } from './types.js';
+import { isModelError } from './errors.js';
 
 const ROLES: readonly ModelRole[] = ['local', 'agent'];
 
@@ -57,6 +59,7 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
   const ledger = new Ledger(opts.db, opts.ids, opts.owner ?? processOwner(`llm-${randomBytes(4).toString('hex')}`));
   const prober = new Prober({ clock: opts.clock, timeoutMs: opts.probeTimeoutMs, cacheMs: opts.probeCacheMs });
   const providers = new Map<string, ProviderModel>();
+  const structured = new StructuredOutputs(() => opts.clock.now(), opts.log);
 
   /** The role's endpoint, with the call's own model when it names one. */
   const endpointFor = (ctx: Omit<CallContext, 'signal'>): ModelEndpointConfig =>
@@ -73,23 +76,27 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
             baseURL: endpoint.baseUrl,
             ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}),
             includeUsage: true, // ask for the usage chunk on streams, so the ledger has real figures
+            // A schema goes out as `json_schema`; the output guard narrows it to what the endpoint takes.
+            supportsStructuredOutputs: true,
           }).chatModel(endpoint.model);
       providers.set(key, model);
     }
     return model;
   };
 
-  const metered = (ctx: Omit<CallContext, 'signal'>, hooks?: MeterHooks) => {
+  const metered = (ctx: Omit<CallContext, 'signal'>, hooks?: MeterHooks, maxTokensKey?: string) => {
     const endpoint = endpointFor(ctx);
     const retryDelaysMs = ctx.retry === false ? [] : opts.retryDelaysMs;
-    return meteredModel(baseModel(ctx.role, endpoint), ctx, { ledger, clock: opts.clock, endpoint, log: opts.log, retryDelaysMs }, hooks);
+    const guarded = guardedModel(baseModel(ctx.role, endpoint), { role: ctx.role, endpoint, structured, maxTokensKey });
+    return meteredModel(guarded, ctx, { ledger, clock: opts.clock, endpoint, log: opts.log, retryDelaysMs }, hooks);
   };
 
   async function complete(ctx: CallContext, req: TextRequest, check?: (text: string) => void): Promise<{ text: string; usage: Usage }> {
     validateContext(ctx);
     validateRequest(req);
     let usage: Usage | undefined;
-    const model = metered(ctx, { check, onUsage: (u) => void (usage = u) });
+    const model = metered(ctx, { check, onUsage: (u) => void (usage = u) }, req.maxTokensKey);
+    const schema = req.jsonSchema ? toJsonSchema(req.jsonSchema) : undefined;
     try {
       const result = await generateText({
         model,
@@ -97,6 +104,12 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
         ...(req.system !== undefined ? { system: req.system } : {}),
         ...(req.maxOutputTokens !== undefined ? { maxOutputTokens: req.maxOutputTokens } : {}),
         ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        ...(schema
+          ? {
+              output: jsonReply(schema),
+              providerOptions: { [`subconscious-${ctx.role}`]: { strictJsonSchema: strictCompatible(schema) } },
+            }
+          : {}),
         maxRetries: 0,
         ...(ctx.signal ? { abortSignal: ctx.signal } : {}),
       });
@@ -115,12 +128,20 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
     },
     async object<T>(ctx: CallContext, req: ObjectRequest<T>) {
       let value: T | undefined;
-      const system = [req.system, schemaInstruction(req.schema)].filter(Boolean).join('\n\n');
+      const { schema, repair, ...rest } = req;
+      const system = [req.system, schemaInstruction(schema)].filter(Boolean).join('\n\n');
       // Parsed inside the call so a malformed reply is recorded as `malformed` in the ledger.
-      const { text, usage } = await complete(ctx, { ...req, system }, (raw) => {
-        value = parseStructured(raw, req.schema);
-      });
-      return { value: value as T, text, usage };
+      const check = (raw: string) => void (value = parseStructured(raw, schema));
+      try {
+        const { text, usage } = await complete(ctx, { ...rest, system, jsonSchema: schema }, check);
+        return { value: value as T, text, usage };
+      } catch (err) {
+        // One repair call for a reply that is not valid; a cut one (`truncated`) needs a bigger budget, not a retry.
+        if (repair === false || !isModelError(err, 'malformed')) throw err;
+        const prompt = `${req.prompt}\n\n${repairNote(err.message)}`;
+        const { text, usage } = await complete({ ...ctx, purpose: `${ctx.purpose}_repair` }, { ...rest, prompt, system, jsonSchema: schema }, check);
+        return { value: value as T, text, usage };
+      }
     },
     languageModel(ctx) {
       validateContext(ctx);
@@ -135,12 +156,33 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
       return `${endpoint.baseUrl}|${endpoint.model}`;
     },
     endpoint: (role) => ({ ...endpointOf(role) }),
+    structuredOutput: (role) => structured.finding(endpointOf(role)),
   };
 
   function endpointOf(role: ModelRole): ModelEndpointConfig {
     if (!ROLES.includes(role)) throw invalid('role', `must be one of ${ROLES.join(', ')} (got ${JSON.stringify(role)})`);
     return endpoints[role];
   }
+}
+
+/**
+ * The AI SDK's structured output with our own parser: the schema travels as `response_format`,
+ * and the reply comes back as text for `parseStructured` (tolerant of fences, prose, `<think>`).
+ */
+function jsonReply(schema: Record<string, unknown>): OutputSpec.Output<string, string, never> {
+  return {
+    name: 'json',
+    responseFormat: Promise.resolve({ type: 'json', schema: schema as never, name: 'reply' }),
+    parseCompleteOutput: ({ text }) => Promise.resolve(text),
+    parsePartialOutput: ({ text }) => Promise.resolve({ partial: text }),
+    createElementStreamTransform: () => undefined,
+  };
+}
+
+/** What the repair call adds to the prompt: the parser's reason, without the echoed reply. */
+export function repairNote(problem: string): string {
+  const reason = problem.split(' Raw output:')[0]!;
+  return `Your previous reply was not valid JSON for this schema: ${reason} Reply again with only the JSON value.`;
 }
 
 function validateEndpoint(role: ModelRole, endpoint: ModelEndpointConfig | undefined): ModelEndpointConfig {
@@ -159,6 +201,9 @@ function validateEndpoint(role: ModelRole, endpoint: ModelEndpointConfig | undef
   }
   if (typeof endpoint.model !== 'string' || endpoint.model.trim() === '') {
     throw new SubconsciousError('config_invalid', `${key}.model is empty.`, { hint: `Name the model to use for the ${role} role.` });
+  }
+  if (endpoint.maxTokens !== undefined && (!Number.isInteger(endpoint.maxTokens) || endpoint.maxTokens <= 0)) {
+    throw new SubconsciousError('config_invalid', `${key}.max_tokens must be a positive whole number (got ${endpoint.maxTokens}).`);
   }
   if (!Number.isFinite(endpoint.timeoutMs) || endpoint.timeoutMs <= 0) {
     throw new SubconsciousError('config_invalid', `${key}.timeout_ms must be a positive number (got ${endpoint.timeoutMs}).`);

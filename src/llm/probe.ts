@@ -4,7 +4,7 @@
  * A probe is not a model call: it is not written to the ledger.
  */
 import type { Clock } from '../core/clock.js';
-import { classifyModelError } from './errors.js';
+import { apiKeyVar, classifyModelError } from './errors.js';
 import type { ModelEndpointConfig, ModelRole, ProbeResult } from './types.js';
 
 export const PROBE_TIMEOUT_MS = 2000;
@@ -74,7 +74,7 @@ function sameModel(listed: string, configured: string): boolean {
 }
 
 function statusReason(role: ModelRole, endpoint: ModelEndpointConfig, status: number): string {
-  if (status === 401 || status === 403) return `${endpoint.baseUrl} refused the API key (${status}) — check SUBCONSCIOUS_API_KEY.`;
+  if (status === 401 || status === 403) return `${endpoint.baseUrl} refused the API key (${status}) — check ${apiKeyVar(role)}.`;
   if (status === 404)
     return `No OpenAI-compatible API at ${endpoint.baseUrl} (GET /models → 404) — check SUBCONSCIOUS_${role.toUpperCase()}_BASE_URL (it usually ends in /v1).`;
   return `${endpoint.baseUrl} answered GET /models with ${status}.`;

@@ -1,142 +1,252 @@
 /**
- * Structured output, fail-closed: a model's reply is accepted only when it is exactly one JSON
- * value — alone, or as the whole of one ```json (or bare ```) fenced block — that passes the zod
- * schema. Whitespace around it is fine; prose, a second value or a second block is not, because
- * picking one of several candidates is a guess. Anything else throws ModelError `malformed`
- * saying what was wrong.
+ * The one parser of structured replies, tolerant but fail-closed. Small local models wrap their
+ * JSON in prose, fences and `<think>` blocks; this takes ONE JSON value out of them:
+ *
+ * - `<think>…</think>` blocks are removed (an unclosed one is a cut reply: refused);
+ * - the reply alone, the inside of a ```json (or bare ```) fence, or one object/array in prose;
+ * - the only repair is the unambiguous one: a trailing comma before `}` or `]`;
+ * - candidates that do not fit the schema are set aside; exactly one (after dropping exact
+ *   repeats) must be left, since picking one of several different answers is a guess.
+ *
+ * Anything else throws ModelError `malformed` saying what was wrong, with the reply's tail.
  */
 import { z, type ZodType } from 'zod';
 import { ModelError } from './errors.js';
 
 const RAW_TAIL_CHARS = 300;
-const FENCE = '```';
-/** A line that opens or closes a fenced block. JSON text never has one: its strings cannot hold a newline. */
-const FENCE_LINE = /^[ \t]*```/m;
-/** The info string of an opening fence that names a language (```json, ```python). */
-const LANGUAGE_TAG = /^[A-Za-z][\w+.-]*$/;
-const RULE = 'A reply must be one JSON value, alone or in one ```json fenced block, with nothing else around it.';
+/**
+ * Longer than any structured answer here (1,000 task decisions are ~100 KB): a reply past it is a
+ * model that looped, and scanning it for a value would only find a guess.
+ */
+export const MAX_STRUCTURED_REPLY_CHARS = 160_000;
+const RULE = 'A reply must hold one JSON value matching the schema: alone, in one ```json fenced block, or as the one object in the text.';
+
+export interface JsonReply {
+  /** The JSON text taken (after the trailing-comma repair, if any). */
+  json: string;
+  value: unknown;
+  /** A trailing comma was removed. */
+  repaired: boolean;
+}
 
 /** Parse and validate `text` against `schema`; throws ModelError('malformed') on anything invalid. */
 export function parseStructured<T>(text: string, schema: ZodType<T>): T {
-  const result = schema.safeParse(readJson(text).value);
-  if (!result.success) {
-    const issues = result.error.issues
-      .slice(0, 5)
-      .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
-      .join('; ');
-    throw malformed(`The model's JSON does not match the expected shape — ${issues}.`, text);
-  }
-  return result.data;
+  let issue: string | undefined;
+  const reply = readJsonReply(text, (value) => {
+    const result = schema.safeParse(value);
+    if (!result.success) issue ??= describeIssues(result.error.issues);
+    return result.success;
+  });
+  if (!reply) throw malformed(`The model's JSON does not match the expected shape — ${issue ?? 'no value fits'}.`, text);
+  return schema.parse(reply.value);
 }
 
 /**
- * The JSON text of a reply that is exactly one JSON value, bare or as the whole of one fenced
- * block (trimmed), after a leading `<think>` block if there is one. Throws
- * ModelError('malformed') naming what else the reply holds.
+ * The JSON text of the one value in a reply (see the file's rules). `accept` narrows the
+ * candidates (a schema check); throws ModelError('malformed') naming what else the reply holds.
  */
-export function extractJson(text: string): string {
-  return readJson(text).json;
+export function extractJson(text: string, accept?: (value: unknown) => boolean): string {
+  const reply = readJsonReply(text, accept);
+  if (!reply) throw malformed(`The model's JSON does not have the expected shape. ${RULE}`, text);
+  return reply.json;
 }
 
 /** The instruction `object()` adds to the system prompt: the schema and the reply rules. */
 export function schemaInstruction(schema: ZodType): string {
-  const jsonSchema = z.toJSONSchema(schema, { unrepresentable: 'any' });
-  delete (jsonSchema as { $schema?: unknown }).$schema;
-  return ['Reply with ONE JSON value that matches this JSON Schema, and nothing else: no markdown, no prose.', JSON.stringify(jsonSchema)].join('\n');
+  return ['Reply with ONE JSON value that matches this JSON Schema, and nothing else: no markdown, no prose.', JSON.stringify(toJsonSchema(schema))].join('\n');
+}
+
+/** A zod schema as the JSON Schema sent in `response_format` and in the instruction. */
+export function toJsonSchema(schema: ZodType): Record<string, unknown> {
+  const jsonSchema = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
+  delete jsonSchema.$schema;
+  return jsonSchema;
 }
 
 /**
- * A reasoning model's thinking, when it comes inside the content: one `<think>…</think>` block at
- * the very start. It is a known wrapper, like a fence, so it is removed; anything else is not.
+ * OpenAI's strict mode takes a schema only when every object lists all its properties as
+ * required and allows no others; a schema with an optional field is sent non-strict.
  */
-const LEADING_THINKING = /^\s*<think>[\s\S]*?<\/think>/;
+export function strictCompatible(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(strictCompatible);
+  if (!schema || typeof schema !== 'object') return true;
+  const node = schema as Record<string, unknown>;
+  if (node.type === 'object' || node.properties) {
+    const props = Object.keys((node.properties as Record<string, unknown> | undefined) ?? {});
+    const required = new Set((node.required as string[] | undefined) ?? []);
+    if (node.additionalProperties !== false || props.some((p) => !required.has(p))) return false;
+  }
+  return Object.entries(node).every(([key, value]) => key === 'required' || key === 'enum' || key === 'const' || strictCompatible(value));
+}
 
-function readJson(text: string): { json: string; value: unknown } {
-  const body = text.replace(LEADING_THINKING, '').trim();
+/**
+ * The one JSON value of a reply, or undefined when candidates were found but none passed
+ * `accept`. Throws ModelError('malformed') when the reply holds no value or several.
+ */
+export function readJsonReply(text: string, accept: (value: unknown) => boolean = () => true): JsonReply | undefined {
+  if (text.length > MAX_STRUCTURED_REPLY_CHARS) {
+    throw malformed(`The model wrote ${text.length.toLocaleString('en-US')} characters, more than any structured answer needs (a loop?).`, text);
+  }
+  const body = stripThinking(text).trim();
   if (body === '') throw malformed('The model returned an empty reply.', text);
-  const json = body.startsWith(FENCE) ? unfence(body, text) : body;
-  try {
-    return { json, value: JSON.parse(json) as unknown };
-  } catch (err) {
-    const problem = shapeProblem(json);
-    throw malformed(problem ? `${problem} ${RULE}` : `The model returned invalid JSON (${(err as Error).message}).`, text);
+
+  // The whole reply (a scalar is taken only so: in prose, `1` or `true` is just a word).
+  const whole = parseRepaired(body) ?? parseRepaired(wholeFence(body) ?? '');
+  if (whole) return accept(whole.value) ? whole : undefined;
+
+  const { blocks, prose, unclosed } = splitFences(body);
+  const found: JsonReply[] = [];
+  let broken: string | undefined;
+  for (const block of blocks) {
+    const parsed = parseRepaired(block.trim());
+    if (parsed) found.push(parsed);
+    // A block that is not one value may still hold one in prose-like text.
+    else for (const segment of containers(block)) collect(segment);
   }
+  for (const segment of containers(prose)) collect(segment);
+
+  function collect(segment: string): void {
+    const parsed = parseRepaired(segment);
+    if (parsed) found.push(parsed);
+    else broken ??= jsonError(segment);
+  }
+
+  const fitting = unique(found.filter((c) => accept(c.value)));
+  if (fitting.length === 1) return fitting[0];
+  if (fitting.length > 1) throw malformed(`The model returned more than one JSON value (${fitting.length} different ones); none is picked. ${RULE}`, text);
+  if (found.length > 0) return undefined;
+  if (broken) throw malformed(`The model returned invalid JSON (${broken}). ${RULE}`, text);
+  if (unclosed || /[[{]/.test(prose) || blocks.some((b) => /[[{]/.test(b))) throw malformed(`The model's JSON is not complete (cut off?). ${RULE}`, text);
+  throw malformed(`The model did not return a JSON value. ${RULE}`, text);
 }
 
-/** The trimmed inside of a reply that starts with a fence; throws unless the fence is the whole reply. */
-function unfence(body: string, raw: string): string {
-  const lineEnd = body.indexOf('\n');
-  const info = lineEnd < 0 ? '' : body.slice(FENCE.length, lineEnd).trim();
-  // An info string that is not a language tag is already content (```{"a": 1}```).
-  const tagged = LANGUAGE_TAG.test(info);
-  if (tagged && info.toLowerCase() !== 'json') {
-    throw malformed(`The model's fenced block is labelled "${info}", not json. ${RULE}`, raw);
+/** `<think>…</think>` blocks removed; an opening tag without its close means the reply was cut. */
+function stripThinking(text: string): string {
+  const body = text.replace(/<think>[\s\S]*?<\/think>/gi, '');
+  if (/<think>/i.test(body)) throw malformed("The model's <think> block is not closed (the reply was cut off?).", text);
+  return body;
+}
+
+/** The inside of a reply that is one fenced block and nothing else, or undefined. */
+function wholeFence(body: string): string | undefined {
+  const m = /^```([A-Za-z][\w+.-]*)?[ \t]*\n?([\s\S]*?)\n?[ \t]*```$/.exec(body);
+  if (!m || (m[1] && m[1].toLowerCase() !== 'json')) return undefined;
+  return m[2]!.trim();
+}
+
+/** Fenced blocks (json or untagged) and the prose outside all fences. */
+function splitFences(body: string): { blocks: string[]; prose: string; unclosed: boolean } {
+  const blocks: string[] = [];
+  const prose: string[] = [];
+  let rest = body;
+  for (;;) {
+    const open = /```([A-Za-z][\w+.-]*)?[ \t]*\n?/.exec(rest);
+    if (!open) break;
+    prose.push(rest.slice(0, open.index));
+    const after = rest.slice(open.index + open[0].length);
+    const close = after.indexOf('```');
+    const tag = open[1]?.toLowerCase();
+    const inner = close < 0 ? after : after.slice(0, close);
+    // A block labelled as another language (```python) is code, not the answer.
+    if (!tag || tag === 'json') blocks.push(inner);
+    if (close < 0) return { blocks, prose: prose.join('\n'), unclosed: true };
+    rest = after.slice(close + 3);
   }
-  const innerStart = tagged ? lineEnd + 1 : FENCE.length;
-  if (body.length < innerStart + FENCE.length || !body.endsWith(FENCE)) {
-    const rest = body.slice(innerStart);
-    const problem = FENCE_LINE.test(rest) ? 'The model wrote text after its fenced block.' : "The model's fenced block is not closed.";
-    throw malformed(`${problem} ${RULE}`, raw);
-  }
-  const inner = body.slice(innerStart, body.length - FENCE.length);
-  if (FENCE_LINE.test(inner)) throw malformed(`The model returned more than one fenced block. ${RULE}`, raw);
-  return inner.trim();
+  prose.push(rest);
+  return { blocks, prose: prose.join('\n'), unclosed: false };
 }
 
 /**
- * Why `body`, which is not valid JSON, is not one JSON value, when the reason is its shape (text
- * around a value, a second value); undefined when it is simply broken JSON, which JSON.parse
- * describes better.
+ * Each balanced top-level `{…}` / `[…]` in prose, in one pass: quotes count only inside a
+ * container (an apostrophe in prose is not a string), and a stray closer at the top is skipped.
  */
-function shapeProblem(body: string): string | undefined {
-  const start = firstOpening(body);
-  const fence = body.search(FENCE_LINE);
-  if (fence >= 0 && (start < 0 || fence < start)) return 'The model wrote text before its fenced block.';
-  if (start < 0) return 'The model did not return a JSON value.';
-  if (start > 0) return 'The model wrote text before its JSON value.';
-  const end = matchingClose(body, start);
-  if (end < 0 || !isJson(body.slice(0, end + 1))) return undefined;
-  const rest = body.slice(end + 1).trim();
-  return /^[[{]/.test(rest) ? 'The model returned more than one JSON value.' : 'The model wrote text after its JSON value.';
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function firstOpening(text: string): number {
-  const brace = text.indexOf('{');
-  const bracket = text.indexOf('[');
-  if (brace < 0) return bracket;
-  if (bracket < 0) return brace;
-  return Math.min(brace, bracket);
-}
-
-/** Index of the bracket closing the one at `start`, skipping strings; -1 when unbalanced. */
-function matchingClose(text: string, start: number): number {
+function containers(text: string): string[] {
+  const out: string[] = [];
   const stack: string[] = [];
+  let start = -1;
   let inString = false;
-  for (let i = start; i < text.length; i++) {
+  for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
     if (inString) {
       if (ch === '\\') i++;
       else if (ch === '"') inString = false;
       continue;
     }
-    if (ch === '"') inString = true;
-    else if (ch === '{') stack.push('}');
-    else if (ch === '[') stack.push(']');
-    else if (ch === '}' || ch === ']') {
-      if (stack.pop() !== ch) return -1;
-      if (stack.length === 0) return i;
+    if (ch === '{' || ch === '[') {
+      if (stack.length === 0) start = i;
+      stack.push(ch === '{' ? '}' : ']');
+    } else if (stack.length > 0) {
+      if (ch === '"') inString = true;
+      else if (ch === '}' || ch === ']') {
+        if (stack.pop() !== ch) {
+          stack.length = 0; // mismatched: not JSON; look for the next opening
+          continue;
+        }
+        if (stack.length === 0) out.push(text.slice(start, i + 1));
+      }
     }
   }
-  return -1;
+  return out;
+}
+
+/** `text` parsed as JSON, allowing only the trailing-comma repair; undefined when it is not JSON. */
+function parseRepaired(text: string): JsonReply | undefined {
+  if (text === '') return undefined;
+  try {
+    return { json: text, value: JSON.parse(text) as unknown, repaired: false };
+  } catch {
+    const fixed = dropTrailingCommas(text);
+    if (fixed === text) return undefined;
+    try {
+      return { json: fixed, value: JSON.parse(fixed) as unknown, repaired: true };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Remove each `,` (outside strings) that only whitespace separates from a `}` or `]`. */
+function dropTrailingCommas(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (inString) {
+      out += ch;
+      if (ch === '\\') out += text[++i] ?? '';
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    if (ch === ',' && /^\s*[}\]]/.test(text.slice(i + 1, i + 64))) continue;
+    out += ch;
+  }
+  return out;
+}
+
+function jsonError(text: string): string {
+  try {
+    JSON.parse(text);
+    return 'no error';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+function unique(candidates: JsonReply[]): JsonReply[] {
+  const seen = new Map<string, JsonReply>();
+  for (const c of candidates) {
+    const key = JSON.stringify(c.value);
+    if (!seen.has(key)) seen.set(key, c);
+  }
+  return [...seen.values()];
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
 }
 
 function malformed(message: string, raw: string): ModelError {

@@ -14,6 +14,24 @@ export interface ModelEndpointConfig {
   apiKey?: string | undefined;
   /** Per-call timeout in ms. */
   timeoutMs: number;
+  /** `max_tokens` of a call that sets none (default 2048): no call is unbounded. */
+  maxTokens?: number | undefined;
+  /** How a JSON schema is sent as `response_format` (default `auto`: learned once per endpoint). */
+  structuredOutput?: StructuredOutputMode | undefined;
+}
+
+/**
+ * `json_schema`: the schema in `response_format` (strict where the schema allows); `json_object`:
+ * JSON mode without the schema; `off`: the prompt alone; `auto`: `json_schema`, falling back when
+ * the server refuses it (the finding is kept for the endpoint and shown in status).
+ */
+export type StructuredOutputMode = 'auto' | 'json_schema' | 'json_object' | 'off';
+
+/** What `auto` found out about an endpoint. */
+export interface StructuredFinding {
+  mode: Exclude<StructuredOutputMode, 'auto'>;
+  learned_at: number;
+  reason: string;
 }
 
 export type ModelsConfig = Record<ModelRole, ModelEndpointConfig>;
@@ -54,6 +72,7 @@ export type ModelErrorKind =
   | 'unreachable' // connection refused / DNS / reset
   | 'timeout' // the call ran past its timeout
   | 'malformed' // output did not parse against the schema
+  | 'truncated' // finish_reason "length": the reply was cut at max_tokens and is not used
   | 'cancelled' // aborted by the caller
   | 'provider'; // anything else from the provider (5xx, 4xx)
 
@@ -67,12 +86,22 @@ export interface Usage {
 export interface TextRequest {
   system?: string;
   prompt: string;
+  /** `max_tokens`; default the endpoint's `max_tokens`. */
   maxOutputTokens?: number;
+  /** The setting behind `maxOutputTokens`, named when a reply is cut (default `models.<role>.max_tokens`). */
+  maxTokensKey?: string;
   temperature?: number;
+  /**
+   * The reply is expected to be JSON of this shape: sent as `response_format` (as the endpoint
+   * takes it); `text()` leaves the parsing to the caller.
+   */
+  jsonSchema?: ZodType;
 }
 
 export interface ObjectRequest<T> extends TextRequest {
   schema: ZodType<T>;
+  /** One repair call when the reply is not valid for the schema (default true; counted in the ledger). */
+  repair?: boolean;
 }
 
 export interface ProbeResult {
@@ -92,4 +121,12 @@ export interface Llm {
   /** `baseUrl|model` of a role: the rate-cap breaker's key changes when either changes. */
   signature(role: ModelRole): string;
   endpoint(role: ModelRole): ModelEndpointConfig;
+  /** How the role's endpoint takes structured output: configured, in use, and what `auto` learned. */
+  structuredOutput?(role: ModelRole): StructuredOutputStatus;
+}
+
+export interface StructuredOutputStatus {
+  configured: StructuredOutputMode;
+  in_use: Exclude<StructuredOutputMode, 'auto'>;
+  learned: StructuredFinding | null;
 }

@@ -50,6 +50,7 @@ describe('config', () => {
     expect(c.worlds.tasks!.settings.interval_minutes).toBe(15);
     expect(c.warnings).toEqual([
       '[heartbeat] in subconscious.toml is read as [worlds.tasks]; rename the section (this name will stop working in a later release).',
+      expect.stringContaining('SUBCONSCIOUS_API_KEY is deprecated (used for the local and agent roles)'),
     ]);
     expect(c.models.local).toMatchObject({ base_url: 'http://10.0.0.5:8000/v1', model: 'phi4', api_key: 'k' });
     expect(c.models.agent).toMatchObject({ model: 'gpt-x', api_key: 'k' });
@@ -80,7 +81,8 @@ describe('config', () => {
     ['SUBCONSCIOUS_LOCAL_MODEL', 'env-local-model', (c) => void (c.models.local.model = 'env-local-model')],
     ['SUBCONSCIOUS_AGENT_BASE_URL', 'http://env-agent:9000/v1', (c) => void (c.models.agent.base_url = 'http://env-agent:9000/v1')],
     ['SUBCONSCIOUS_AGENT_MODEL', 'env-agent-model', (c) => void (c.models.agent.model = 'env-agent-model')],
-    ['SUBCONSCIOUS_API_KEY', 'env-key', (c) => void (c.models.local.api_key = c.models.agent.api_key = 'env-key')],
+    ['SUBCONSCIOUS_LOCAL_API_KEY', 'env-local-key', (c) => void (c.models.local.api_key = 'env-local-key')],
+    ['SUBCONSCIOUS_AGENT_API_KEY', 'env-agent-key', (c) => void (c.models.agent.api_key = 'env-agent-key')],
     ['SUBCONSCIOUS_DATABASE_URL', 'postgres://env@127.0.0.1:5432/env', (c) => void (c.database.url = 'postgres://env@127.0.0.1:5432/env')],
     ['SUBCONSCIOUS_PORT', '9100', (c) => void (c.server.port = 9100)],
   ])('%s overrides the value set in subconscious.toml, and only that', (name, value, expectOverride) => {
@@ -97,6 +99,63 @@ describe('config', () => {
     expect(loadConfig({ workspace, env: { [name]: value } })).toEqual(expected);
     // Set but empty is unset: the file's value stands.
     expect(loadConfig({ workspace, env: { [name]: '' } })).toEqual(fromFile);
+  });
+
+  describe('per-role API keys', () => {
+    it('each role takes its own variable, or the file it names; the other role never gets it', () => {
+      const keyFile = path.join(workspace, 'agent.key');
+      writeFileSync(keyFile, 'sk-agent-from-file\n');
+      const c = loadConfig({ workspace, env: { SUBCONSCIOUS_LOCAL_API_KEY: 'vllm-key', SUBCONSCIOUS_AGENT_API_KEY_FILE: keyFile } });
+      expect(c.models.local.api_key).toBe('vllm-key');
+      expect(c.models.agent.api_key).toBe('sk-agent-from-file');
+      expect(c.warnings).toEqual([]);
+      const onlyAgent = loadConfig({ workspace, env: { SUBCONSCIOUS_AGENT_API_KEY: 'sk-openai' } });
+      expect(onlyAgent.models.local.api_key).toBeUndefined();
+      expect(onlyAgent.models.agent.api_key).toBe('sk-openai');
+    });
+
+    it('the shared SUBCONSCIOUS_API_KEY fills only a role without a key of its own, with one deprecation line', () => {
+      write('[models.local]\napi_key = "file-local-key"\n');
+      const c = loadConfig({ workspace, env: { SUBCONSCIOUS_API_KEY: 'shared' } });
+      expect(c.models.local.api_key).toBe('file-local-key');
+      expect(c.models.agent.api_key).toBe('shared');
+      expect(c.warnings.filter((w) => w.includes('SUBCONSCIOUS_API_KEY'))).toEqual([
+        expect.stringContaining(
+          'SUBCONSCIOUS_API_KEY is deprecated (used for the agent role): set SUBCONSCIOUS_LOCAL_API_KEY and/or SUBCONSCIOUS_AGENT_API_KEY',
+        ),
+      ]);
+      const both = loadConfig({ workspace, env: { SUBCONSCIOUS_API_KEY: 'shared', SUBCONSCIOUS_AGENT_API_KEY: 'own' } });
+      expect(both.models.agent.api_key).toBe('own');
+      expect(both.warnings.join('\n')).toContain('unused');
+    });
+
+    it('a key file that is missing, empty or holds more than the key stops the start with the variable', () => {
+      const empty = path.join(workspace, 'empty.key');
+      writeFileSync(empty, '  \n');
+      const two = path.join(workspace, 'two.key');
+      writeFileSync(two, 'a b\n');
+      for (const [file, reason] of [
+        [path.join(workspace, 'missing.key'), /cannot read .*ENOENT/],
+        [empty, /empty/],
+        [two, /more than one word/],
+      ] as const) {
+        expect(() => loadConfig({ workspace, env: { SUBCONSCIOUS_LOCAL_API_KEY_FILE: file } })).toThrow(reason);
+        try {
+          loadConfig({ workspace, env: { SUBCONSCIOUS_LOCAL_API_KEY_FILE: file } });
+        } catch (err) {
+          expect(err).toMatchObject({ code: 'config_invalid', details: { key: 'SUBCONSCIOUS_LOCAL_API_KEY_FILE' } });
+        }
+      }
+    });
+
+    it('structured_output and max_tokens are per endpoint, validated', () => {
+      write('[models.local]\nstructured_output = "json_object"\nmax_tokens = 512\n');
+      const c = loadConfig({ workspace, env: {} });
+      expect(c.models.local).toMatchObject({ structured_output: 'json_object', max_tokens: 512 });
+      expect(c.models.agent).toMatchObject({ structured_output: 'auto', max_tokens: 4096 });
+      write('[models.agent]\nstructured_output = "grammar"\n');
+      expect(() => loadConfig({ workspace, env: {} })).toThrow(/models\.agent\.structured_output/);
+    });
   });
 
   it.each([

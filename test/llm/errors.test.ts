@@ -62,7 +62,7 @@ describe('classifyModelError', () => {
     expect(classifyModelError(new Error('aborted'), { ...local, timedOut: true, timeoutMs: 8000 }).message).toContain('8000 ms');
     expect(classifyModelError(new DOMException('a', 'AbortError'), local).kind).toBe('cancelled');
     expect(classifyModelError(apiError(502, 'Bad gateway'), local)).toMatchObject({ kind: 'provider', code: 'model_error', status: 502 });
-    expect(classifyModelError(apiError(401, 'Invalid API key'), local).hint).toContain('SUBCONSCIOUS_API_KEY');
+    expect(classifyModelError(apiError(401, 'Invalid API key'), local).hint).toContain('SUBCONSCIOUS_LOCAL_API_KEY');
   });
 
   it('passes a ModelError through and unwraps RetryError-like wrappers', () => {

@@ -11,6 +11,8 @@ const ctx = { world: 'tasks', purpose: 'evaluate', role: 'local' as const };
 const verdict = z.object({ verdict: z.enum(['noop', 'act', 'escalate']), reason: z.string() });
 
 let rig: Rig;
+let n = 0;
+const sequential = () => () => `pinned-${++n}`;
 beforeEach(async () => {
   rig = await openRig();
 });
@@ -104,19 +106,45 @@ describe('object()', () => {
     ['prose instead of JSON', 'I think you should probably act on it.'],
     ['broken JSON', '{"verdict": "act", "reason": '],
     ['JSON of the wrong shape', '{"verdict": "maybe", "reason": "unsure"}'],
-    ['prose around a fenced block', 'Here you go:\n```json\n{"verdict": "noop", "reason": "nothing due"}\n```'],
     ['two JSON values', '{"verdict": "act", "reason": "due"} {"verdict": "noop", "reason": "no"}'],
-  ])('fails closed on %s: malformed, with a ledger row of that outcome', async (_name, reply) => {
-    rig.server.enqueue({ text: reply, usage: { prompt_tokens: 30, completion_tokens: 9 } });
+  ])('fails closed on %s after one repair call: malformed, each call a ledger row', async (_name, reply) => {
+    rig.server.enqueue(
+      { text: reply, usage: { prompt_tokens: 30, completion_tokens: 9 } },
+      { text: reply, usage: { prompt_tokens: 40, completion_tokens: 9 } },
+    );
     const error = await failure(rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict }));
     expect(error.kind).toBe('malformed');
     expect(error.code).toBe('model_malformed');
     expect(error.message).toContain(JSON.stringify(reply).slice(1, 20));
     const rows = await ledgerRows(rig);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ outcome: 'malformed', input_tokens: 30, output_tokens: 9 });
+    expect(rows.map((r) => [r.purpose, r.outcome])).toEqual([
+      ['evaluate', 'malformed'],
+      ['evaluate_repair', 'malformed'],
+    ]);
+    expect(rows[0]).toMatchObject({ input_tokens: 30, output_tokens: 9 });
     expect(rows[0]!.error).toContain('Raw output');
-    expect(rig.server.chatRequests).toHaveLength(1); // never retried into a guess
+    expect(rig.server.chatRequests).toHaveLength(2); // one repair, never a guess
+    const repair = rig.server.chatRequests[1]!.body!.messages!.at(-1)!;
+    expect(String(repair.content)).toContain('Your previous reply was not valid JSON for this schema');
+    expect(String(repair.content)).not.toContain('Raw output');
+  });
+
+  it('takes the repaired answer when the repair call is valid', async () => {
+    rig.server.enqueue({ text: 'I think act.' }, { json: { verdict: 'act', reason: 'due' } });
+    const result = await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict });
+    expect(result.value).toEqual({ verdict: 'act', reason: 'due' });
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['malformed', 'ok']);
+  });
+
+  it('makes no repair call when asked not to', async () => {
+    rig.server.enqueue({ text: 'nope' });
+    expect((await failure(rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict, repair: false }))).kind).toBe('malformed');
+    expect(rig.server.chatRequests).toHaveLength(1);
+  });
+
+  it('takes the one JSON value out of prose around a fenced block', async () => {
+    rig.server.enqueue({ text: 'Here you go:\n```json\n{"verdict": "noop", "reason": "nothing due",}\n```\nHope that helps.' });
+    expect((await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: verdict })).value).toEqual({ verdict: 'noop', reason: 'nothing due' });
   });
 
   it('a wire response that is not JSON is malformed too', async () => {
@@ -124,6 +152,100 @@ describe('object()', () => {
     const error = await failure(rig.llm.text(ctx, { prompt: 'x' }));
     expect(error.kind).toBe('malformed');
     expect((await ledgerRows(rig))[0]).toMatchObject({ outcome: 'malformed' });
+  });
+});
+
+describe('structured output, max_tokens and truncation', () => {
+  const strictVerdict = z.object({ verdict: z.enum(['noop', 'act']), reason: z.string() });
+  const looseVerdict = z.object({ verdict: z.enum(['noop', 'act']), reason: z.string().optional() });
+
+  it('sends the schema as response_format json_schema, strict when every field is required', async () => {
+    rig.server.enqueue({ json: { verdict: 'act', reason: 'due' } }, { json: { verdict: 'act' } });
+    await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict });
+    await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: looseVerdict });
+    const [strict, loose] = rig.server.chatRequests.map(
+      (r) => r.body!.response_format as { type: string; json_schema: { strict: boolean; schema: { properties: object } } },
+    );
+    expect(strict).toMatchObject({ type: 'json_schema', json_schema: { strict: true, schema: { properties: { verdict: { enum: ['noop', 'act'] } } } } });
+    expect(loose).toMatchObject({ type: 'json_schema', json_schema: { strict: false } });
+    expect(rig.llm.structuredOutput!('local')).toEqual({ configured: 'auto', in_use: 'json_schema', learned: null });
+  });
+
+  it("sends max_tokens on every call: the call's own, else the endpoint's, else 2048", async () => {
+    rig.server.handle(() => ({ text: 'ok' }));
+    await rig.llm.text(ctx, { prompt: 'x', maxOutputTokens: 99 });
+    await rig.llm.text(ctx, { prompt: 'x' });
+    const tight = await openRig();
+    try {
+      tight.server.handle(() => ({ text: 'ok' }));
+      const llm = (await import('../../src/llm/index.js')).createLlm({
+        models: { ...tight.models, local: { ...tight.models.local, maxTokens: 300 } },
+        db: tight.store.db,
+        clock: tight.clock,
+        ids: () => 'x',
+      });
+      await llm.text(ctx, { prompt: 'x' });
+      expect(tight.server.chatRequests[0]!.body!.max_tokens).toBe(300);
+    } finally {
+      await tight.dispose();
+    }
+    expect(rig.server.chatRequests.map((r) => r.body!.max_tokens)).toEqual([99, 2048]);
+  });
+
+  it('fails a reply cut at max_tokens closed, naming the key to raise, and never repairs it', async () => {
+    rig.server.enqueue({ text: '{"verdict": "act", "reason": "the report is d', finishReason: 'length' });
+    const error = await failure(rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict, maxTokensKey: 'worlds.tasks.max_output_tokens' }));
+    expect(error.kind).toBe('truncated');
+    expect(error.code).toBe('model_truncated');
+    expect(error.message).toContain('the model ran out of tokens'.replace('the', 'The'));
+    expect(error.message).toContain('raise `worlds.tasks.max_output_tokens`');
+    expect(rig.server.chatRequests).toHaveLength(1);
+    expect((await ledgerRows(rig))[0]).toMatchObject({ outcome: 'truncated' });
+    // A complete-looking reply cut by the limit is refused too: text() never returns a cut reply.
+    rig.server.enqueue({ text: 'Dear team, the report', finishReason: 'length' });
+    expect((await failure(rig.llm.text(ctx, { prompt: 'Write.' }))).message).toContain('raise `models.local.max_tokens`');
+  });
+
+  it('auto: a server that refuses json_schema gets json_object, then the prompt only; the finding is kept', async () => {
+    rig.server.refuseResponseFormat = ['json_schema'];
+    rig.server.handle(() => ({ json: { verdict: 'act', reason: 'due' } }));
+    expect((await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict })).value.verdict).toBe('act');
+    expect(rig.server.chatRequests.map((r) => (r.body!.response_format as { type: string }).type)).toEqual(['json_schema', 'json_object']);
+    expect(rig.llm.structuredOutput!('local')).toMatchObject({ configured: 'auto', in_use: 'json_object', learned: { mode: 'json_object' } });
+    expect(rig.llm.structuredOutput!('local').learned!.reason).toContain('not supported');
+    // Learned once: the next call goes straight to json_object; one ledger row per call.
+    await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict });
+    expect(rig.server.chatRequests).toHaveLength(3);
+    expect((rig.server.chatRequests[2]!.body!.response_format as { type: string }).type).toBe('json_object');
+    expect((await ledgerRows(rig)).map((r) => r.outcome)).toEqual(['ok', 'ok']);
+
+    rig.server.refuseResponseFormat = ['json_schema', 'json_object'];
+    await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict });
+    expect(rig.server.chatRequests.at(-1)!.body!.response_format).toBeUndefined();
+    expect(rig.llm.structuredOutput!('local').in_use).toBe('off');
+    // The other role's endpoint learned nothing.
+    expect(rig.llm.structuredOutput!('agent').learned).toBeNull();
+  });
+
+  it('a pinned mode is sent as set and never falls back', async () => {
+    const pinned = (await import('../../src/llm/index.js')).createLlm({
+      models: { ...rig.models, local: { ...rig.models.local, structuredOutput: 'json_object' }, agent: { ...rig.models.agent, structuredOutput: 'off' } },
+      db: rig.store.db,
+      clock: rig.clock,
+      ids: sequential(),
+    });
+    rig.server.handle(() => ({ json: { verdict: 'noop', reason: 'quiet' } }));
+    await pinned.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict });
+    await pinned.object({ ...ctx, role: 'agent' }, { prompt: 'Evaluate.', schema: strictVerdict });
+    expect(rig.server.chatRequests.map((r) => r.body!.response_format)).toEqual([{ type: 'json_object' }, undefined]);
+    rig.server.refuseResponseFormat = ['json_object'];
+    expect((await failure(pinned.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict }))).kind).toBe('provider');
+  });
+
+  it('an HTTP 200 that carries an error fails closed', async () => {
+    rig.server.enqueue({ errorBody: 'model overloaded' }, { errorBody: 'model overloaded' });
+    const error = await failure(rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict }));
+    expect(['malformed', 'provider']).toContain(error.kind);
   });
 });
 
@@ -302,7 +424,7 @@ describe('probe, signature, endpoint', () => {
 
     rig.server.modelsFault = { status: 401, message: 'bad key' };
     await rig.clock.advance(5000);
-    expect((await rig.llm.probe('agent')).reason).toContain('SUBCONSCIOUS_API_KEY');
+    expect((await rig.llm.probe('agent')).reason).toContain('SUBCONSCIOUS_AGENT_API_KEY');
     expect(rig.server.requests.find((r) => r.path === '/v1/models')!.headers.authorization).toBe('Bearer sk-test');
   });
 

@@ -5,6 +5,7 @@
  * confidence is downgraded; `instruction` and `reason` lose line breaks, control-line prefixes and
  * fence tags; a `taskId` that names no candidate falls back to the primary.
  */
+import { z } from 'zod';
 import { UNTRUSTED_PREAMBLE, cleanLine, extractJson } from '../../llm/index.js';
 import { MAX_INSTRUCTION_CHARS, MAX_REASON_CHARS, VERDICTS, type Verdict } from '../../protocol/heartbeat.js';
 
@@ -35,6 +36,17 @@ export function pulsePrompt(digestText: string): string {
     'Decide what should happen next. Reply with ONE JSON object under 80 tokens, in the shape above.',
   ].join('\n');
 }
+
+/** The reply's shape, sent as `response_format` (parseVerdict still validates every field itself). */
+export const pulseReplySchema = z.object({
+  verdict: z.enum(VERDICTS),
+  taskId: z.string().nullable(),
+  reason: z.string(),
+  instruction: z.string(),
+  etaMinutes: z.number(),
+  urgency: z.enum(['low', 'normal', 'high']),
+  confidence: z.number(),
+});
 
 export const MIN_RESUME_CONFIDENCE = 0.55;
 const URGENCIES = ['low', 'normal', 'high'] as const;
@@ -90,7 +102,8 @@ export function parseVerdict(raw: string, candidates: readonly string[], opts: {
 
   let value: unknown;
   try {
-    value = JSON.parse(extractJson(raw));
+    // The one parser: fences, <think> and prose around one object with a verdict.
+    value = JSON.parse(extractJson(raw, (v) => !!v && typeof v === 'object' && !Array.isArray(v) && 'verdict' in v));
   } catch {
     return invalid('not exactly one JSON value');
   }

@@ -8,7 +8,7 @@
 import { SubconsciousError, describeError } from '../../core/index.js';
 import { isModelError } from '../../llm/index.js';
 import type { HeartbeatCore } from './core.js';
-import { PULSE_SYSTEM, parseVerdict, pulsePrompt, type PulseVerdict } from './pulse.js';
+import { PULSE_SYSTEM, parseVerdict, pulsePrompt, pulseReplySchema, type PulseVerdict } from './pulse.js';
 import type { HeartbeatObservation, Plan } from './triage.js';
 
 export const PULSE_PURPOSE = 'heartbeat_pulse';
@@ -67,7 +67,14 @@ async function pulseOne(core: HeartbeatCore, obs: HeartbeatObservation, plan: Pl
         retry: false,
         signal: AbortSignal.any([tickSignal, controller.signal, timeout.signal]),
       },
-      { system: PULSE_SYSTEM, prompt: pulsePrompt(p.digest.text), maxOutputTokens: obs.settings.pulse_max_output_tokens, temperature: 0 },
+      {
+        system: PULSE_SYSTEM,
+        prompt: pulsePrompt(p.digest.text),
+        maxOutputTokens: obs.settings.pulse_max_output_tokens,
+        maxTokensKey: 'worlds.heartbeat.pulse_max_output_tokens',
+        temperature: 0,
+        jsonSchema: pulseReplySchema,
+      },
     );
     const candidates = plan.triage.kind === 'candidates' ? plan.triage.candidates.map((c) => c.id) : [];
     return {

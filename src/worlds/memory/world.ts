@@ -149,6 +149,17 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
         { hint: 'The next tick reviews the same changes again.' },
       );
     }
+    const invalid = closingProblem(outcome.text, session.staged.length);
+    if (invalid) {
+      // Not a finished review: nothing staged is applied and the baseline stays (the engine backs off).
+      throw new SubconsciousError(
+        'model_malformed',
+        `the memory review's reply is not a finished review: ${invalid}. Raw reply: ${JSON.stringify(outcome.text.slice(-300))}`,
+        {
+          hint: 'The next tick reviews the same changes again; if this repeats, pick a model that follows the prompt (it must end with "Nothing to do." when it does nothing).',
+        },
+      );
+    }
     return { staged: session.staged, text: outcome.text.slice(0, 2000), steps: outcome.steps, tools: outcome.toolSteps.map((t) => t.tool) };
   }
 
@@ -186,6 +197,21 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
     commit,
   };
   return world;
+}
+
+const NOTHING_TO_DO = /^\W*nothing to do\W*$/i;
+
+/**
+ * Why the decision agent's closing reply is not a finished review (undefined when it is). A cut
+ * reply already failed the run (`model_truncated`). A review that staged nothing must say exactly
+ * "Nothing to do." as the prompt asks: an empty, prose or other-language reply is not read as
+ * silence, since its baseline would move and the change never be reviewed again.
+ */
+export function closingProblem(text: string, staged: number): string | undefined {
+  const closing = text.replace(/<think>[\s\S]*?<\/think>/gi, '').trim();
+  if (closing === '') return 'the model returned an empty reply';
+  if (staged === 0 && !NOTHING_TO_DO.test(closing)) return 'it staged nothing and did not answer "Nothing to do."';
+  return undefined;
 }
 
 function plural(n: number, unit: string): string {

@@ -20,6 +20,8 @@ export const steeringConfigSchema = z.strictObject({
   role: z.enum(['local', 'agent'], { error: 'must be "local" or "agent"' }).default('local'),
   /** Expired directives older than this are deleted (the one in force and unexpired ones are kept). */
   retention_days: z.number().int('must be a whole number of days').min(1, 'at least 1').max(3650, 'at most 3650 (ten years)').default(30),
+  /** `max_tokens` of a review's reply: a directive is one sentence; a reply cut here is never installed. */
+  max_output_tokens: z.number().int('must be a whole number of tokens').min(50, 'at least 50').max(8192, 'at most 8192').default(400),
 });
 
 export type SteeringConfig = z.output<typeof steeringConfigSchema>;

@@ -22,6 +22,9 @@ export type { SteeringEvents, SteeringEmit } from './events.js';
 export {
   reflectSteering,
   parseSteeringAnswer,
+  fencedLines,
+  steeringReplySchema,
+  STEERING_MAX_OUTPUT_TOKENS,
   steeringPrompt,
   STEERING_SYSTEM,
   STEERING_TEMPERATURE,

@@ -70,7 +70,12 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
   }
 
   function reflect(ctx: TickContext, context: SteeringContext): Promise<SteeringReflection> {
-    return reflectSteering(ctx.llm, { world: ctx.world, role, signal: ctx.signal }, context.prompt, settings().default_expires_after_cycles);
+    return reflectSteering(
+      ctx.llm,
+      { world: ctx.world, role, signal: ctx.signal, maxOutputTokens: settings().max_output_tokens },
+      context.prompt,
+      settings().default_expires_after_cycles,
+    );
   }
 
   async function prune(now: number): Promise<number> {

@@ -269,12 +269,18 @@ describe('the verdict (§6.3, failing closed)', () => {
     expect(parseVerdict('```json\n' + ok({ verdict: 'idle' }) + '\n```', ids)).toMatchObject({ verdict: 'idle', invalid: false });
   });
 
-  it('anything invalid is idle with the raw tail: not JSON, prose around it, two values, a wrong verdict, wrong types', () => {
+  it('the one parser takes the verdict out of prose, fences and think blocks', () => {
+    for (const raw of ['Sure: ' + ok(), '<think>hm</think>\n```json\n' + ok() + '\n```', ok() + '\n' + ok()]) {
+      expect(parseVerdict(raw, ids), raw).toMatchObject({ verdict: 'resume', invalid: false });
+    }
+  });
+
+  it('anything invalid is idle with the raw tail: not JSON, two different values, a wrong verdict, wrong types', () => {
     for (const raw of [
       'resume!',
       '',
-      'Sure: ' + ok(),
-      ok() + ok(),
+      ok() + ok({ verdict: 'idle' }),
+      ok().slice(0, -20),
       ok({ verdict: 'RESUME' }),
       ok({ verdict: 'act' }),
       '[1,2]',

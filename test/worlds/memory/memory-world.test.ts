@@ -108,6 +108,25 @@ describe.each(dialects)('memory world (%s)', (dialect) => {
     expect(h.events.filter((e) => e.type === 'memory.todos_changed').map((e) => e.data)).toEqual([{ ids: [expect.any(String)] }, { ids: [todo.id] }]);
   });
 
+  it.each([
+    ['an empty reply', { text: '' }],
+    ['prose', { text: 'I looked at the changes and they seem fine overall.' }],
+    ['another language', { text: 'Rien à signaler pour le moment.' }],
+    ['a reply cut at max_tokens', { text: 'Nothing to', finishReason: 'length' }],
+    ['an unclosed think block', { text: '<think>The invoice is due tomorrow, so I should' }],
+  ])('%s is not a finished review: the tick fails, the baseline stays, nothing is applied', async (_name, reply) => {
+    const before = await withChanges();
+    h.server.enqueue(reply);
+    const out = await h.instance.tick();
+    expect(out.kind).toBe('failed');
+    expect(await baselineId()).toBe(before);
+    expect(await h.world.service.notifications()).toEqual([]);
+    // The same changes are reviewed again, and a proper answer commits them.
+    h.server.enqueue({ text: 'Nothing to do.' });
+    expect(await h.instance.tick()).toMatchObject({ kind: 'committed', message: '2 changes reviewed: nothing to do' });
+    expect(await baselineId()).not.toBe(before);
+  });
+
   it('offers exactly its six in-process tools — none sends, posts or contacts anyone — even with an MCP server configured', async () => {
     await withChanges();
     h.server.enqueue({ text: 'Nothing to do.' });
