@@ -32,6 +32,9 @@ const ALLOWED: Record<string, string[]> = {
   app: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
   server: ['core', 'coordination', 'llm', 'protocol'],
   cli: ['core', 'coordination', 'engine', 'app', 'server', 'protocol'],
+  // The package's faces: the typed client runs in a browser too; the engine entry re-exports.
+  client: ['protocol'],
+  sdk: ['core', 'store', 'llm', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'app', 'cli', 'protocol'],
 };
 
 function files(dir: string, ext = /\.tsx?$/): string[] {
@@ -118,6 +121,17 @@ describe('architecture', () => {
         .map((i) => `${rel(f)}: ${i.spec}`),
     );
     expect(protocol.length).toBeGreaterThan(0);
+    expect(outside).toEqual([]);
+  });
+
+  it('the client imports nothing but the protocol and no Node module (it runs in a browser)', () => {
+    const client = srcFiles.filter((f) => folderOf(f) === 'client');
+    const outside = client.flatMap((f) =>
+      imports(f)
+        .filter((i) => (i.spec.startsWith('.') ? !['client', 'protocol'].includes(folderOf(path.resolve(path.dirname(f), i.spec))) : true))
+        .map((i) => `${rel(f)}: ${i.spec}`),
+    );
+    expect(client.length).toBeGreaterThan(0);
     expect(outside).toEqual([]);
   });
 

@@ -7,6 +7,9 @@
  */
 import path from 'node:path';
 import { createApp, WEB_ROOT, type App } from '../app/app.js';
+import { openApiDocument } from '../app/openapi.js';
+import { readiness } from '../app/readiness.js';
+import type { ApiRoutes } from '../server/api-routes.js';
 import { describeError } from '../core/errors.js';
 import type { WorldModule } from '../engine/index.js';
 import { createLogger, type Logger } from '../core/logger.js';
@@ -56,6 +59,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       health: async () => ({ ...(await worldsSummary(app)), store: app.store.dialect }),
       bindHost: app.config.server.host,
       presence: app.presence,
+      routes: daemonRoutes(app),
     });
     http = await listen(server, { host: app.config.server.host, port: app.config.server.port });
   } catch (err) {
@@ -91,6 +95,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await app.close();
       })()),
   };
+}
+
+/** `/openapi.json` (built on first use, then kept), `/readyz`. */
+function daemonRoutes(app: App): ApiRoutes {
+  let openapi: Record<string, unknown> | null = null;
+  return { openapi: () => (openapi ??= openApiDocument(app)), ready: () => readiness(app) };
 }
 
 /** Print what a person needs: the page URL, where data lives, and whether the models answer. */
