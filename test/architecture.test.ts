@@ -31,7 +31,9 @@ const ALLOWED: Record<string, string[]> = {
   worlds: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
   app: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
   server: ['core', 'coordination', 'llm', 'protocol'],
-  cli: ['core', 'coordination', 'engine', 'app', 'server', 'protocol'],
+  cli: ['core', 'coordination', 'engine', 'app', 'server', 'mcp', 'protocol'],
+  // The MCP face speaks only the protocol (it calls RPC methods), like the page.
+  mcp: ['core', 'protocol'],
   // The package's faces: the typed client runs in a browser too; the engine entry re-exports.
   client: ['protocol'],
   sdk: ['core', 'store', 'llm', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'app', 'cli', 'protocol'],

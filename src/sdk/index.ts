@@ -58,4 +58,4 @@ export { MemoryStoreKey, MemorySyncKey, MemoryNotificationsKey } from '../memory
 export { BotsHeartbeatKey } from '../bots/index.js';
 export { HarnessKey, SubconsciousLayerKey } from '../orchestration/index.js';
 // Contracts: what your module's RPC methods and events are declared with.
-export { defineContract, method, implement, type Contract, type MethodSpec, type EventMap } from '../protocol/index.js';
+export { defineContract, method, implement, createRpcClient, type Contract, type MethodSpec, type EventMap, type MethodsOf, type EventsOf } from '../protocol/index.js';
