@@ -58,4 +58,14 @@ export { MemoryStoreKey, MemorySyncKey, MemoryNotificationsKey } from '../memory
 export { BotsHeartbeatKey } from '../bots/index.js';
 export { HarnessKey, SubconsciousLayerKey } from '../orchestration/index.js';
 // Contracts: what your module's RPC methods and events are declared with.
-export { defineContract, method, implement, createRpcClient, type Contract, type MethodSpec, type EventMap, type MethodsOf, type EventsOf } from '../protocol/index.js';
+export {
+  defineContract,
+  method,
+  implement,
+  createRpcClient,
+  type Contract,
+  type MethodSpec,
+  type EventMap,
+  type MethodsOf,
+  type EventsOf,
+} from '../protocol/index.js';

@@ -2,8 +2,11 @@
  * The MCP face against a real daemon, with the official MCP SDK client: over `/mcp` (Streamable
  * HTTP, the token) it lists the person's tools and reads a task added over `/rpc`; resources
  * read and notify a change after the engine's event; the answering tools exist only when the
- * config says so; and `subconscious mcp` (stdio) works through the workspace's daemon.
+ * config says so; and `subconscious mcp` (stdio) works through the workspace's daemon. The MCP
+ * Inspector's CLI mode (from the registry, `npm exec`) lists the tools and calls one.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -141,4 +144,37 @@ describe('subconscious mcp (stdio)', () => {
       await client.close();
     }
   });
+});
+
+describe('the MCP Inspector (CLI mode, from the registry)', () => {
+  const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
+  const inspect = async (...args: string[]) => {
+    const { stdout } = await promisify(execFile)(
+      'npm',
+      [
+        'exec',
+        '--yes',
+        `--package=${INSPECTOR}`,
+        '--',
+        'mcp-inspector',
+        '--cli',
+        `${daemon.url}/mcp`,
+        '--transport',
+        'http',
+        '--header',
+        `Authorization: Bearer ${daemon.token}`,
+        ...args,
+      ],
+      { cwd: ROOT, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+    );
+    return JSON.parse(stdout) as Record<string, unknown>;
+  };
+
+  it('lists the tools over /mcp and reads a task added over /rpc', async () => {
+    const task = await daemon.rpc<{ id: string }>('subconscious.tasks_add', { title: 'Task the inspector reads' });
+    const { tools } = (await inspect('--method', 'tools/list')) as { tools: { name: string }[] };
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['status', 'tasks_list', 'tasks_add']));
+    const called = await inspect('--method', 'tools/call', '--tool-name', 'tasks_list');
+    expect((textOf(called) as { id: string }[]).map((t) => t.id)).toContain(task.id);
+  }, 300_000);
 });
