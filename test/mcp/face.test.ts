@@ -14,16 +14,11 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT } from '../support/cli.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { scriptedModelEnv, startModelServer, type ModelServer } from '../support/model-server.js';
 
 let models: ModelServer;
 let daemon: TestDaemon;
-const env = () => ({
-  SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
-  SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
-  SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
-  SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
-});
+const env = () => scriptedModelEnv(models);
 
 beforeAll(async () => {
   models = await startModelServer();

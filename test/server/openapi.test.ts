@@ -9,21 +9,14 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
+import { scriptedModelEnv, startModelServer, unreachableBaseUrl, type ModelServer } from '../support/model-server.js';
 
 let models: ModelServer;
 let daemon: TestDaemon;
 
 beforeAll(async () => {
   models = await startModelServer();
-  daemon = await startDaemon({
-    env: {
-      SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
-      SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
-      SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
-      SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
-    },
-  });
+  daemon = await startDaemon({ env: scriptedModelEnv(models) });
 });
 afterAll(async () => {
   await daemon?.dispose();
