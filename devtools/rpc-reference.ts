@@ -1,7 +1,8 @@
 /**
  * The README's RPC and event reference, generated from the contracts the daemon serves (the
  * app's own, then one per module in `src/app/modules.ts`), so the README cannot drift from them.
- * `npm run docs:rpc` rewrites the block between the markers; test/readme.test.ts checks it.
+ * `npm run docs:rpc` rewrites the block between the markers (test/readme.test.ts checks it) and
+ * writes docs/openapi.json (not committed: generated, like dist/openapi.json).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { appContracts } from '../src/app/contracts.js';
 import { productModules } from '../src/app/modules.js';
 import type { Contract } from '../src/protocol/index.js';
+import { productOpenApi, protocolSchemas } from './protocol-schemas.js';
 
 export const README = path.resolve(fileURLToPath(new URL('../README.md', import.meta.url)));
 export const START = '<!-- rpc-reference:start (generated from the contracts by `npm run docs:rpc`; test/readme.test.ts checks it) -->';
@@ -47,4 +49,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (block === null) throw new Error(`README.md has no ${START} … ${END} block`);
   writeFileSync(README, text.replace(block, rpcReference()));
   console.log('README.md: RPC reference updated');
+  // The OpenAPI 3.1 document the daemon serves at /openapi.json, for people without a daemon at hand.
+  const openapi = path.resolve(fileURLToPath(new URL('../docs/openapi.json', import.meta.url)));
+  writeFileSync(openapi, JSON.stringify(productOpenApi(protocolSchemas()), null, 2) + '\n');
+  console.log(`${path.relative(process.cwd(), openapi)}: OpenAPI 3.1 written`);
 }

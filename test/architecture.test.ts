@@ -31,7 +31,12 @@ const ALLOWED: Record<string, string[]> = {
   worlds: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
   app: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
   server: ['core', 'coordination', 'llm', 'protocol'],
-  cli: ['core', 'coordination', 'engine', 'app', 'server', 'protocol'],
+  cli: ['core', 'coordination', 'engine', 'app', 'server', 'mcp', 'protocol'],
+  // The MCP face speaks only the protocol (it calls RPC methods), like the page.
+  mcp: ['core', 'protocol'],
+  // The package's faces: the typed client runs in a browser too; the engine entry re-exports.
+  client: ['protocol'],
+  sdk: ['core', 'store', 'llm', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'app', 'cli', 'protocol'],
 };
 
 function files(dir: string, ext = /\.tsx?$/): string[] {
@@ -118,6 +123,17 @@ describe('architecture', () => {
         .map((i) => `${rel(f)}: ${i.spec}`),
     );
     expect(protocol.length).toBeGreaterThan(0);
+    expect(outside).toEqual([]);
+  });
+
+  it('the client imports nothing but the protocol and no Node module (it runs in a browser)', () => {
+    const client = srcFiles.filter((f) => folderOf(f) === 'client');
+    const outside = client.flatMap((f) =>
+      imports(f)
+        .filter((i) => (i.spec.startsWith('.') ? !['client', 'protocol'].includes(folderOf(path.resolve(path.dirname(f), i.spec))) : true))
+        .map((i) => `${rel(f)}: ${i.spec}`),
+    );
+    expect(client.length).toBeGreaterThan(0);
     expect(outside).toEqual([]);
   });
 

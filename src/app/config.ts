@@ -45,6 +45,8 @@ export const baseConfigShape = {
     .strictObject({
       host: z.string().min(1).default(DEFAULT_HOST),
       port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
+      /** The MCP face (`/mcp`, `subconscious mcp`) may answer escalations and check-ins for the person. */
+      mcp_allow_answers: z.boolean().default(false),
     })
     .prefault({}),
   engine: z

@@ -5,8 +5,13 @@
  * Before anything opens the store, `.subconscious/` and its files are made private (0700/0600,
  * a log line for each one tightened). Bound beyond loopback (`-H 0.0.0.0`), it says so loudly.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createApp, WEB_ROOT, type App } from '../app/app.js';
+import { openApiDocument } from '../app/openapi.js';
+import { readiness } from '../app/readiness.js';
+import { createMcpHttp, type McpHttp } from '../mcp/index.js';
+import type { ApiRoutes } from '../server/api-routes.js';
 import { describeError } from '../core/errors.js';
 import type { WorldModule } from '../engine/index.js';
 import { createLogger, type Logger } from '../core/logger.js';
@@ -17,6 +22,8 @@ import { securePrivateFolder } from '../server/private-files.js';
 import { resolveToken } from '../server/token.js';
 import { announceDaemon } from './remote.js';
 import { worldsLine, worldsSummary } from './worlds-summary.js';
+
+const { version: VERSION } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export interface DaemonOptions {
   workspace: string;
@@ -56,6 +63,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     throw err;
   }
   const metrics = createMetrics(app.llm.ledger, app.events);
+  const mcp = createMcpHttp({
+    call: (method, params) => app.rpc.call(method, params),
+    subscribe: (listener) => app.events.subscribe(listener),
+    allowAnswers: app.config.server.mcp_allow_answers,
+    version: VERSION,
+    log: app.log.child({ face: 'mcp' }),
+  });
   try {
     const server = createHttpApp({
       rpc: app.rpc,
@@ -67,6 +81,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       health: async () => ({ ...(await worldsSummary(app)), store: app.store.dialect }),
       bindHost: app.config.server.host,
       presence: app.presence,
+      routes: daemonRoutes(app, mcp),
     });
     http = await listen(server, { host: app.config.server.host, port: app.config.server.port });
   } catch (err) {
@@ -98,10 +113,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       (stopping ??= (async () => {
         unannounce();
         metrics.dispose();
+        await mcp.close();
         await http.close();
         await app.close();
       })()),
   };
+}
+
+/** `/openapi.json` (built on first use, then kept), `/readyz`, `/mcp`. */
+function daemonRoutes(app: App, mcp: McpHttp): ApiRoutes {
+  let openapi: Record<string, unknown> | null = null;
+  return { openapi: () => (openapi ??= openApiDocument(app)), ready: () => readiness(app), mcp: (request) => mcp.handle(request) };
 }
 
 /** Print what a person needs: the page URL, where data lives, and whether the models answer. */

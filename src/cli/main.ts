@@ -15,6 +15,7 @@ import { productModules } from '../app/modules.js';
 import { parseHours, printSimulation, progressLine, simulate } from '../app/simulate.js';
 import { printStatus, printTickOutcomes } from './format.js';
 import { registerModuleCommands } from './modules.js';
+import { serveMcpStdio } from './mcp.js';
 import { callInProcess } from './rpc-result.js';
 import { requireWorkspace, UsageError } from './workspace.js';
 
@@ -80,6 +81,15 @@ program
     daemon = await startDaemon(opts);
     if (requested) return stop(requested);
     await announce(daemon, (line) => console.log(line));
+  });
+
+program
+  .command('mcp')
+  .description("serve the MCP face on stdio (for Claude Desktop, Cursor, …): through the workspace's daemon, or on the store when none runs")
+  .option(...workspaceOption)
+  .action(async (opts: { workspace: string }) => {
+    // stdout is the MCP channel: every other line goes to stderr.
+    await serveMcpStdio(opts.workspace, version);
   });
 
 program

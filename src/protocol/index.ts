@@ -31,6 +31,7 @@ export * from './heartbeat.js';
 export * from './orchestration.js';
 export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
+export type { ReadyCheck, ReadyReport, NotFoundBody } from './http.js';
 
 export const productContracts = [
   engineContract,

@@ -26,6 +26,7 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import type { EventHistory } from '../core/events.js';
 import type { Presence } from '../core/presence.js';
 import type { Logger } from '../core/logger.js';
+import { addApiRoutes, type ApiRoutes } from './api-routes.js';
 import { readNodeBody, readWebBody } from './body.js';
 import { setSecurityHeaders } from './headers.js';
 import { hostChecker, isLoopback } from './host.js';
@@ -52,6 +53,8 @@ export interface HttpDeps {
   maxBodyBytes?: number;
   /** Counts the clients following `/events` (someone is there to answer approvals). */
   presence?: Presence;
+  /** `/openapi.json`, `/readyz`, `/mcp` (api-routes.ts). */
+  routes?: ApiRoutes;
 }
 
 type Env = { Bindings: Partial<HttpBindings> };
@@ -158,6 +161,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
     return streamSSE(c, (stream) => relayEvents(stream, deps.events, resume, deps.presence));
   });
 
+  addApiRoutes(app, deps.routes ?? {}, { authorized: (c) => authorized(c, false), unauthorized, exposed });
   app.get('*', (c) => serveStatic(deps.webRoot, new URL(c.req.url).pathname));
 
   app.onError((err, c) => {

@@ -6,6 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DialectName } from './open.js';
+import { baseMigrations } from './migrations/index.js';
 
 const LOCK_KEY = 7_224_001; // pg advisory lock id for migrations
 
@@ -67,4 +68,20 @@ function orderedMigrations(sets: readonly MigrationSet[]): Array<[string, Migrat
     }
   }
   return out;
+}
+
+/**
+ * The migrations of `sets` (the base ones are always included) not yet recorded as applied: empty
+ * when the schema is current (`/readyz`). Throws when the database does not answer.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- reads only the runner's own table
+export async function pendingMigrations(db: Kysely<any>, sets: readonly MigrationSet[]): Promise<string[]> {
+  const rows = await sql<{ name: string }>`SELECT name FROM schema_migrations`.execute(db).catch((err: unknown) => {
+    if (/schema_migrations/.test(String((err as Error).message))) return { rows: [] };
+    throw err;
+  });
+  const applied = new Set(rows.rows.map((r) => r.name));
+  return orderedMigrations([baseMigrations, ...sets])
+    .map(([name]) => name)
+    .filter((name) => !applied.has(name));
 }

@@ -9,6 +9,8 @@ import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, CLI } from './cli.js';
 
+const SCHEMAS_FILE = path.join(ROOT, 'dist', 'protocol', 'schemas.json');
+
 function newestMtime(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -27,9 +29,24 @@ function builtAt(): number {
   }
 }
 
+function mtimeOf(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 export default function setup(): void {
   const sources = Math.max(newestMtime(path.join(ROOT, 'src')), statSync(path.join(ROOT, 'tsconfig.build.json')).mtimeMs);
-  if (builtAt() >= sources) return;
-  console.log('[fresh-build] dist/ is older than src/: compiling the daemon (tsc -p tsconfig.build.json)');
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (builtAt() < sources) {
+    console.log('[fresh-build] dist/ is older than src/: compiling the daemon (tsc -p tsconfig.build.json)');
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  }
+  // The result and event schemas behind /openapi.json: only when the protocol changed (~20 s).
+  const protocol = Math.max(newestMtime(path.join(ROOT, 'src', 'protocol')), mtimeOf(path.join(ROOT, 'devtools', 'protocol-schemas.ts')));
+  if (mtimeOf(SCHEMAS_FILE) < protocol) {
+    console.log('[fresh-build] src/protocol/ changed: writing its JSON Schemas (devtools/protocol-schemas.ts)');
+    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'devtools', 'protocol-schemas.ts')], { cwd: ROOT, stdio: 'inherit' });
+  }
 }
