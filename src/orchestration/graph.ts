@@ -178,7 +178,7 @@ const contextManagerHook: Node = async (s, ctx) => {
     line(
       s,
       'context_manager_hook',
-      `compressed the cycle ${compressed.input_tokens}→${compressed.summary_tokens} tokens (budget ${compressed.budget_tokens}${compressed.attempts > 1 ? ', retried' : ''}${compressed.truncated ? ', truncated' : ''})`,
+      `compressed the cycle ${compressed.input_tokens}→${compressed.summary_tokens} tokens (budget ${compressed.budget_tokens}${compressed.truncated ? ', truncated' : ''})`,
     ),
   );
   return {
