@@ -200,6 +200,7 @@ const subconsciousEval: Node = async (s, ctx) => {
     // The circuit breaker: both triggers are cleared here, so a review never re-triggers itself.
     trigger_subconscious: false,
     cron_due: false,
+    consolidated_at: ctx.now(),
     event_log: [
       line(
         s,
