@@ -81,6 +81,6 @@ export { STALE_CLAIM_MS, FINAL_STATUSES } from './task-store.js';
 export { personaText, historyMessages, type PersonaSection } from './prompt.js';
 export type { JobPriority } from './queue.js';
 export type { RoutineFiring } from './routines.js';
-export { BotsHeartbeatKey } from './services.js';
+export { BotsHeartbeatKey, BotsDelegationKey, type BotsDelegationApi } from './services.js';
 export { botsModule } from './module.js';
 export { memoryNotesListener, botNamespace, TEAM_NAMESPACE, type MemoryNoteSink } from './memory-notes.js';

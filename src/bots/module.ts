@@ -16,9 +16,10 @@ import { botsContract } from '../protocol/bots.js';
 import { registerBotsCommands } from './cli.js';
 import { botsConfigSchema } from './config.js';
 import { createBotsHost } from './host.js';
+import type { BotsService } from './service.js';
 import { MemoryNotificationsKey, MemoryStoreKey } from '../memory/index.js';
 import { BOTS_TABLES, botsMigrations } from './migrations.js';
-import { BotsHeartbeatKey } from './services.js';
+import { BotsDelegationKey, BotsHeartbeatKey, type BotsDelegationApi } from './services.js';
 import type { BotsTables } from './tables.js';
 
 export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, typeof botsContract>({
@@ -30,7 +31,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
   contract: botsContract,
   needs: [AgentRunnerKey, ApprovalStoreKey, PresenceKey],
   uses: [MemoryStoreKey, MemoryNotificationsKey, SkillsKey],
-  provides: [BotsHeartbeatKey],
+  provides: [BotsHeartbeatKey, BotsDelegationKey],
   tab: 'bots',
   cli: {
     name: 'bots',
@@ -65,7 +66,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
     });
     return {
       handlers: host.rpc,
-      provides: [provide(BotsHeartbeatKey, host.heartbeat)],
+      provides: [provide(BotsHeartbeatKey, host.heartbeat), provide(BotsDelegationKey, delegation(host.service))],
       start: async () => {
         await host.start();
       },
@@ -73,6 +74,17 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
     };
   },
 });
+
+/** A person's accepted delegation is their message to the bot: one new task in its direct thread. */
+function delegation(service: BotsService): BotsDelegationApi {
+  return {
+    bots: async () => (await service.listBots()).map((b) => ({ id: b.id, name: b.name, label: b.label, description: b.description })),
+    async delegate(botId, text) {
+      const sent = await service.sendMessage({ bot_id: botId, text });
+      return { task_id: sent.dispatched[0]?.task_id ?? null, thread_id: sent.thread_id };
+    },
+  };
+}
 
 async function serverNames(skills: SkillsHealth): Promise<string[]> {
   return (await skills.health()).map((s) => s.name);

@@ -412,9 +412,22 @@ export class MemoryStore {
     return Number(row.seq);
   }
 
-  /** Has anything changed since sequence `seq`? One primary-key read. */
-  async changedSince(seq: number): Promise<boolean> {
-    return (await this.head()) > seq;
+  /**
+   * Has anything changed since sequence `seq`? One primary-key read; with `except`, changes to
+   * that namespace do not count (a world that writes its own namespace, such as the conscious
+   * loop's actionables): one range read on the change index, bounded by the changes since `seq`.
+   */
+  async changedSince(seq: number, opts: { except?: string | undefined } = {}): Promise<boolean> {
+    if ((await this.head()) <= seq) return false;
+    if (opts.except === undefined) return true;
+    const row = await this.db
+      .selectFrom('memory_documents')
+      .select('id')
+      .where('change_seq', '>', seq)
+      .where('namespace', '!=', opts.except)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Record what every namespace holds now (or at `opts.seq`): one row, its high-water mark. */

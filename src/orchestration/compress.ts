@@ -1,13 +1,15 @@
 /**
  * 20:1 compression of a cycle's execution record (seed 4: the steering world reads "the 20:1
- * compressed execution history").
+ * compressed execution history") — by ratio only where the ratio leaves something to read:
  *
- *   budget = max(1, ⌊input / 20⌋) tokens — strictly 20:1, never rounded up;
- *   a 200-token floor lifts the budget only where it is still compressive (input > 200 tokens),
- *   so a short record is never "summarised" into something as long as itself;
- *   a summary is never longer than its input;
- *   a summary over 1.5× budget (or longer than its input) is retried once, then cut
- *   proportionally to the budget.
+ *   budget = max(⌊input / 20⌋, min(200, max(40, ⌈input / 2⌉))) tokens: 20:1 above the 200-token
+ *   floor (inputs from 4000 tokens); below it a record is at most halved and never cut below
+ *   40 tokens of meaning (an 85-token cycle gets 43, not 4); a record of 40 tokens or fewer is
+ *   its own summary (no call);
+ *   one model call at most per cycle: a summary over 1.5× budget (or longer than its input) is
+ *   cut proportionally to the budget, an empty one is replaced by the extractive summary of
+ *   the record itself — never asked again;
+ *   a summary is never longer than its input.
  *
  * Tokens are counted as the ledger estimates them: 4 characters each.
  */
@@ -15,54 +17,49 @@ import { estimateTokens } from '../llm/fence.js';
 import type { CompressedSummary } from './types.js';
 
 export const COMPRESSION_RATIO = 20;
+/** Inputs from `SUMMARY_FLOOR_TOKENS × COMPRESSION_RATIO` tokens are compressed strictly 20:1. */
 export const SUMMARY_FLOOR_TOKENS = 200;
+/** No summary is asked for fewer tokens than this: below it a record is kept as it is. */
+export const MIN_SUMMARY_TOKENS = 40;
 /** A summary up to this multiple of its budget is accepted as is. */
 export const SUMMARY_TOLERANCE = 1.5;
 
 export function compressionBudget(inputTokens: number): number {
   const input = Number.isFinite(inputTokens) ? Math.max(0, Math.floor(inputTokens)) : 0;
-  const ratio = Math.max(1, Math.floor(input / COMPRESSION_RATIO));
-  return input > SUMMARY_FLOOR_TOKENS ? Math.max(ratio, SUMMARY_FLOOR_TOKENS) : ratio;
+  const floor = Math.min(SUMMARY_FLOOR_TOKENS, Math.max(MIN_SUMMARY_TOKENS, Math.ceil(input / 2)));
+  return Math.max(Math.floor(input / COMPRESSION_RATIO), floor);
 }
 
 export interface SummarizeRequest {
   text: string;
   inputTokens: number;
   budgetTokens: number;
-  /** 1, or 2 for the retry after an over-long summary. */
-  attempt: 1 | 2;
-  /** The over-long first summary's tokens (attempt 2). */
-  previousTokens?: number | undefined;
+  /** Always 1: one call per cycle (kept for summarisers written against the two-call rule). */
+  attempt: 1;
 }
 
 /** Produces a summary; the live one asks the local model, the offline one is deterministic. */
 export type Summarizer = (req: SummarizeRequest) => Promise<string>;
 
-/** Compress `text` with `summarize`, enforcing the budget rules above. */
+/** Compress `text` with `summarize` (called at most once), enforcing the budget rules above. */
 export async function compress(text: string, summarize: Summarizer): Promise<CompressedSummary> {
   const inputTokens = estimateTokens(text);
   const budget = compressionBudget(inputTokens);
   if (inputTokens === 0) return { input_tokens: 0, budget_tokens: budget, summary: '', summary_tokens: 0, attempts: 0, truncated: false };
   if (inputTokens <= budget) {
-    // Nothing to gain: a one-token record is its own summary.
+    // Nothing to gain: a record this short is its own summary.
     return { input_tokens: inputTokens, budget_tokens: budget, summary: text, summary_tokens: inputTokens, attempts: 0, truncated: false };
   }
   const fits = (s: string) => s.length > 0 && estimateTokens(s) <= Math.min(budget * SUMMARY_TOLERANCE, inputTokens);
-
-  let summary = (await summarize({ text, inputTokens, budgetTokens: budget, attempt: 1 })).trim();
-  let attempts = 1;
-  if (!fits(summary)) {
-    const previousTokens = estimateTokens(summary);
-    summary = (await summarize({ text, inputTokens, budgetTokens: budget, attempt: 2, previousTokens })).trim();
-    attempts = 2;
-  }
+  const request: SummarizeRequest = { text, inputTokens, budgetTokens: budget, attempt: 1 };
+  let summary = (await summarize(request)).trim();
   let truncated = false;
   if (!fits(summary)) {
-    // An empty answer twice: keep the head of the record itself rather than nothing.
-    summary = truncateProportionally(summary.length > 0 ? summary : text, budget);
+    // An empty answer: the record's own extractive summary rather than nothing; an over-long one: cut.
+    summary = summary.length > 0 ? truncateProportionally(summary, budget) : await extractiveSummarizer(request);
     truncated = true;
   }
-  return { input_tokens: inputTokens, budget_tokens: budget, summary, summary_tokens: estimateTokens(summary), attempts, truncated };
+  return { input_tokens: inputTokens, budget_tokens: budget, summary, summary_tokens: estimateTokens(summary), attempts: 1, truncated };
 }
 
 /**

@@ -23,6 +23,8 @@ export const orchestrationConfigSchema = z.strictObject({
     .transform(clampEviction),
   /** Semantic entries kept active on eviction (the newest). */
   keep_newest: z.number().int('must be a whole number').min(0).max(50, 'at most 50').default(2),
+  /** The harness's cron trigger: a cycle this long after the last review sets `cron_due` (0: only callers set it). */
+  consolidation_minutes: z.number().int('must be whole minutes').min(0, 'must not be negative').max(10_080, 'at most 10080 (a week)').default(60),
   /** Queued diffs at which the summarization gate forwards. */
   gate_threshold: z.number().int('must be a whole number').min(1, 'at least 1').max(100, 'at most 100').default(3),
   /** The context window utilisation is measured against (tokens at 4 characters each). */

@@ -178,7 +178,7 @@ const contextManagerHook: Node = async (s, ctx) => {
     line(
       s,
       'context_manager_hook',
-      `compressed the cycle ${compressed.input_tokens}→${compressed.summary_tokens} tokens (budget ${compressed.budget_tokens}${compressed.attempts > 1 ? ', retried' : ''}${compressed.truncated ? ', truncated' : ''})`,
+      `compressed the cycle ${compressed.input_tokens}→${compressed.summary_tokens} tokens (budget ${compressed.budget_tokens}${compressed.truncated ? ', truncated' : ''})`,
     ),
   );
   return {
@@ -200,6 +200,7 @@ const subconsciousEval: Node = async (s, ctx) => {
     // The circuit breaker: both triggers are cleared here, so a review never re-triggers itself.
     trigger_subconscious: false,
     cron_due: false,
+    consolidated_at: ctx.now(),
     event_log: [
       line(
         s,

@@ -43,6 +43,7 @@ export {
   extractiveSummarizer,
   COMPRESSION_RATIO,
   SUMMARY_FLOOR_TOKENS,
+  MIN_SUMMARY_TOKENS,
   SUMMARY_TOLERANCE,
   type Summarizer,
   type SummarizeRequest,

@@ -151,7 +151,7 @@ export function liveRuntime(deps: LiveRuntimeDeps): HarnessRuntime {
     async summarize(req, ctx) {
       const { text } = await deps.llm.text(call('compress', ctx), {
         system: compressSystem(req.budgetTokens),
-        prompt: compressPrompt(req.text, req.attempt, req.budgetTokens, req.previousTokens),
+        prompt: compressPrompt(req.text),
         maxOutputTokens: Math.max(16, Math.ceil(req.budgetTokens * 2)),
         temperature: 0,
       });

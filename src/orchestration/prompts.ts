@@ -94,9 +94,8 @@ export function compressSystem(budgetTokens: number): string {
   ].join('\n');
 }
 
-export function compressPrompt(text: string, attempt: 1 | 2, budgetTokens: number, previousTokens?: number): string {
-  const retry = attempt === 2 ? `Your previous summary was ${previousTokens ?? 'too many'} tokens; the limit is ${budgetTokens}. Be much shorter.\n\n` : '';
-  return `${retry}Execution record:\n${fence(text, { label: 'execution_record', maxChars: 40_000 })}`;
+export function compressPrompt(text: string): string {
+  return `Execution record:\n${fence(text, { label: 'execution_record', maxChars: 40_000 })}`;
 }
 
 const ENTITY = /^\s*ENTITY\s*:\s*(.+)$/i;

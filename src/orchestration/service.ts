@@ -228,7 +228,11 @@ export class HarnessService {
       await this.store.markRunning(id, clock.now());
       this.emitCycle({ id, seq, status: 'running', channel });
       const stored = await this.store.loadState();
-      const initial = startCycle(stored?.state ?? initialState(), { cycle_id: id, channel, text }, seq, { cronDue });
+      const initial = startCycle(stored?.state ?? initialState(), { cycle_id: id, channel, text }, seq, {
+        cronDue,
+        now: clock.now(),
+        consolidateEveryMs: this.settings.consolidation_minutes * 60_000,
+      });
       const ctx: CycleContext = { runtime: this.runtime, settings: this.settings, now: () => clock.now(), signal: this.controller.signal };
       const result = await this.graph.run(initial, { threadId, ctx, signal: this.controller.signal });
       const state = result.state;

@@ -78,9 +78,19 @@ export function applyPatch(state: SystemState, patch: StatePatch): SystemState {
  * What carries across cycles: messages, semantic history, queued diffs, utilisation, triggers,
  * long-term memory, steering, the event log and the diff chain.
  */
-export function startCycle(prev: SystemState, packet: InboundPacket, seq: number, opts: { cronDue?: boolean | undefined } = {}): SystemState {
+export function startCycle(
+  prev: SystemState,
+  packet: InboundPacket,
+  seq: number,
+  opts: { cronDue?: boolean | undefined; now?: number | undefined; consolidateEveryMs?: number | undefined } = {},
+): SystemState {
+  // The harness's own cron trigger: a review is due once the interval passed since the last one.
+  const anchor = prev.consolidated_at ?? null;
+  const every = opts.consolidateEveryMs ?? 0;
+  const scheduled = every > 0 && anchor !== null && opts.now !== undefined && opts.now - anchor >= every;
   return {
     ...prev,
+    consolidated_at: anchor ?? opts.now ?? null,
     cycle: seq,
     inbound: packet,
     agent_instructions: null,
@@ -88,7 +98,7 @@ export function startCycle(prev: SystemState, packet: InboundPacket, seq: number
     channel_response: null,
     gated_world_summary: null,
     retrieved_context: [],
-    cron_due: prev.cron_due || opts.cronDue === true,
+    cron_due: prev.cron_due || opts.cronDue === true || scheduled,
     path: [],
     cycle_diffs: [],
     gate: null,

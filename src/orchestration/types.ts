@@ -91,6 +91,11 @@ export interface SystemState {
   trigger_subconscious: boolean;
   /** A scheduled consolidation is due; cleared by `subconscious_eval`. */
   cron_due: boolean;
+  /**
+   * When the subconscious layer last reviewed (or the first cycle ran): the harness sets
+   * `cron_due` itself once `consolidation_minutes` passed since. Absent in a state from an older version.
+   */
+  consolidated_at?: number | null | undefined;
   long_term_memory: MemoryRecord[];
   retrieved_context: RetrievedTrace[];
   subconscious_steering: string | null;

@@ -17,6 +17,8 @@ export const ACTIONABLE_STATES = ['new', 'done', 'dismissed'] as const;
 export type ActionableState = (typeof ACTIONABLE_STATES)[number];
 /** At most this many actionables per run (the seed's rule); a longer reply is cut. */
 export const MAX_ACTIONABLES_PER_RUN = 20;
+/** The memory namespace actionables are written to, one document each (external id = the actionable's id). */
+export const CONSCIOUS_NAMESPACE = 'conscious';
 
 export interface Actionable {
   /** sha256(`title:source`), hex: the same item extracted again updates this row. */
@@ -38,6 +40,8 @@ export interface Actionable {
   last_seen_at: number;
   /** The run (tick id) that last extracted it. */
   run_id: string;
+  /** Its memory document (`memory.get_document` / memory search find it there). */
+  memory: { namespace: string; external_id: string };
 }
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'interrupted'] as const;
@@ -68,11 +72,30 @@ export interface ConsciousRun {
 
 // ---- events -------------------------------------------------------------------------------
 
+/**
+ * The seed's event protocol carried on our event names: `conscious.started` is the seed's
+ * `conscious_loop:started` ({run_id, timestamp, namespaces}), `conscious.completed` its
+ * `completed` ({run_id, actionable_count, duration_ms}), `conscious.error` its `error`
+ * ({run_id, message, error_type}). `timestamp` is epoch ms; `count` and `kind` are the older
+ * names of `actionable_count` and `error_type`, kept for existing listeners.
+ */
 export type ConsciousEvents = {
-  'conscious.started': { run_id: string; namespaces: string[] };
-  'conscious.completed': { run_id: string; count: number; new: number; duration_ms: number };
-  /** `kind`: the model error kind (`malformed`, `timeout`, `unreachable`, …) or `error`. */
-  'conscious.error': { run_id: string; message: string; kind: string };
+  'conscious.started': { run_id: string; timestamp: number; namespaces: string[] };
+  'conscious.completed': {
+    run_id: string;
+    timestamp: number;
+    namespaces: string[];
+    actionable_count: number;
+    count: number;
+    new: number;
+    /** Reworded or cross-source duplicates folded into another item. */
+    merged: number;
+    /** Items whose memory document could not be written (each one warned; the run went on). */
+    insert_failures: number;
+    duration_ms: number;
+  };
+  /** `error_type` (and `kind`): the model error kind (`malformed`, `timeout`, `unreachable`, …) or `error`. */
+  'conscious.error': { run_id: string; timestamp: number; message: string; error_type: string; kind: string; duration_ms: number };
   /** Actionables were added, updated, done or dismissed (the page refreshes its list). */
   'conscious.actionables_changed': { ids: string[]; reason: 'extracted' | 'done' | 'dismissed' | 'reopened' };
 };

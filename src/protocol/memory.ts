@@ -192,6 +192,35 @@ export interface MemoryGoal {
   updated_at: number;
 }
 
+export const DELEGATION_STATUSES = ['pending', 'accepted', 'declined', 'failed'] as const;
+export type DelegationStatus = (typeof DELEGATION_STATUSES)[number];
+
+/**
+ * The decision agent's `delegate`: a to-do it would hand to a bot. Nothing goes out by itself:
+ * it waits `pending` until a person accepts it (then it becomes a task of that bot, through the
+ * bots host, and `task_id` names it) or declines it.
+ */
+export interface MemoryDelegation {
+  id: string;
+  /** The to-do it hands over. */
+  todo_id: string;
+  todo_title: string;
+  bot_id: string;
+  /** The bot's name as the agent saw it (the bot may since have been renamed or deleted). */
+  bot_name: string;
+  /** What the bot is asked to do. */
+  instruction: string;
+  status: DelegationStatus;
+  /** After acceptance: the bot's task and thread. */
+  task_id: string | null;
+  thread_id: string | null;
+  /** Why acceptance failed (`failed`: the bot is gone, the bots host is off, …). */
+  error: string | null;
+  tick_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
 // ---- events -------------------------------------------------------------------------------
 
 export type MemoryEvents = {
@@ -203,6 +232,8 @@ export type MemoryEvents = {
   'memory.notification': { id: string; thread: string; message: string; priority: NotificationPriority };
   'memory.todos_changed': { ids: string[] };
   'memory.goals_changed': { ids: string[] };
+  /** Delegations were proposed, accepted, declined or failed. */
+  'memory.delegations_changed': { ids: string[] };
 };
 
 // ---- params -------------------------------------------------------------------------------
@@ -294,11 +325,20 @@ export const memoryWorldMethods = {
     z.strictObject({ id: outputId, status: z.enum(GOAL_STATUSES) }),
     'A person updates a goal: {id, status: active | achieved | dropped}.',
   ).returns<MemoryGoal>(),
+  'memory.delegations_list': method(
+    z.strictObject({ status: z.enum(DELEGATION_STATUSES).optional() }),
+    'The to-dos the memory world proposes to hand to a bot: {status?}, pending first.',
+  ).returns<MemoryDelegation[]>(),
+  'memory.delegation_accept': method(
+    z.strictObject({ id: outputId }),
+    'A person accepts a pending delegation: the bot gets it as a new task in its direct thread (through the bots host). Only a pending one; twice is a conflict.',
+  ).returns<MemoryDelegation>(),
+  'memory.delegation_decline': method(z.strictObject({ id: outputId }), 'A person declines a pending delegation: nothing is sent.').returns<MemoryDelegation>(),
 } as const;
 
 export const memoryContract = defineContract<MemoryEvents>()({
   methods: { ...memoryStoreMethods, ...memorySourceMethods, ...memoryWorldMethods },
-  events: ['memory.changed', 'memory.synced', 'memory.notification', 'memory.todos_changed', 'memory.goals_changed'],
+  events: ['memory.changed', 'memory.synced', 'memory.notification', 'memory.todos_changed', 'memory.goals_changed', 'memory.delegations_changed'],
 });
 
 export type MemoryContract = typeof memoryContract;

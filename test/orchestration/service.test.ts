@@ -145,6 +145,25 @@ describe.each(dialects)('harness service on %s', (dialect) => {
     expect(await h.store.currentCycle()).toBe(3);
   });
 
+  it('sets cron_due itself once consolidation_minutes passed since the last review (not only when a caller seeds it)', async () => {
+    const reviews: unknown[] = [];
+    const h = harness({ settings: orchestrationConfigSchema.parse({ consolidation_minutes: 60 }), requestReview: (r) => void reviews.push(r) });
+    const first = await h.send('slack', 'Acme asks about invoice 1042.', { wait: true });
+    expect(first.cycle!.gate).toMatchObject({ forwarded: false, reasons: [] });
+    await clock.advance(59 * 60_000);
+    expect((await h.send('slack', 'Still waiting on 1042.', { wait: true })).cycle!.gate).toMatchObject({ forwarded: false, reasons: [] });
+    await clock.advance(60_000);
+    // An hour after the first cycle: a scheduled review, whatever the diffs (two queued, below the threshold of 3).
+    const due = await h.send('slack', 'Any news on 1042?', { wait: true });
+    expect(due.cycle!.gate).toMatchObject({ forwarded: true, reasons: expect.arrayContaining(['cron']) });
+    expect(due.cycle!.path.at(-1)).toBe('subconscious_eval');
+    expect(reviews).toHaveLength(1);
+    // The review cleared it and restarted the interval: the next cycle is not due again.
+    await clock.advance(30 * 60_000);
+    expect((await h.send('slack', 'Thanks.', { wait: true })).cycle!.gate).toMatchObject({ forwarded: false, reasons: [] });
+    expect((await h.state()).cron_due).toBe(false);
+  });
+
   it('numbers concurrent sends uniquely and runs them in the order of their numbers', async () => {
     const order: string[] = [];
     const offline = offlineRuntime();

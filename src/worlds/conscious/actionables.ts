@@ -6,7 +6,14 @@
  */
 import type { Kysely } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
-import { ACTIONABLE_PRIORITIES, type Actionable, type ActionablePriority, type ActionableSource, type ActionableState } from '../../protocol/conscious.js';
+import {
+  ACTIONABLE_PRIORITIES,
+  CONSCIOUS_NAMESPACE,
+  type Actionable,
+  type ActionablePriority,
+  type ActionableSource,
+  type ActionableState,
+} from '../../protocol/conscious.js';
 import type { ExtractedActionable } from './schema.js';
 import type { ConsciousActionablesTable, ConsciousTables } from './tables.js';
 
@@ -78,6 +85,22 @@ export class ActionableStore {
     return rows.map(toActionable);
   }
 
+  /** Every stored item's id and title (what a reworded item is matched against). */
+  async titles(): Promise<{ id: string; title: string }[]> {
+    return this.db.selectFrom('conscious_actionables').select(['id', 'title']).orderBy('created_at').orderBy('id').execute();
+  }
+
+  async getMany(ids: readonly string[]): Promise<Actionable[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('conscious_actionables')
+      .selectAll()
+      .where('id', 'in', [...ids])
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, toActionable(r)]));
+    return ids.map((id) => byId.get(id)).filter((a): a is Actionable => a !== undefined);
+  }
+
   async get(id: string): Promise<Actionable | undefined> {
     const row = await this.db.selectFrom('conscious_actionables').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toActionable(row) : undefined;
@@ -95,8 +118,9 @@ export class ActionableStore {
   /**
    * Delete done or dismissed items no run extracted since `before`. A dismissed one leaves its id
    * behind (`conscious_dismissed`), so it stays dismissed when a later run extracts it again.
+   * Returns the ids deleted (their memory documents go too).
    */
-  async prune(before: number): Promise<number> {
+  async prune(before: number): Promise<string[]> {
     return this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('conscious_dismissed')
@@ -110,8 +134,11 @@ export class ActionableStore {
         )
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
-      const res = await trx.deleteFrom('conscious_actionables').where('state', '!=', 'new').where('last_seen_at', '<', before).executeTakeFirst();
-      return Number(res.numDeletedRows);
+      const gone = await trx.selectFrom('conscious_actionables').select('id').where('state', '!=', 'new').where('last_seen_at', '<', before).execute();
+      if (gone.length === 0) return [];
+      const ids = gone.map((r) => r.id);
+      await trx.deleteFrom('conscious_actionables').where('id', 'in', ids).execute();
+      return ids;
     });
   }
 }
@@ -132,5 +159,6 @@ function toActionable(r: ConsciousActionablesTable): Actionable {
     updated_at: Number(r.updated_at),
     last_seen_at: Number(r.last_seen_at),
     run_id: r.run_id,
+    memory: { namespace: CONSCIOUS_NAMESPACE, external_id: r.id },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * `[worlds.conscious]` in `subconscious.toml` (seed 3): a run every 5 minutes after a 60-second
- * initial delay, on the `local` model role (the seed's cheap background model), reading up to 10
- * documents per namespace.
+ * initial delay, on the `local` model role (the seed's cheap background model), reading up to 50
+ * documents per namespace (the seed's 10 lost older still-pending mail on a busy mailbox) within
+ * a 12,000-token context budget.
  */
 import { z } from 'zod';
 
@@ -12,9 +13,14 @@ export const consciousConfigSchema = z.strictObject({
   role: z.enum(['local', 'agent'], { error: 'must be "local" or "agent"' }).default('local'),
   /** Another model on the role's endpoint (the seed's OPENHUMAN_CONSCIOUS_MODEL). */
   model: z.string().trim().min(1, 'must name a model').optional(),
-  documents_per_namespace: z.number().int('must be a whole number').min(1, 'must be at least 1').max(50, 'at most 50').default(10),
-  /** Each recalled document is cut to this many characters in the prompt. */
+  /** The newest documents read per namespace (all of them get at least `document_min_chars` while the budget lasts). */
+  documents_per_namespace: z.number().int('must be a whole number').min(1, 'must be at least 1').max(200, 'at most 200').default(50),
+  /** The extraction prompt's memory, in tokens (4 characters each), shared between the namespaces. */
+  context_budget_tokens: z.number().int('must be a whole number').min(1_000, 'must be at least 1000').max(200_000, 'at most 200000').default(12_000),
+  /** Each recalled document is cut to this many characters in the prompt (the newest, when there is room). */
   document_max_chars: z.number().int('must be a whole number').min(200, 'must be at least 200').max(20_000, 'at most 20000').default(1_500),
+  /** What every recalled document gets first (title, sender and first lines), before the newest get more. */
+  document_min_chars: z.number().int('must be a whole number').min(100, 'must be at least 100').max(20_000, 'at most 20000').default(400),
   /** In the workspace: when present, replaces the built-in prompt. */
   prompt_file: z
     .string()

@@ -19,7 +19,9 @@ export { consciousMigrations, CONSCIOUS_TABLES } from './migrations.js';
 export { RunStore, KEEP_RUNS } from './runs.js';
 export type { ConsciousTables, ConsciousActionablesTable, ConsciousRunsTable } from './tables.js';
 export type { ConsciousEvents, ConsciousEmit } from './events.js';
-export { BUILT_IN_PROMPT, loadPrompt, memoryPrompt, isExtractionPrompt } from './prompt.js';
+export { BUILT_IN_PROMPT, loadPrompt, memoryPrompt, isExtractionPrompt, allot, type RecallBudget } from './prompt.js';
+export { mergeDuplicates, matchStored, sameItem, titleKey, titleSimilarity, SAME_ITEM_SIMILARITY, type TitleKey } from './dedup.js';
+export { ActionableMemoryLink, actionableDocument, CONSCIOUS_NAMESPACE, type ConsciousMemoryWriter } from './memory-link.js';
 export {
   actionablesReplySchema,
   actionableId,

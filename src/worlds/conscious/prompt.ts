@@ -79,31 +79,88 @@ export function isExtractionPrompt(prompt: string): boolean {
   return PROMPT_HEAD.test(prompt);
 }
 
-/** The user message: per connected source, its name and its recalled documents, each one fenced. */
-export function memoryPrompt(recalled: RecalledNamespace[], now: number, maxChars: number): string {
+/** How much of memory the user message may hold. */
+export interface RecallBudget {
+  /** The whole user message, in tokens (4 characters each). */
+  budgetTokens: number;
+  /** A document's cap when there is room. */
+  maxChars: number;
+  /** What every recalled document gets before any gets more (its head: title, sender, first lines). */
+  minChars: number;
+}
+
+// Fence tags, the JSON escaping of line breaks and quotes, and the "### Document n" line: a
+// document costs this much beyond its text; the rest of the budget is kept as headroom.
+const DOC_OVERHEAD_CHARS = 80;
+const SECTION_OVERHEAD_CHARS = 300;
+const ESCAPING_HEADROOM = 0.85;
+
+/**
+ * The user message: per connected source, its name and its recalled documents (newest first),
+ * each one fenced. The budget is shared between the sources (what one leaves unused goes to the
+ * next); within a source every document first gets `minChars` — so an older item still pending
+ * stays in view on a busy mailbox — then the newest get more, up to `maxChars`. Documents that do
+ * not fit even their head are left out, and the message says how many.
+ */
+export function memoryPrompt(recalled: RecalledNamespace[], now: number, budget: RecallBudget): string {
+  const head = `Now: ${new Date(now).toISOString()}. Recalled memory from ${recalled.length} connected source${recalled.length === 1 ? '' : 's'}:`;
+  let room = Math.floor(budget.budgetTokens * 4 * ESCAPING_HEADROOM) - head.length;
   const sections = recalled.map(({ namespace: ns, documents }, n) => {
     // The label is any host's text (memory.store_document {namespace_label}): data, so fenced.
-    const head = [
+    const title = [
       `## Source ${n + 1} (integration: ${cleanLine(ns.namespace, 64)}, kind: ${cleanLine(ns.kind, 32)}, ${documents.length} recalled)`,
       `Name:\n${fence(cleanLine(ns.label, 100), { label: `source name ${ns.namespace}`, maxChars: 100 })}`,
     ].join('\n');
-    const docs = documents.map((d, i) => {
-      const meta = d.metadata;
-      const lines = [
-        `Title: ${d.title}`,
-        typeof meta.from === 'string' ? `From: ${meta.from}` : null,
-        typeof meta.date === 'string' ? `Date: ${meta.date}` : null,
-        `Updated: ${new Date(d.updated_at).toISOString()}`,
-        `Kind: ${d.source_kind}`,
-        '',
-        d.body,
-      ].filter((l) => l !== null);
-      return `### Document ${i + 1}\n${fence(lines.join('\n'), { label: `memory ${ns.namespace}`, maxChars })}`;
+    const texts = documents.map(documentText);
+    const share = Math.floor(room / (recalled.length - n)) - title.length - SECTION_OVERHEAD_CHARS;
+    const caps = allot(
+      texts.map((t) => t.length),
+      share,
+      budget,
+    );
+    const docs: string[] = [];
+    texts.forEach((text, i) => {
+      if (caps[i]! > 0) docs.push(`### Document ${i + 1}\n${fence(text, { label: `memory ${ns.namespace}`, maxChars: caps[i]! })}`);
     });
-    return [head, ...docs].join('\n\n');
+    const left = texts.length - docs.length;
+    if (left > 0) docs.push(`(${left} older document${left === 1 ? '' : 's'} of this source left out: over the context budget)`);
+    const section = [title, ...docs].join('\n\n');
+    room -= section.length;
+    return section;
   });
+  return [head, ...sections].join('\n\n');
+}
+
+function documentText(d: MemoryDocument): string {
+  const meta = d.metadata;
   return [
-    `Now: ${new Date(now).toISOString()}. Recalled memory from ${recalled.length} connected source${recalled.length === 1 ? '' : 's'}:`,
-    ...sections,
-  ].join('\n\n');
+    `Title: ${d.title}`,
+    typeof meta.from === 'string' ? `From: ${meta.from}` : null,
+    typeof meta.date === 'string' ? `Date: ${meta.date}` : null,
+    `Updated: ${new Date(d.updated_at).toISOString()}`,
+    `Kind: ${d.source_kind}`,
+    '',
+    d.body,
+  ]
+    .filter((l) => l !== null)
+    .join('\n');
+}
+
+/** Each document's cap in characters, newest first (0: left out): breadth first, then depth. */
+export function allot(lengths: readonly number[], shareChars: number, budget: Pick<RecallBudget, 'maxChars' | 'minChars'>): number[] {
+  const caps = lengths.map(() => 0);
+  let left = Math.max(0, shareChars);
+  for (let i = 0; i < lengths.length; i++) {
+    const want = Math.min(lengths[i]!, budget.minChars, budget.maxChars);
+    if (want + DOC_OVERHEAD_CHARS > left) break;
+    caps[i] = want;
+    left -= want + DOC_OVERHEAD_CHARS;
+  }
+  for (let i = 0; i < lengths.length && left > 0; i++) {
+    if (caps[i] === 0) break;
+    const more = Math.min(Math.min(lengths[i]!, budget.maxChars) - caps[i]!, left);
+    caps[i] = caps[i]! + more;
+    left -= more;
+  }
+  return caps;
 }

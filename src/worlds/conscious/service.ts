@@ -8,12 +8,15 @@ import type { Actionable, ActionableState, ConsciousRun } from '../../protocol/c
 import { ActionableStore } from './actionables.js';
 import { RunStore } from './runs.js';
 import type { ConsciousEmit } from './events.js';
+import type { ActionableMemoryLink } from './memory-link.js';
 import type { ConsciousTables } from './tables.js';
 
 export interface ConsciousServiceDeps {
   db: Kysely<ConsciousTables>;
   clock: Clock;
   emit: ConsciousEmit;
+  /** Keeps each item's memory document in step with its state (absent: no memory documents). */
+  link?: ActionableMemoryLink | undefined;
 }
 
 export class ConsciousService {
@@ -35,22 +38,24 @@ export class ConsciousService {
     return this.actionables.list(opts);
   }
 
-  async dismiss(id: string): Promise<Actionable> {
-    const item = await this.actionables.setState(id, 'dismissed', this.deps.clock.now());
-    this.deps.emit('conscious.actionables_changed', { ids: [id], reason: 'dismissed' });
-    return item;
+  dismiss(id: string): Promise<Actionable> {
+    return this.change(id, 'dismissed', 'dismissed');
   }
 
-  async complete(id: string): Promise<Actionable> {
-    const item = await this.actionables.setState(id, 'done', this.deps.clock.now());
-    this.deps.emit('conscious.actionables_changed', { ids: [id], reason: 'done' });
-    return item;
+  complete(id: string): Promise<Actionable> {
+    return this.change(id, 'done', 'done');
   }
 
   /** Undo: a done or dismissed item is new again. */
-  async reopen(id: string): Promise<Actionable> {
-    const item = await this.actionables.setState(id, 'new', this.deps.clock.now());
-    this.deps.emit('conscious.actionables_changed', { ids: [id], reason: 'reopened' });
+  reopen(id: string): Promise<Actionable> {
+    return this.change(id, 'new', 'reopened');
+  }
+
+  /** A person's choice, then its memory document (a failed write is warned; the choice stands). */
+  private async change(id: string, state: ActionableState, reason: 'dismissed' | 'done' | 'reopened'): Promise<Actionable> {
+    const item = await this.actionables.setState(id, state, this.deps.clock.now());
+    await this.deps.link?.write([item]);
+    this.deps.emit('conscious.actionables_changed', { ids: [id], reason });
     return item;
   }
 

@@ -21,6 +21,8 @@ export const memoryWorldConfigSchema = z.strictObject({
   max_steps: z.number().int('must be a whole number').min(1, 'must be at least 1').max(50, 'at most 50').default(8),
   run_cap_minutes: z.number().positive('must be positive').max(120, 'at most 120').default(10),
   /** Baseline checkpoints kept (older ones, and tombstones only they could see, are deleted). */
+  /** The changed documents' content shown to the decision agent, in characters (excerpts, newest change first). */
+  changed_content_chars: z.number().int('must be a whole number').min(0, 'must not be negative').max(40_000, 'at most 40000').default(8_000),
   keep_checkpoints: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'at most 100').default(5),
   sources: memorySourcesSchema,
 });

@@ -16,7 +16,16 @@ export type { MemoryWorld, MemoryWorldDeps, MemoryWorldMemory, DecisionAgent, Me
 export { MemoryWorldService, type MemoryWorldServiceDeps } from './service.js';
 export { OutputStore, type StagedOp, type Applied } from './outputs.js';
 export { notificationFeed, type NotificationFeed } from './notification-feed.js';
-export { memoryTools, MEMORY_TOOL_NAMES, MAX_NOTIFICATIONS_PER_TICK, MAX_TODO_CHANGES_PER_TICK, MAX_GOAL_CHANGES_PER_TICK, type ToolSession } from './tools.js';
+export {
+  memoryTools,
+  MEMORY_TOOL_NAMES,
+  DELEGATE_TOOL_NAME,
+  MAX_DELEGATIONS_PER_TICK,
+  MAX_NOTIFICATIONS_PER_TICK,
+  MAX_TODO_CHANGES_PER_TICK,
+  MAX_GOAL_CHANGES_PER_TICK,
+  type ToolSession,
+} from './tools.js';
 export { DECISION_SYSTEM, decisionPrompt } from './prompts.js';
 export { memoryWorldHandlers, memoryRpcHandlers } from './rpc.js';
 export { memoryWorldConfigSchema, DEFAULT_MEMORY_WORLD_SETTINGS, type MemoryWorldSettings } from './config.js';
@@ -24,3 +33,4 @@ export { memoryWorldMigrations, MEMORY_WORLD_TABLES } from './migrations.js';
 export type { MemoryWorldTables, MemoryNotificationsTable, MemoryTodosTable, MemoryGoalsTable } from './tables.js';
 export type { MemoryEvents, MemoryWorldEmit } from './events.js';
 export { memoryContract } from '../../protocol/memory.js';
+export { DelegationStore, delegationText, type DelegationHost } from './delegations.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from '../../store/index.js';
 
-export const MEMORY_WORLD_TABLES = ['memory_notifications', 'memory_todos', 'memory_goals'] as const;
+export const MEMORY_WORLD_TABLES = ['memory_notifications', 'memory_todos', 'memory_goals', 'memory_delegations'] as const;
 
 /** Named after the memory store's `memory/0001_store`, which it does not depend on. */
 export const memoryWorldMigrations: Record<string, Migration> = {
@@ -31,6 +31,29 @@ export const memoryWorldMigrations: Record<string, Migration> = {
           .execute();
         await db.schema.createIndex(`${table}_status`).on(table).columns(['status', 'updated_at']).execute();
       }
+    },
+  },
+  /** The decision agent's `delegate` proposals (seed 4: delegation), each waiting for a person. */
+  'memory/0003_seed345_delegations': {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('memory_delegations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('todo_id', 'text', (c) => c.notNull())
+        .addColumn('todo_title', 'text', (c) => c.notNull())
+        .addColumn('bot_id', 'text', (c) => c.notNull())
+        .addColumn('bot_name', 'text', (c) => c.notNull())
+        .addColumn('instruction', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('task_id', 'text')
+        .addColumn('thread_id', 'text')
+        .addColumn('error', 'text')
+        .addColumn('tick_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('memory_delegations_status').on('memory_delegations').columns(['status', 'updated_at']).execute();
     },
   },
 };

@@ -18,6 +18,7 @@
  * and the sources keep running (other modules read them).
  */
 import { AgentRunnerKey } from '../../agent/index.js';
+import { BotsDelegationKey } from '../../bots/index.js';
 import { provide } from '../../core/index.js';
 import { defineModule } from '../../engine/index.js';
 import { tablesView } from '../../store/index.js';
@@ -53,6 +54,8 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
   legacyStateKeys: ['last_tick_at', 'baseline_checkpoint_id'],
   contract: memoryContract,
   needs: [AgentRunnerKey],
+  // The bots host comes later in the module list (it reads this module's notifications): asked at tick time.
+  uses: [BotsDelegationKey],
   provides: [MemoryStoreKey, MemorySyncKey, MemoryNotificationsKey],
   tab: 'memory',
   simulate: memorySimulation,
@@ -79,6 +82,7 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
       log: ctx.log,
       label: ctx.name,
       ready,
+      bots: () => ctx.services.find(BotsDelegationKey),
     });
     return {
       world,

@@ -24,13 +24,15 @@ export type StagedOp =
   | { op: 'todo_add'; id: string; title: string; note: string | null }
   | { op: 'todo_update'; id: string; title?: string | undefined; note?: string | null | undefined; status?: TodoStatus | undefined }
   | { op: 'goal_add'; id: string; title: string; description: string | null }
-  | { op: 'goal_edit'; id: string; title?: string | undefined; description?: string | null | undefined; status?: GoalStatus | undefined };
+  | { op: 'goal_edit'; id: string; title?: string | undefined; description?: string | null | undefined; status?: GoalStatus | undefined }
+  | { op: 'delegate'; id: string; todo_id: string; todo_title: string; bot_id: string; bot_name: string; instruction: string };
 
 export interface Applied {
   /** Notifications inserted now (not by an earlier attempt of the same commit). */
   notifications: MemoryNotification[];
   todos: string[];
   goals: string[];
+  delegations: string[];
 }
 
 const STATUS_ORDER = { open: 0, active: 0, done: 1, achieved: 1, dropped: 2 } as const;
@@ -39,7 +41,7 @@ export class OutputStore {
   constructor(private readonly db: Kysely<MemoryWorldTables>) {}
 
   async apply(ops: readonly StagedOp[], tickId: string, now: number): Promise<Applied> {
-    const applied: Applied = { notifications: [], todos: [], goals: [] };
+    const applied: Applied = { notifications: [], todos: [], goals: [], delegations: [] };
     if (ops.length === 0) return applied;
     await this.db.transaction().execute(async (trx) => {
       for (const op of ops) {
@@ -95,6 +97,29 @@ export class OutputStore {
               .where('id', '=', op.id)
               .execute();
             applied.goals.push(op.id);
+            break;
+          case 'delegate':
+            // Stored pending: a person accepts or declines it (delegations.ts); nothing is sent here.
+            await trx
+              .insertInto('memory_delegations')
+              .values({
+                id: op.id,
+                todo_id: op.todo_id,
+                todo_title: op.todo_title,
+                bot_id: op.bot_id,
+                bot_name: op.bot_name,
+                instruction: op.instruction,
+                status: 'pending',
+                task_id: null,
+                thread_id: null,
+                error: null,
+                tick_id: tickId,
+                created_at: now,
+                updated_at: now,
+              })
+              .onConflict((oc) => oc.column('id').doNothing())
+              .execute();
+            applied.delegations.push(op.id);
             break;
         }
       }

@@ -17,6 +17,9 @@ export function memoryWorldHandlers(service: MemoryWorldService): Handlers<Memor
     'memory.goals_list': (p) => service.goals(p.status),
     'memory.todos_update': (p) => service.setTodoStatus(p.id, p.status),
     'memory.goals_update': (p) => service.setGoalStatus(p.id, p.status),
+    'memory.delegations_list': (p) => service.delegations(p.status),
+    'memory.delegation_accept': (p) => service.answerDelegation(p.id, true),
+    'memory.delegation_decline': (p) => service.answerDelegation(p.id, false),
   };
 }
 

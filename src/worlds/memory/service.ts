@@ -1,7 +1,18 @@
 /** What the memory world serves outside its ticks: its outputs and the diff since its baseline. */
 import type { Clock } from '../../core/clock.js';
 import { RENDER_LINES_PER_SOURCE, renderDiff, totalChanges, type MemoryDiff } from '../../memory/diff.js';
-import type { GoalStatus, MemoryBaseline, MemoryDiffResult, MemoryGoal, MemoryNotification, MemoryTodo, TodoStatus } from '../../protocol/memory.js';
+import type {
+  DelegationStatus,
+  GoalStatus,
+  MemoryBaseline,
+  MemoryDelegation,
+  MemoryDiffResult,
+  MemoryGoal,
+  MemoryNotification,
+  MemoryTodo,
+  TodoStatus,
+} from '../../protocol/memory.js';
+import type { DelegationHost, DelegationStore } from './delegations.js';
 import type { MemoryWorldEmit } from './events.js';
 import type { OutputStore } from './outputs.js';
 
@@ -11,6 +22,9 @@ export interface MemoryWorldServiceDeps {
     diffSince(since: MemoryBaseline, opts: { entriesPerNamespace: number }): Promise<MemoryDiff>;
   };
   outputs: OutputStore;
+  delegations: DelegationStore;
+  /** The bots host, when one runs. */
+  bots: () => DelegationHost | undefined;
   label: string;
   clock: Clock;
   emit: MemoryWorldEmit;
@@ -67,6 +81,17 @@ export class MemoryWorldService {
     const todo = await this.outputs.setTodoStatus(id, status, this.deps.clock.now());
     this.deps.emit('memory.todos_changed', { ids: [id] });
     return todo;
+  }
+
+  delegations(status?: DelegationStatus): Promise<MemoryDelegation[]> {
+    return this.deps.delegations.list(status);
+  }
+
+  /** A person's answer to a pending delegation: accepted, the bot gets it as a new task. */
+  async answerDelegation(id: string, accept: boolean): Promise<MemoryDelegation> {
+    const d = await this.deps.delegations.answer(id, accept, this.deps.bots(), this.deps.clock.now());
+    this.deps.emit('memory.delegations_changed', { ids: [id] });
+    return d;
   }
 
   async setGoalStatus(id: string, status: GoalStatus): Promise<MemoryGoal> {

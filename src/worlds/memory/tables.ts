@@ -40,8 +40,27 @@ export interface MemoryGoalsTable {
   updated_at: number;
 }
 
+/** `delegate`: a to-do the agent would hand to a bot; a person accepts (a bot task) or declines it. */
+export interface MemoryDelegationsTable {
+  id: string;
+  todo_id: string;
+  todo_title: string;
+  bot_id: string;
+  bot_name: string;
+  instruction: string;
+  /** pending | accepted | declined | failed. */
+  status: string;
+  task_id: string | null;
+  thread_id: string | null;
+  error: string | null;
+  tick_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface MemoryWorldTables {
   memory_notifications: MemoryNotificationsTable;
   memory_todos: MemoryTodosTable;
   memory_goals: MemoryGoalsTable;
+  memory_delegations: MemoryDelegationsTable;
 }

@@ -1,10 +1,12 @@
 /**
- * The decision agent's tool surface (seed 4's memory profile) — these six, nothing else:
+ * The decision agent's tool surface (seed 4's memory profile) — these, nothing else:
  *
  *   memory_diff   what changed since the baseline (one source in detail, with excerpts)
  *   notify_user   a notification for the user (thread `subconscious:user`: the Memory tab, and the Bots tab's Subconscious thread)
  *   update_task   add a to-do, or update one (title, note, status)
  *   goals_list / goals_add / goals_edit
+ *   delegate      propose handing a to-do to a bot (only when the bots host runs): stored pending;
+ *                 it becomes the bot's task only when a person accepts it (delegations.ts)
  *
  * None has an external effect: each reads memory or this world's own tables, and the writes are
  * staged in the tick and applied by commit to this world's tables. `notify_user` reaches only the
@@ -28,12 +30,15 @@ import {
 import type { MemoryDiff } from '../../memory/diff.js';
 import type { StagedOp } from './outputs.js';
 
+/** The tools it always has; `DELEGATE_TOOL_NAME` joins them when the bots host runs. */
 export const MEMORY_TOOL_NAMES = ['memory_diff', 'notify_user', 'update_task', 'goals_list', 'goals_add', 'goals_edit'] as const;
+export const DELEGATE_TOOL_NAME = 'delegate';
 
 /** Per reflection: the agent may not flood the user or the lists. */
 export const MAX_NOTIFICATIONS_PER_TICK = 3;
 export const MAX_TODO_CHANGES_PER_TICK = 10;
 export const MAX_GOAL_CHANGES_PER_TICK = 5;
+export const MAX_DELEGATIONS_PER_TICK = 3;
 const EXCERPT_CHARS = 600;
 
 export interface ToolMemory {
@@ -58,7 +63,17 @@ const text = (max: number) =>
     .overwrite((t) => cleanLine(t, max))
     .min(1, 'must not be empty');
 
-export function memoryTools(deps: { memory: ToolMemory; outputs: ToolOutputs; ids: IdGen; baseline: MemoryBaseline; rendered: string }): ToolSession {
+/** The bots a to-do may go to (absent: no bots host, so no `delegate` tool). */
+export type ToolBots = () => Promise<{ id: string; name: string; label: string; description: string }[]>;
+
+export function memoryTools(deps: {
+  memory: ToolMemory;
+  outputs: ToolOutputs;
+  ids: IdGen;
+  baseline: MemoryBaseline;
+  rendered: string;
+  bots?: ToolBots | undefined;
+}): ToolSession {
   const staged: StagedOp[] = [];
   const count = (ops: StagedOp['op'][]) => staged.filter((s) => ops.includes(s.op)).length;
 
@@ -206,7 +221,32 @@ export function memoryTools(deps: { memory: ToolMemory; outputs: ToolOutputs; id
       },
     }),
   ];
+  if (deps.bots) tools.push(delegateTool(deps.bots, todos, staged, deps.ids));
   return { tools, staged };
+}
+
+function delegateTool(bots: ToolBots, todos: () => Promise<MemoryTodo[]>, staged: StagedOp[], ids: IdGen): LocalTool {
+  return defineLocalTool({
+    name: DELEGATE_TOOL_NAME,
+    description: `Propose handing an open to-do to one of the user's bots (the prompt lists them). The user decides: nothing is sent until they accept it, then the bot gets it as a new task. Give the to-do's id (add it with update_task first), the bot's name, and what the bot should do. At most ${MAX_DELEGATIONS_PER_TICK} per review.`,
+    input: z.strictObject({ todo_id: z.string().min(1).max(100), bot: z.string().min(1).max(100), instruction: text(1000) }),
+    access: 'read', // stages a proposal in this world's table; the hand-off waits for a person
+    async execute({ todo_id, bot, instruction }) {
+      if (staged.filter((s) => s.op === 'delegate').length >= MAX_DELEGATIONS_PER_TICK)
+        throw new Error(`At most ${MAX_DELEGATIONS_PER_TICK} delegations per review.`);
+      const todo = (await todos()).find((t) => t.id === todo_id);
+      if (!todo) throw new Error(`No to-do "${cleanLine(todo_id, 100)}"; add it with update_task first.`);
+      if (todo.status !== 'open') throw new Error(`To-do "${todo.id}" is ${todo.status}: only an open one can be delegated.`);
+      if (staged.some((s) => s.op === 'delegate' && s.todo_id === todo.id)) throw new Error(`To-do "${todo.id}" is already proposed for delegation.`);
+      const wanted = bot.replace(/^@/, '').toLowerCase();
+      const list = await bots();
+      const target = list.find((b) => b.id === bot || b.name.toLowerCase() === wanted);
+      if (!target) throw new Error(`No bot "${cleanLine(bot, 100)}". Bots: ${list.map((b) => b.name).join(', ') || 'none'}.`);
+      const id = ids();
+      staged.push({ op: 'delegate', id, todo_id: todo.id, todo_title: todo.title, bot_id: target.id, bot_name: target.name, instruction });
+      return `Proposed: "${todo.title}" for @${target.name}. The user will accept or decline it.`;
+    },
+  });
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -5,11 +5,16 @@
  *                   against the baseline checkpoint (the newest checkpoint with this world's
  *                   label). No baseline, or no change since it: quiet (0 tokens). A diff is
  *                   external content: the tick is tainted.
- *   prepareContext  the rendered diff, open to-dos and active goals, fenced.
- *   reflect         the decision agent: `AgentRunner.start` with no MCP server and only the six
- *                   in-process tools of `tools.ts`, whose writes are staged, not applied.
+ *                   With the diff, the changed documents' content (excerpts, newest change
+ *                   first, within `changed_content_chars`), so the agent sees what changed, not
+ *                   only titles.
+ *   prepareContext  the rendered diff, the changed content, open to-dos, active goals and the
+ *                   bots a to-do may go to, each fenced.
+ *   reflect         the decision agent: `AgentRunner.start` with no MCP server and only the
+ *                   in-process tools of `tools.ts` (`delegate` only when the bots host runs),
+ *                   whose writes are staged, not applied.
  *   commit          apply the staged outputs (notifications on `subconscious:user`, to-dos,
- *                   goals) and make the new baseline at the sequence the diff reached; older
+ *                   goals, delegations waiting for a person) and make the new baseline at the sequence the diff reached; older
  *                   baselines are pruned. A failed reflect never gets here: the old baseline
  *                   stays and the next tick reviews the same changes.
  *
@@ -28,8 +33,9 @@ import { RENDER_LINES_PER_SOURCE, emptyTotals, renderDiff, totalChanges, type Me
 import { USER_THREAD, type DiffTotals, type MemoryBaseline, type MemoryDocument } from '../../protocol/memory.js';
 import type { MemoryWorldSettings } from './config.js';
 import type { MemoryWorldEmit } from './events.js';
+import { DelegationStore, type DelegationHost } from './delegations.js';
 import { OutputStore, type StagedOp } from './outputs.js';
-import { DECISION_SYSTEM, decisionPrompt } from './prompts.js';
+import { DECISION_SYSTEM, decisionPrompt, type ChangedExcerpt } from './prompts.js';
 import { MemoryWorldService } from './service.js';
 import type { MemoryWorldTables } from './tables.js';
 import { memoryTools } from './tools.js';
@@ -62,6 +68,8 @@ export interface MemoryWorldDeps {
   label?: string | undefined;
   /** The sources' first sync (`MemorySync.ready`): observe waits for it, so a one-shot tick sees the folders first. */
   ready?: ((signal: AbortSignal) => Promise<void>) | undefined;
+  /** The bots host, asked when needed (absent, or returning undefined: no `delegate` tool, and acceptance says why). */
+  bots?: (() => DelegationHost | undefined) | undefined;
 }
 
 export interface MemoryObservation {
@@ -70,6 +78,8 @@ export interface MemoryObservation {
   baseline: MemoryBaseline | null;
   totals: DiffTotals;
   rendered: string;
+  /** The changed documents' content (absent in a checkpoint from an older version). */
+  excerpts?: ChangedExcerpt[];
   /** Commit moves the baseline (none yet, or the window holds changes). */
   advance: boolean;
 }
@@ -97,7 +107,9 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
   const settings = (): MemoryWorldSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
   const label = deps.label ?? 'memory';
   const outputs = new OutputStore(deps.db);
-  const service = new MemoryWorldService({ memory: deps.memory, outputs, label, clock: deps.clock, emit: deps.emit });
+  const delegations = new DelegationStore(deps.db);
+  const bots = () => deps.bots?.();
+  const service = new MemoryWorldService({ memory: deps.memory, outputs, delegations, bots, label, clock: deps.clock, emit: deps.emit });
   const log = deps.log ?? silentLogger;
 
   async function observe(ctx: TickContext): Promise<Observation<MemoryObservation>> {
@@ -113,17 +125,46 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
     const diff = await deps.memory.diffSince(baseline, { entriesPerNamespace: RENDER_LINES_PER_SOURCE });
     // Changes that cancel out (added, then removed): nothing to review, but move past them.
     if (totalChanges(diff.totals) === 0) return quiet(true, baseline, diff.head);
-    return { quiet: false, tainted: true, data: { head: diff.head, baseline, totals: diff.totals, rendered: renderDiff(diff), advance: true } };
+    const excerpts = await changedContent(diff, settings().changed_content_chars);
+    return { quiet: false, tainted: true, data: { head: diff.head, baseline, totals: diff.totals, rendered: renderDiff(diff), excerpts, advance: true } };
+  }
+
+  /** Excerpts of the added and modified documents, newest change first, until `budget` characters are used. */
+  async function changedContent(diff: MemoryDiff, budget: number): Promise<ChangedExcerpt[]> {
+    const entries = diff.namespaces
+      .flatMap((ns) => ns.entries.filter((e) => e.change !== 'removed').map((e) => ({ ns, e })))
+      .sort((a, b) => b.e.updated_at - a.e.updated_at);
+    const out: ChangedExcerpt[] = [];
+    let left = budget;
+    for (const { ns, e } of entries) {
+      if (left < 80) break;
+      const doc = await deps.memory.getDocument(ns.namespace, e.external_id);
+      if (!doc?.body) continue;
+      const text = doc.body.slice(0, Math.min(EXCERPT_CHARS, left));
+      left -= text.length + e.title.length;
+      out.push({ namespace: ns.namespace, title: e.title, change: e.change, text });
+    }
+    return out;
   }
 
   async function prepareContext(_ctx: TickContext, observation: Observation<MemoryObservation>): Promise<MemoryContext> {
-    const [todos, goals] = await Promise.all([outputs.todos('open'), outputs.goals('active')]);
-    return { system: DECISION_SYSTEM, prompt: decisionPrompt({ baseline: observation.data.baseline!, rendered: observation.data.rendered, todos, goals }) };
+    const host = bots();
+    const [todos, goals, team] = await Promise.all([outputs.todos('open'), outputs.goals('active'), host ? host.bots() : Promise.resolve(null)]);
+    const { baseline, rendered, excerpts } = observation.data;
+    return { system: DECISION_SYSTEM, prompt: decisionPrompt({ baseline: baseline!, rendered, excerpts: excerpts ?? [], todos, goals, bots: team }) };
   }
 
   async function reflect(ctx: TickContext, context: MemoryContext, observation: Observation<MemoryObservation>): Promise<MemoryReflection> {
     const s = settings();
-    const session = memoryTools({ memory: deps.memory, outputs, ids: ctx.ids, baseline: observation.data.baseline!, rendered: observation.data.rendered });
+    const host = bots();
+    const session = memoryTools({
+      memory: deps.memory,
+      outputs,
+      ids: ctx.ids,
+      baseline: observation.data.baseline!,
+      rendered: observation.data.rendered,
+      bots: host ? () => host.bots() : undefined,
+    });
     const run = deps.agent.start({
       world: ctx.world,
       purpose: 'memory_reflect',
@@ -134,7 +175,7 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
       attended: false,
       role: s.role,
       model: s.model,
-      servers: [], // no MCP server: the six local tools are the whole surface
+      servers: [], // no MCP server: the local tools are the whole surface
       localTools: session.tools,
       maxSteps: s.max_steps,
       capMs: s.run_cap_minutes * 60_000,
@@ -171,14 +212,26 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
     for (const n of applied.notifications) deps.emit('memory.notification', { id: n.id, thread: USER_THREAD, message: n.message, priority: n.priority });
     if (applied.todos.length) deps.emit('memory.todos_changed', { ids: applied.todos });
     if (applied.goals.length) deps.emit('memory.goals_changed', { ids: applied.goals });
+    if (applied.delegations.length) deps.emit('memory.delegations_changed', { ids: applied.delegations });
     // The id makes a resumed commit find the checkpoint it already made.
     const baseline = await deps.memory.createCheckpoint(label, { seq: data.head, id: `${label}:${ctx.tickId}` });
     await deps.memory.pruneCheckpoints(label, settings().keep_checkpoints, [baseline.id]);
     if (!data.baseline) return { summary: 'baseline created', counts: { changes: 0 } };
     const changes = totalChanges(data.totals);
-    const counts = { changes, notifications: applied.notifications.length, todos: applied.todos.length, goals: applied.goals.length };
+    const counts = {
+      changes,
+      notifications: applied.notifications.length,
+      todos: applied.todos.length,
+      goals: applied.goals.length,
+      delegations: applied.delegations.length,
+    };
     if (!reflection) return { summary: 'changes cancelled out: baseline moved', counts };
-    const did = [plural(counts.notifications, 'notification'), plural(counts.todos, 'to-do'), plural(counts.goals, 'goal')].filter((x) => !x.startsWith('0 '));
+    const did = [
+      plural(counts.notifications, 'notification'),
+      plural(counts.todos, 'to-do'),
+      plural(counts.goals, 'goal'),
+      plural(counts.delegations, 'delegation') + (counts.delegations ? ' waiting for you' : ''),
+    ].filter((x) => !x.startsWith('0 '));
     log.info({ tick: ctx.tickId, ...counts, tools: reflection.tools }, 'memory review committed');
     return { summary: `${plural(changes, 'change')} reviewed: ${did.length ? did.join(', ') : 'nothing to do'}`, counts };
   }
@@ -213,6 +266,8 @@ export function closingProblem(text: string, staged: number): string | undefined
   if (staged === 0 && !NOTHING_TO_DO.test(closing)) return 'it staged nothing and did not answer "Nothing to do."';
   return undefined;
 }
+
+const EXCERPT_CHARS = 600;
 
 function plural(n: number, unit: string): string {
   return `${n} ${unit}${n === 1 ? '' : 's'}`;

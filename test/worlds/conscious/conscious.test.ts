@@ -77,9 +77,10 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     );
     expect(user).not.toContain('RECOMMENDED ACTION');
     expect(user.replace(/<untrusted-data[^>]*>\n".*"\n<\/untrusted-data>/g, '')).not.toMatch(/Anna|Ignore previous/);
-    // 10 documents per namespace, the latest ones.
-    expect(user.match(/label="memory news"/g)).toHaveLength(10);
-    expect(eventsOf('conscious.started')[0]!.data).toMatchObject({ namespaces: ['gmail', 'news', 'telegram'] });
+    // Every one of the 12 (up to 50 per namespace within the budget), newest first.
+    expect(user.match(/label="memory news"/g)).toHaveLength(12);
+    expect(user.indexOf('Newsletter 11')).toBeLessThan(user.indexOf('Newsletter 0'));
+    expect(eventsOf('conscious.started')[0]!.data).toEqual({ run_id: expect.any(String), timestamp: h.clock.now(), namespaces: ['gmail', 'news', 'telegram'] });
   });
 
   it('a source name from a host is data: it stays inside a fence, whatever it says', async () => {
@@ -133,10 +134,18 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(byTitle['Check the deploy']).toMatchObject({ state: 'done' });
     expect(byTitle['Pay invoice 2291']).toMatchObject({ state: 'new', created_at: first[0]!.created_at, last_seen_at: h.clock.now() });
     expect(await h.world.service.list({ state: 'new' })).toHaveLength(2);
-    expect(eventsOf('conscious.completed').map((e) => e.data)).toEqual([
-      { run_id: expect.any(String), count: 3, new: 3, duration_ms: expect.any(Number) },
-      { run_id: expect.any(String), count: 4, new: 1, duration_ms: expect.any(Number) },
-    ]);
+    const completed = (count: number, fresh: number) => ({
+      run_id: expect.any(String),
+      timestamp: expect.any(Number),
+      namespaces: ['gmail'],
+      actionable_count: count,
+      count,
+      new: fresh,
+      merged: 0,
+      insert_failures: 0,
+      duration_ms: expect.any(Number),
+    });
+    expect(eventsOf('conscious.completed').map((e) => e.data)).toEqual([completed(3, 3), completed(4, 1)]);
   });
 
   it('a dismissed item stays dismissed when extracted again after the retention pruned it; a done one may come back', async () => {
@@ -173,7 +182,14 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(failed.kind).toBe('failed');
     expect(await stored()).toEqual([]);
     expect(eventsOf('conscious.error').map((e) => e.data)).toEqual([
-      { run_id: expect.any(String), message: expect.stringMatching(/model/i), kind: 'malformed' },
+      {
+        run_id: expect.any(String),
+        timestamp: h.clock.now(),
+        message: expect.stringMatching(/model/i),
+        error_type: 'malformed',
+        kind: 'malformed',
+        duration_ms: expect.any(Number),
+      },
     ]);
     expect(eventsOf('conscious.completed')).toEqual([]);
     const state = await h.instance.keys();
@@ -237,7 +253,14 @@ describe.each(dialects)('conscious world (%s)', (dialect) => {
     expect(await h.instance.keys()).not.toHaveProperty(CURSOR_KEY);
     expect(eventsOf('conscious.completed')).toEqual([]);
     expect(eventsOf('conscious.error').map((e) => e.data)).toEqual([
-      { run_id: expect.any(String), message: expect.stringMatching(/Recall failed for every namespace \(gmail, telegram\)/), kind: 'recall_failed' },
+      {
+        run_id: expect.any(String),
+        timestamp: expect.any(Number),
+        message: expect.stringMatching(/Recall failed for every namespace \(gmail, telegram\)/),
+        error_type: 'recall_failed',
+        kind: 'recall_failed',
+        duration_ms: expect.any(Number),
+      },
     ]);
     expect((await h.world.service.listRuns())[0]).toMatchObject({ status: 'failed', error_kind: 'recall_failed' });
 
@@ -345,7 +368,8 @@ describe('conscious config', () => {
       interval_minutes: 5,
       initial_delay_seconds: 60,
       role: 'local',
-      documents_per_namespace: 10,
+      documents_per_namespace: 50,
+      context_budget_tokens: 12_000,
       prompt_file: 'CONSCIOUS_LOOP.md',
     });
     const bad = consciousConfigSchema.safeParse({ interval_minutes: 0, initial_delay_seconds: -1, role: 'big', prompt_file: '../x.md', extra: 1 });
@@ -408,7 +432,11 @@ describe('conscious world and the sources’ first sync', () => {
       // Nothing started the sources: the tick's observe starts their first sync and waits for it.
       expect(await h.instance.tick()).toMatchObject({ kind: 'committed', message: '1 actionable (1 new)' });
       expect(userOf(h.extractions()[0]!)).toContain('Invoice 2291 overdue');
-      expect((await h.memory.namespaces()).map((n) => [n.namespace, n.documents, n.kind])).toEqual([['notes', 1, 'folder']]);
+      // The folder's document, and the actionable the run wrote into its own namespace.
+      expect((await h.memory.namespaces()).map((n) => [n.namespace, n.documents, n.kind])).toEqual([
+        ['conscious', 1, 'conscious'],
+        ['notes', 1, 'folder'],
+      ]);
       // Once synced, `ready` is settled: the next tick is quiet and syncs nothing.
       expect((await h.instance.tick()).kind).toBe('quiet');
       expect(h.extractions()).toHaveLength(1);

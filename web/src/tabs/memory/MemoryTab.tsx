@@ -1,7 +1,7 @@
 /**
  * The Memory tab (issue 13 §6): the sources memory holds (document counts, last sync, Sync
  * now), a recall search, what changed since the memory world's last review, and that world's
- * notifications, to-dos and goals. When memory is empty it says how to connect a source.
+ * notifications, the to-dos it proposes to delegate to a bot (Accept / Decline), its to-dos and goals. When memory is empty it says how to connect a source.
  */
 import { useState } from 'react';
 import { METHOD_NOT_FOUND, RpcError, call, explain } from '../../api/rpc.js';
@@ -11,6 +11,7 @@ import { Dot } from '../../ui/Dot.js';
 import { fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Changes } from './Changes.js';
+import { Delegations } from './Delegations.js';
 import { Goals, Notifications, Todos } from './Outputs.js';
 import { Search } from './Search.js';
 import { Sources } from './Sources.js';
@@ -22,6 +23,7 @@ const DIFF_EVENTS = ['memory.changed', 'tick.finished'] as const;
 const NOTIFICATION_EVENTS = ['memory.notification'] as const;
 const TODO_EVENTS = ['memory.todos_changed'] as const;
 const GOAL_EVENTS = ['memory.goals_changed'] as const;
+const DELEGATION_EVENTS = ['memory.delegations_changed'] as const;
 
 export function MemoryTab() {
   const namespaces = useLiveRpc('memory.namespaces', {}, NAMESPACE_EVENTS);
@@ -30,6 +32,7 @@ export function MemoryTab() {
   const notifications = useLiveRpc('memory.notifications_list', { limit: 50 }, NOTIFICATION_EVENTS);
   const todos = useLiveRpc('memory.todos_list', {}, TODO_EVENTS);
   const goals = useLiveRpc('memory.goals_list', {}, GOAL_EVENTS);
+  const delegations = useLiveRpc('memory.delegations_list', {}, DELEGATION_EVENTS);
 
   if (namespaces.error instanceof RpcError && namespaces.error.rpcCode === METHOD_NOT_FOUND) {
     return (
@@ -48,6 +51,7 @@ export function MemoryTab() {
         </div>
         <div className="column">
           <Notifications notifications={notifications} />
+          <Delegations delegations={delegations} />
           <Todos todos={todos} />
           <Goals goals={goals} />
           <Changes diff={diff} />
