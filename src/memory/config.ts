@@ -86,8 +86,20 @@ export const imapSourceSchema = z
   })
   .superRefine(oneSecret);
 
-export const memorySourceSchema = z.discriminatedUnion('kind', [folderSourceSchema, imapSourceSchema], {
-  error: (issue) => (issue.code === 'invalid_union' ? 'kind must be "folder" or "imap"' : undefined),
+/** A calendar as an .ics file or URL: events expanded from `past_days` ago to `future_days` ahead. */
+export const icsSourceSchema = z.strictObject({
+  kind: z.literal('ics'),
+  namespace: namespaceSchema,
+  label: labelSchema,
+  /** A file (absolute, ~/…, or relative to the workspace) or an http(s) URL. */
+  location: z.string().trim().min(1, 'must name an .ics file or URL'),
+  past_days: z.number().int().min(0).max(3650).default(30),
+  future_days: z.number().int().min(1).max(3650).default(180),
+  sync_interval_minutes: z.number().min(1, 'must be at least 1').max(1440, 'at most 1440').default(15),
+});
+
+export const memorySourceSchema = z.discriminatedUnion('kind', [folderSourceSchema, imapSourceSchema, icsSourceSchema], {
+  error: (issue) => (issue.code === 'invalid_union' ? 'kind must be "folder", "imap" or "ics"' : undefined),
 });
 
 export const memorySourcesSchema = z
@@ -104,6 +116,7 @@ export const memorySourcesSchema = z
 
 export type FolderSourceConfig = z.output<typeof folderSourceSchema>;
 export type ImapSourceConfig = z.output<typeof imapSourceSchema>;
+export type IcsSourceConfig = z.output<typeof icsSourceSchema>;
 export type MemorySourceConfig = z.output<typeof memorySourceSchema>;
 
 /** A source path as an absolute path: `~` is the home folder, a relative path is under the workspace. */

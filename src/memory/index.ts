@@ -47,13 +47,17 @@ export {
   memorySourceSchema,
   folderSourceSchema,
   imapSourceSchema,
+  icsSourceSchema,
   resolveSourcePath,
   type MemorySourceConfig,
   type FolderSourceConfig,
   type ImapSourceConfig,
+  type IcsSourceConfig,
 } from './config.js';
 export { FolderSource, type FolderSourceDeps, type FolderSourceOptions, type SyncResult, type SkippedFile } from './sources/folder.js';
 export { MemorySources, RETRY_MIN_MS, type MemorySourcesDeps } from './sources/manager.js';
+export { IcsSource, type IcsSourceDeps, type IcsSourceOptions } from './sources/ics.js';
+export { calendarDocuments, type CalendarDocument } from './sources/calendar.js';
 export { ImapSource, type ImapSourceDeps, type ImapSourceOptions } from './sources/imap.js';
 export { SyncGate, type MemorySource, type SourceKind, type SyncProgress } from './sources/source.js';
 export { createSource } from './sources/create.js';

@@ -6,6 +6,7 @@ import { resolveSourcePath, type MemorySourceConfig } from '../config.js';
 import type { MemoryEmit, MemoryStore } from '../store.js';
 import type { MemoryTables } from '../tables.js';
 import { FolderSource } from './folder.js';
+import { IcsSource } from './ics.js';
 import { ImapSource } from './imap.js';
 import { readSecret } from './secret.js';
 import type { MemorySource } from './source.js';
@@ -52,10 +53,18 @@ export function createSource(deps: SourceDeps, s: MemorySourceConfig): MemorySou
         maxMessageBytes: Math.round(s.max_message_mb * 1024 * 1024),
         maxBodyChars: s.max_body_chars,
       });
+    case 'ics':
+      return new IcsSource(base, {
+        namespace: s.namespace,
+        label: s.label,
+        location: /^https?:\/\//i.test(s.location) ? s.location : resolveSourcePath(deps.workspace, s.location),
+        pastDays: s.past_days,
+        futureDays: s.future_days,
+      });
   }
 }
 
 /** Whether the source follows changes live (a folder watcher, IMAP IDLE). */
 export function watches(s: MemorySourceConfig): boolean {
-  return s.kind === 'folder' ? s.watch : s.idle;
+  return s.kind === 'folder' ? s.watch : s.kind === 'imap' ? s.idle : false;
 }
