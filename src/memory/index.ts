@@ -42,9 +42,27 @@ export { sqliteRecallSql, readSnippet, MATCH_OPEN, MATCH_CLOSE, SNIPPET_OPEN, SN
 export { documentHash, canonicalJson, sha256Hex } from './hash.js';
 export { memoryMigrations, MEMORY_STORE_TABLES, PG_INDEXED_BODY_CHARS } from './migrations.js';
 export type * from './tables.js';
-export { memorySourcesSchema, memorySourceSchema, folderSourceSchema, resolveSourcePath, type MemorySourceConfig, type FolderSourceConfig } from './config.js';
+export {
+  memorySourcesSchema,
+  memorySourceSchema,
+  folderSourceSchema,
+  imapSourceSchema,
+  icsSourceSchema,
+  resolveSourcePath,
+  type MemorySourceConfig,
+  type FolderSourceConfig,
+  type ImapSourceConfig,
+  type IcsSourceConfig,
+} from './config.js';
 export { FolderSource, type FolderSourceDeps, type FolderSourceOptions, type SyncResult, type SkippedFile } from './sources/folder.js';
-export { MemorySources, type MemorySourcesDeps } from './sources/manager.js';
+export { MemorySources, RETRY_MIN_MS, type MemorySourcesDeps } from './sources/manager.js';
+export { IcsSource, type IcsSourceDeps, type IcsSourceOptions } from './sources/ics.js';
+export { calendarDocuments, type CalendarDocument } from './sources/calendar.js';
+export { ImapSource, type ImapSourceDeps, type ImapSourceOptions } from './sources/imap.js';
+export { SyncGate, type MemorySource, type SourceKind, type SyncProgress } from './sources/source.js';
+export { createSource } from './sources/create.js';
+export { classifyFailure } from './sources/failure.js';
+export { readSecret, type SecretRef } from './sources/secret.js';
 export { parseFile, isSupported, SUPPORTED_EXTENSIONS, type ParsedFile, type ParsedFileDocument } from './sources/files.js';
 export { parseEmail, type ParsedEmail } from './sources/email.js';
 export { splitMbox, type MboxMessage } from './sources/mbox.js';

@@ -12,18 +12,21 @@ import type { MemoryStore } from './store.js';
 export type MemoryStoreHandlers = Handlers<MemoryStoreMethods>;
 
 /** The configured source that fills a namespace, if one does (its files are the truth of it). */
-export type SourceOwner = (namespace: string) => { label: string; root: string } | undefined;
+export type SourceOwner = (namespace: string) => { label: string; location: string; kind: string } | undefined;
 
 export function memoryStoreHandlers(store: MemoryStore, owner: SourceOwner = () => undefined): MemoryStoreHandlers {
-  // A folder's sync skips files it has seen (size and mtime), so a write here would never be repaired.
+  // A source's sync skips what it has seen (a file's size and mtime, a message's UID), so a write here would never be repaired.
   const writable = (namespace: string, verb: string) => {
     const source = owner(namespace);
     if (!source) return;
     throw new SubconsciousError(
       'forbidden',
-      `Namespace "${namespace}" is filled by the folder source "${source.label}" (${source.root}): RPC cannot ${verb} its documents.`,
+      `Namespace "${namespace}" is filled by the ${source.kind} source "${source.label}" (${source.location}): RPC cannot ${verb} its documents.`,
       {
-        hint: `Edit, add or remove the files in ${source.root} instead (memory.sync picks them up), or push to a namespace of your own.`,
+        hint:
+          source.kind === 'folder'
+            ? `Edit, add or remove the files in ${source.location} instead (memory.sync picks them up), or push to a namespace of your own.`
+            : `Change them where they live (${source.location}; memory.sync picks it up), or push to a namespace of your own.`,
       },
     );
   };

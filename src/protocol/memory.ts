@@ -78,10 +78,11 @@ export interface RecallHit {
 export interface MemorySourceStatus {
   namespace: string;
   label: string;
-  kind: 'folder';
-  /** The folder, resolved to an absolute path. */
+  /** `folder`, `imap`, … (older clients saw only `folder`). */
+  kind: MemorySourceKind;
+  /** Where its data lives: the folder (absolute path), `imaps://user@host:993 (INBOX, Sent)`, a URL. */
   path: string;
-  /** A watcher follows the folder (otherwise only the periodic sync sees changes). */
+  /** It follows changes live: a folder watcher, IMAP IDLE (otherwise only the periodic sync sees changes). */
   watching: boolean;
   /** A sync is running now. */
   syncing: boolean;
@@ -90,9 +91,25 @@ export interface MemorySourceStatus {
   last_sync: MemorySyncSummary | null;
   /** Every sync of this process together: how many, and the document changes they made. */
   since_start: { syncs: number; added: number; modified: number; removed: number };
-  /** Files skipped the last time they were read, and why (at most 20; they are read again once they change). */
+  /** Files (or messages) skipped the last time they were read, and why (at most 20). */
   skipped: Array<{ path: string; reason: string }>;
   skipped_total: number;
+  /** The running sync's progress: e.g. INBOX, 1,200 of 10,000 messages (null when none runs). */
+  progress: { part: string; done: number; total: number } | null;
+  /** When the next periodic sync (or, after a failure, the next try) is due; null when none is planned. */
+  next_sync_at: number | null;
+  /** Failed syncs in a row (the backoff grows with it); 0 after a good one. */
+  failures: number;
+}
+
+export type MemorySourceKind = 'folder' | 'imap' | 'ics' | 'caldav' | 'mcp';
+
+/** Why a source's sync (or its connection test) failed, and what to do. */
+export interface MemorySourceFailure {
+  /** The step that failed: `host` (unreachable), `tls`, `auth` (login refused), `folder` (missing), `other`. */
+  kind: 'host' | 'tls' | 'auth' | 'folder' | 'other';
+  message: string;
+  hint: string;
 }
 
 export interface MemorySyncSummary {
@@ -104,8 +121,10 @@ export interface MemorySyncSummary {
   renamed: number;
   /** Files (or mbox messages) skipped in this sync. */
   skipped: number;
-  /** The whole sync failed (the folder is missing): nothing was changed. */
+  /** The whole sync failed (the folder is missing, the server refused the login): nothing more was changed. */
   error: string | null;
+  /** What failed and what to do (sources with a server; null for a folder). */
+  failure?: MemorySourceFailure | null;
   duration_ms: number;
 }
 

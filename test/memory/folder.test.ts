@@ -226,13 +226,13 @@ describe('memory sources config', () => {
   it('names the key and the reason', () => {
     const bad = memorySourcesSchema.safeParse([
       { kind: 'folder', path: '', namespace: 'bad ns' },
-      { kind: 'imap', path: '/c', namespace: 'y' },
+      { kind: 'dropbox', path: '/c', namespace: 'y' },
       { kind: 'folder', path: '/d', namespace: 'z', debounce: 5 },
     ]);
     expect(bad.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
       '0.path: must name a folder',
       expect.stringMatching(/^0\.namespace: must be 1–64 letters/),
-      '1.kind: kind must be "folder"',
+      '1.kind: kind must be "folder", "imap" or "ics"',
       '2: Unrecognized key: "debounce"',
     ]);
     const twice = memorySourcesSchema.safeParse([

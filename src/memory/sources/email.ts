@@ -1,7 +1,8 @@
 /**
  * One email message (RFC 5322 + MIME) as the text a person would read: subject, sender, date,
  * recipients, and the body from the text/plain part (or the text/html part, stripped, when there
- * is no plain one). Attachments are named, not read.
+ * is no plain one). Attachments are named; with `textAttachments`, a text one (text/plain,
+ * text/csv, text/markdown, …) is read too and follows the body under its name.
  *
  * A message is corrupt — a ParseError saying why — when it has no header block, none of From,
  * Subject, Date or Message-ID, a multipart body without its boundary, or a text part whose
@@ -34,10 +35,15 @@ export interface ParsedEmail {
   attachments: string[];
 }
 
+export interface ParseEmailOptions {
+  /** Read text attachments into `text` (each under a `--- Attachment: name ---` line). */
+  textAttachments?: boolean | undefined;
+}
+
 const MAX_DEPTH = 12;
 
 /** Parse a message given as a binary string (latin1, one char per byte). */
-export function parseEmail(raw: string): ParsedEmail {
+export function parseEmail(raw: string, opts: ParseEmailOptions = {}): ParsedEmail {
   if (raw.trim() === '') throw new ParseError('empty message');
   // An .eml saved from an mbox may keep its `From ` separator line.
   const text = raw.startsWith('From ') ? raw.slice(raw.indexOf('\n') + 1) : raw;
@@ -47,10 +53,12 @@ export function parseEmail(raw: string): ParsedEmail {
   if (!['from', 'subject', 'date', 'message-id'].some((h) => headers.has(h))) {
     throw new ParseError('not an email: none of From, Subject, Date or Message-ID is present');
   }
-  const found: Found = { plain: [], html: [], attachments: [] };
+  const found: Found = { plain: [], html: [], attachments: [], texts: opts.textAttachments ? [] : null };
   walk(headers, body, 0, found);
   const plain = found.plain.map((t) => t.trim()).filter(Boolean);
-  const bodyText = plain.length ? plain.join('\n\n') : found.html.map(htmlToText).filter(Boolean).join('\n\n');
+  const mainText = plain.length ? plain.join('\n\n') : found.html.map(htmlToText).filter(Boolean).join('\n\n');
+  const attached = (found.texts ?? []).filter((t) => t.text.trim()).map((t) => `--- Attachment: ${t.name} ---\n${t.text.trim()}`);
+  const bodyText = [mainText, ...attached].filter(Boolean).join('\n\n');
   const header = (name: string) => {
     const v = headers.get(name);
     return v === undefined ? null : decodeHeaderValue(v).trim() || null;
@@ -71,6 +79,8 @@ interface Found {
   plain: string[];
   html: string[];
   attachments: string[];
+  /** Text attachments' contents, when asked for (null: named only). */
+  texts: { name: string; text: string }[] | null;
 }
 
 function walk(headers: HeaderList, body: string, depth: number, found: Found): void {
@@ -87,7 +97,7 @@ function walk(headers: HeaderList, body: string, depth: number, found: Found): v
     if (kind === 'multipart/alternative') {
       // The same content several ways: keep the first plain and the first html version.
       const versions = parts.map((p) => {
-        const f: Found = { plain: [], html: [], attachments: [] };
+        const f: Found = { plain: [], html: [], attachments: [], texts: found.texts && [] };
         walk(p.headers, p.body, depth + 1, f);
         return f;
       });
@@ -95,7 +105,10 @@ function walk(headers: HeaderList, body: string, depth: number, found: Found): v
       const html = versions.find((v) => v.html.some((t) => t.trim()));
       if (plain) found.plain.push(...plain.plain);
       else if (html) found.html.push(...html.html);
-      for (const v of versions) found.attachments.push(...v.attachments);
+      for (const v of versions) {
+        found.attachments.push(...v.attachments);
+        if (v.texts) found.texts?.push(...v.texts);
+      }
       return;
     }
     for (const p of parts) walk(p.headers, p.body, depth + 1, found);
@@ -103,6 +116,8 @@ function walk(headers: HeaderList, body: string, depth: number, found: Found): v
   }
   if (disposition.value === 'attachment' || (filename && !kind.startsWith('text/'))) {
     found.attachments.push(filename ?? kind);
+    if (found.texts && kind.startsWith('text/') && kind !== 'text/html')
+      found.texts.push({ name: filename ?? kind, text: decodeText(headers, body, kind, type.params.charset) });
     return;
   }
   if (kind === 'message/rfc822') {
@@ -111,17 +126,20 @@ function walk(headers: HeaderList, body: string, depth: number, found: Found): v
     return;
   }
   if (kind === 'text/plain' || kind === 'text/html') {
-    let bytes: Buffer;
-    try {
-      bytes = decodeTransfer(body, headers.get('content-transfer-encoding'));
-    } catch (err) {
-      throw new ParseError(`the ${kind} part cannot be decoded: ${(err as Error).message}`);
-    }
-    const text = decodeBytes(bytes, type.params.charset);
-    (kind === 'text/plain' ? found.plain : found.html).push(text);
+    (kind === 'text/plain' ? found.plain : found.html).push(decodeText(headers, body, kind, type.params.charset));
     return;
   }
   found.attachments.push(filename ?? kind);
+}
+
+function decodeText(headers: HeaderList, body: string, kind: string, charset: string | undefined): string {
+  let bytes: Buffer;
+  try {
+    bytes = decodeTransfer(body, headers.get('content-transfer-encoding'));
+  } catch (err) {
+    throw new ParseError(`the ${kind} part cannot be decoded: ${(err as Error).message}`);
+  }
+  return decodeBytes(bytes, charset);
 }
 
 interface Part {

@@ -76,7 +76,8 @@ export function parseFile(relPath: string, bytes: Buffer): ParsedFile {
   }
 }
 
-function emailDocument(email: ParsedEmail, suffix: string, relPath: string, format: 'eml' | 'mbox'): ParsedFileDocument {
+/** An email as a document: sender, recipients and date lead the body; the headers are its metadata. */
+export function emailDocument(email: ParsedEmail, suffix: string, relPath: string, format: 'eml' | 'mbox' | 'imap'): ParsedFileDocument {
   const from = email.from.name && email.from.address ? `${email.from.name} <${email.from.address}>` : (email.from.address ?? email.from.name);
   // Sender, recipients and date lead the body so recall finds a message by who wrote it.
   const lines = [from && `From: ${from}`, email.to && `To: ${email.to}`, email.cc && `Cc: ${email.cc}`, email.date && `Date: ${email.date}`].filter(Boolean);

@@ -24,10 +24,12 @@ import { describeError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { sha256Hex } from '../hash.js';
+import type { MemorySourceFailure } from '../../protocol/memory.js';
 import type { MemoryEmit, MemoryStore, WriteOp } from '../store.js';
 import type { MemoryTables } from '../tables.js';
 import { isSupported, parseFile } from './files.js';
 import { ParseError } from './mime.js';
+import { SyncGate, type MemorySource } from './source.js';
 
 export interface FolderSourceDeps {
   store: MemoryStore;
@@ -73,6 +75,8 @@ export interface SyncResult {
   skipped: SkippedFile[];
   /** The whole sync failed (the folder is missing): nothing was changed. */
   error: string | null;
+  /** For a source with a server: which step failed and what to do. */
+  failure?: MemorySourceFailure | undefined;
   duration_ms: number;
 }
 
@@ -92,7 +96,9 @@ interface KnownFile {
   error: string | null;
 }
 
-export class FolderSource {
+export class FolderSource implements MemorySource {
+  readonly kind = 'folder' as const;
+  readonly progress = null;
   readonly namespace: string;
   readonly root: string;
   readonly label: string;
@@ -100,8 +106,7 @@ export class FolderSource {
   private readonly maxFileBytes: number;
   private readonly debounceMs: number;
   private readonly fsNow: () => number;
-  private running: Promise<SyncResult> | null = null;
-  private queued: Promise<SyncResult> | null = null;
+  private readonly gate = new SyncGate(() => this.syncOnce());
   private lastResult: SyncResult | null = null;
   private readonly sinceStart = { syncs: 0, added: 0, modified: 0, removed: 0 };
   private watcher: FSWatcher | null = null;
@@ -121,6 +126,10 @@ export class FolderSource {
     this.fsNow = deps.fsNow ?? Date.now;
   }
 
+  get location(): string {
+    return this.root;
+  }
+
   /** The last finished sync's result, or null. */
   get last(): SyncResult | null {
     return this.lastResult;
@@ -137,13 +146,13 @@ export class FolderSource {
   }
 
   /** Resolves when no sync is running or queued (a sync started meanwhile is waited for too). */
-  async idle(): Promise<void> {
-    for (let p = this.queued ?? this.running; p; p = this.queued ?? this.running) await p.catch(() => undefined);
+  idle(): Promise<void> {
+    return this.gate.idle();
   }
 
   /** A sync is running now. */
   get syncing(): boolean {
-    return this.running !== null;
+    return this.gate.busy;
   }
 
   /** A watcher follows the folder. */
@@ -153,22 +162,7 @@ export class FolderSource {
 
   /** Sync now. Calls during a running sync share one more sync after it (and get its result). */
   sync(): Promise<SyncResult> {
-    if (this.running) {
-      this.queued ??= this.running.then(
-        () => this.startQueued(),
-        () => this.startQueued(),
-      );
-      return this.queued;
-    }
-    this.running = this.syncOnce().finally(() => {
-      this.running = null;
-    });
-    return this.running;
-  }
-
-  private startQueued(): Promise<SyncResult> {
-    this.queued = null;
-    return this.sync();
+    return this.gate.run();
   }
 
   /** Files skipped the last time they were read (they are read again once they change); `limit` caps the list. */

@@ -1,7 +1,10 @@
 /**
- * The configured sources of a workspace, run together: a first sync, a watcher per folder
- * (debounced), and a full sync every `sync_interval_minutes` on the injected clock as a safety
- * net for changes a watcher misses. Syncs of one source never overlap.
+ * The configured sources of a workspace (folders, IMAP accounts, …), run together: a first sync,
+ * a live follower per source (a folder watcher, IMAP IDLE; debounced), and a full sync every
+ * `sync_interval_minutes` on the injected clock as a safety net for changes a follower misses.
+ * Syncs of one source never overlap. A failed sync (a server down, a wrong password) is tried
+ * again with backoff — 30 s, doubling, at most the interval — and `status()` says when; the
+ * other sources are not held up by it.
  *
  *   const sources = new MemorySources({ store, db, clock, log, emit, workspace, sources: config.sources });
  *   await sources.start();            // the daemon: registers namespaces, first sync, watchers, periodic syncs
@@ -20,10 +23,12 @@ import { SubconsciousError, describeError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import type { MemorySourceStatus } from '../../protocol/memory.js';
-import { resolveSourcePath, type MemorySourceConfig } from '../config.js';
+import type { MemorySourceConfig } from '../config.js';
 import type { MemoryEmit, MemoryStore } from '../store.js';
 import type { MemoryTables } from '../tables.js';
-import { FolderSource, type SyncResult } from './folder.js';
+import { createSource, watches } from './create.js';
+import type { SyncResult } from './folder.js';
+import type { MemorySource } from './source.js';
 
 export interface MemorySourcesDeps {
   store: MemoryStore;
@@ -38,9 +43,21 @@ export interface MemorySourcesDeps {
 
 /** Skipped files listed per source in `status()` (the count stays exact). */
 const SKIPPED_LISTED = 20;
+/** The first retry after a failed sync; it doubles up to the source's interval. */
+export const RETRY_MIN_MS = 30_000;
+
+interface Schedule {
+  /** When the loop's next sync is due (null: none planned, e.g. stopped). */
+  next: number | null;
+  /** Failed syncs in a row. */
+  failures: number;
+  /** Aborted to cut the loop's wait short (a failure outside the loop: retry with backoff, not at the interval). */
+  rewait: AbortController | null;
+}
 
 export class MemorySources {
-  readonly folders: FolderSource[];
+  readonly folders: MemorySource[];
+  private readonly schedules: Schedule[];
   private readonly stopController = new AbortController();
   private readonly unwatch: (() => void)[] = [];
   private loops: Promise<void>[] = [];
@@ -49,23 +66,11 @@ export class MemorySources {
   private started = false;
 
   constructor(private readonly deps: MemorySourcesDeps) {
-    this.folders = deps.sources.map(
-      (s) =>
-        new FolderSource(
-          { store: deps.store, db: deps.db, clock: deps.clock, log: deps.log, emit: deps.emit, fsNow: deps.fsNow },
-          {
-            namespace: s.namespace,
-            root: resolveSourcePath(deps.workspace, s.path),
-            label: s.label,
-            recursive: s.recursive,
-            maxFileBytes: s.max_file_mb * 1024 * 1024,
-            debounceMs: s.debounce_ms,
-          },
-        ),
-    );
+    this.folders = deps.sources.map((s) => createSource(deps, s));
+    this.schedules = deps.sources.map(() => ({ next: null, failures: 0, rewait: null }));
   }
 
-  get(namespace: string): FolderSource | undefined {
+  get(namespace: string): MemorySource | undefined {
     return this.folders.find((f) => f.namespace === namespace);
   }
 
@@ -73,12 +78,12 @@ export class MemorySources {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    for (const folder of this.folders) await this.deps.store.registerNamespace(folder.namespace, { label: folder.label, kind: 'folder' });
+    for (const folder of this.folders) await this.deps.store.registerNamespace(folder.namespace, { label: folder.label, kind: folder.kind });
     void this.ready();
     this.deps.sources.forEach((config, i) => {
       const folder = this.folders[i]!;
-      if (config.watch) this.unwatch.push(folder.watch());
-      this.loops.push(this.loop(folder, config.sync_interval_minutes * 60_000));
+      if (watches(config)) this.unwatch.push(folder.watch());
+      this.loops.push(this.loop(i, config.sync_interval_minutes * 60_000));
     });
   }
 
@@ -96,7 +101,7 @@ export class MemorySources {
   /** Sync every source now (one at a time: they share the store's write lock anyway). Rejects on a store error. */
   async syncAll(): Promise<SyncResult[]> {
     const results: SyncResult[] = [];
-    for (const folder of this.folders) results.push(await folder.sync());
+    for (let i = 0; i < this.folders.length; i++) results.push(await this.runSync(i));
     return results;
   }
 
@@ -111,8 +116,9 @@ export class MemorySources {
       });
     }
     for (const folder of targets) {
+      const i = this.folders.indexOf(folder);
       this.track(
-        folder.sync().catch((err: unknown) => this.deps.log.error({ namespace: folder.namespace, err: describeError(err) }, 'memory source sync failed')),
+        this.runSync(i).catch((err: unknown) => this.deps.log.error({ namespace: folder.namespace, err: describeError(err) }, 'memory source sync failed')),
       );
     }
     return targets.map((f) => f.namespace);
@@ -125,11 +131,12 @@ export class MemorySources {
         const config = this.deps.sources[i]!;
         const last = folder.last;
         const [skipped, skippedTotal] = await Promise.all([folder.skippedFiles(SKIPPED_LISTED), folder.skippedCount()]);
+        const schedule = this.schedules[i]!;
         return {
           namespace: folder.namespace,
           label: folder.label,
-          kind: 'folder' as const,
-          path: folder.root,
+          kind: folder.kind,
+          path: folder.location,
           watching: folder.watching,
           syncing: folder.syncing,
           sync_interval_minutes: config.sync_interval_minutes,
@@ -141,11 +148,15 @@ export class MemorySources {
             renamed: last.renamed,
             skipped: last.skipped.length,
             error: last.error,
+            failure: last.failure ?? null,
             duration_ms: last.duration_ms,
           },
           since_start: folder.totals,
           skipped,
           skipped_total: skippedTotal,
+          progress: folder.progress,
+          next_sync_at: schedule.next,
+          failures: schedule.failures,
         };
       }),
     );
@@ -164,14 +175,33 @@ export class MemorySources {
 
   /** Each source's sync, one after another; a failing one is logged and the others still run. */
   private async syncEach(): Promise<void> {
-    for (const folder of this.folders) {
+    for (let i = 0; i < this.folders.length; i++) {
       if (this.stopController.signal.aborted) return;
       try {
-        await folder.sync();
+        await this.runSync(i);
       } catch (err) {
-        this.deps.log.error({ namespace: folder.namespace, err: describeError(err) }, 'memory source sync failed');
+        this.deps.log.error({ namespace: this.folders[i]!.namespace, err: describeError(err) }, 'memory source sync failed');
       }
     }
+  }
+
+  /** One source's sync, counting failures in a row for the backoff (a throw counts too). */
+  private async runSync(i: number): Promise<SyncResult> {
+    const schedule = this.schedules[i]!;
+    try {
+      const result = await this.folders[i]!.sync();
+      if (result.error) this.failed(schedule);
+      else schedule.failures = 0;
+      return result;
+    } catch (err) {
+      this.failed(schedule);
+      throw err;
+    }
+  }
+
+  private failed(schedule: Schedule): void {
+    schedule.failures++;
+    schedule.rewait?.abort();
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -180,17 +210,27 @@ export class MemorySources {
     return work;
   }
 
-  private async loop(folder: FolderSource, intervalMs: number): Promise<void> {
+  private async loop(i: number, intervalMs: number): Promise<void> {
     const signal = this.stopController.signal;
-    // The first sync is `ready()`'s; this loop is the periodic safety net after it.
+    const folder = this.folders[i]!;
+    const schedule = this.schedules[i]!;
+    // The first sync is `ready()`'s; this loop is the periodic safety net after it, and the retries.
     while (!signal.aborted) {
+      const wait = schedule.failures ? Math.min(intervalMs, RETRY_MIN_MS * 2 ** (schedule.failures - 1)) : intervalMs;
+      schedule.next = this.deps.clock.now() + wait;
+      const rewait = new AbortController();
+      schedule.rewait = rewait;
       try {
-        await this.deps.clock.sleep(intervalMs, signal);
+        await this.deps.clock.sleep(wait, AbortSignal.any([signal, rewait.signal]));
       } catch {
-        return;
+        if (signal.aborted) {
+          schedule.next = null;
+          return;
+        }
+        continue; // a sync failed meanwhile: wait the backoff from now instead
       }
       try {
-        await folder.sync();
+        await this.runSync(i);
       } catch (err) {
         this.deps.log.error({ namespace: folder.namespace, err: describeError(err) }, 'memory source sync failed');
       }
