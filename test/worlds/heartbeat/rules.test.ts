@@ -213,7 +213,7 @@ describe('triage: skip rules', () => {
     expect(triage(view({ ...work(), idle: false }))).toMatchObject({ skip: 'busy' });
     const live = task({ status: 'working', error_kind: null });
     expect(triage(view({ tasks: [task(), live] }))).toMatchObject({ skip: 'busy' });
-    expect(triage(view({ ...work(), userActiveAt: NOW - 30_000 }))).toMatchObject({ skip: 'user_active', next: NOW + 120_000 });
+    expect(triage(view({ ...work(), userActiveAt: NOW - 30_000 }))).toMatchObject({ skip: 'user_active', next: NOW + 60_000 });
     expect(rule(triage(view({ ...work(), userActiveAt: NOW - 91_000 })))).toBe('interrupted_task');
     expect(triage(view({ ...work(), backoffUntil: NOW + 60_000 }))).toMatchObject({ skip: 'backoff', next: NOW + 60_000 });
     const question = msg({ text: 'Which region should I deploy to?', created_at: NOW - 10_000 });
