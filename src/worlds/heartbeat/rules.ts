@@ -208,7 +208,15 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
       continue;
     }
     const task = m.task_id !== null ? v.tasks.find((t) => t.id === m.task_id) : undefined;
-    live.push({ ...messageCandidate(m, 'stale_streaming'), taskId: task?.id ?? null, claimable: false });
+    // Reconcile, then continue (rule 7): a reply whose task can be resumed continues that task;
+    // only one with nothing to continue asks the person.
+    const resumable = task !== undefined && task.status === 'failed' && task.attempts < s.maxTaskAttempts && task.claimed_at === null;
+    live.push({
+      ...messageCandidate(m, 'stale_streaming'),
+      taskId: task?.id ?? null,
+      ...(resumable ? { title: task.title, attempts: task.attempts, version: task.version, checkpoint: task.checkpoint?.summary ?? null } : {}),
+      claimable: resumable,
+    });
   }
 
   // ── follow-ups: rules 4 and 8 ───────────────────────────────────────────

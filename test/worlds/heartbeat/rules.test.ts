@@ -195,6 +195,18 @@ describe('triage: candidate rules', () => {
     expect(triage(view({ messages: [{ ...stale, updated_at: NOW - 30_000 }] }))).toMatchObject({ kind: 'skip', next: NOW - 30_000 + 60_001 });
   });
 
+  it('rule 7 reconciles, then continues: a stale reply whose task can resume is a claimable candidate of that task; one with no task asks', () => {
+    const t = task({ error_kind: 'provider', interrupted: false, title: 'Draft the memo', version: 7 });
+    const stale = msg({ status: 'streaming', updated_at: NOW - 90_000, task_id: t.id });
+    const out = triage(view({ tasks: [t], messages: [stale] }));
+    const c = out.kind === 'candidates' ? out.candidates.find((x) => x.rule === 'stale_streaming') : undefined;
+    expect(c).toMatchObject({ taskId: t.id, title: 'Draft the memo', version: 7, claimable: true, messageId: stale.id });
+    const alone = triage(view({ messages: [{ ...stale, task_id: null }] }));
+    expect(alone.kind === 'candidates' && alone.primary).toMatchObject({ rule: 'stale_streaming', taskId: null, claimable: false });
+    const spent = triage(view({ tasks: [{ ...t, attempts: 3 }], messages: [stale] }));
+    expect(spent.kind === 'candidates' ? spent.candidates.find((x) => x.rule === 'stale_streaming')?.claimable : false).toBe(false);
+  });
+
   it('priority: the first rule in order is the primary, the others follow in the digest', () => {
     const t6 = task({ error_kind: 'provider', interrupted: false });
     const t1 = task();
