@@ -48,8 +48,11 @@ export interface BotsHostDeps {
   approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny' | 'expire'>;
   emit: BotsEmit;
   log: Logger;
-  /** Is any page or client attached (the daemon's SSE connections)? Unattended approvals fail fast without one. */
-  presence: () => boolean;
+  /**
+   * @deprecated Unused and optional (kept so existing callers compile): unattended approvals wait
+   * their expiry whether or not a page or client is attached (seed 2 §7.1).
+   */
+  presence?: (() => boolean) | undefined;
   /** The resolved `[worlds.bots]` section. */
   config: BotsConfig;
   /** The memory store, when there is one (asked at each settle): MEMORY:/TEAM_MEMORY: lines become documents there too. */
@@ -77,6 +80,8 @@ export interface BotsHeartbeatApi {
   releaseClaim(taskId: string, opts?: { token?: string; refund?: boolean }): Promise<Task | undefined>;
   staleClaims(staleMs?: number): Promise<Task[]>;
   resetAttempts(taskId: string): Promise<Task | undefined>;
+  /** §7.5: a failed task that used its attempts says so (`error: 'Heartbeat attempts exhausted'`, kind kept). */
+  markExhausted(taskId: string): Promise<Task | undefined>;
   directThread(botId: string): Promise<Thread>;
   messages(threadId: string, opts?: { before?: number; limit?: number }): Promise<Message[]>;
   userActivity(threadId: string): Promise<{ userActiveAt: number | null; readAt: number | null }>;
@@ -120,6 +125,8 @@ export interface BotsHeartbeatApi {
 
 /** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */
 export const ORPHAN_AFTER_MS = 120_000;
+/** The error of a task the heartbeat gave up on (seed 2 §7.5). */
+export const HEARTBEAT_EXHAUSTED = 'Heartbeat attempts exhausted';
 export const STALE_MESSAGE_MS = 60_000;
 
 export interface BotsHost {
@@ -160,7 +167,6 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     log,
     emit,
     config,
-    presence: deps.presence,
   });
   const delivery = new NotificationDelivery({ threads, emit, log, feed: () => deps.notifications?.() });
   let unsubscribe = (): void => undefined;
@@ -211,6 +217,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     releaseClaim: async (taskId, opts) => taskOut(await tasks.releaseClaim(taskId, opts)),
     staleClaims: async (staleMs) => (await tasks.staleClaims(staleMs)).map(toTask),
     resetAttempts: async (taskId) => taskOut(await tasks.resetAttempts(taskId)),
+    markExhausted: async (taskId) => taskOut(await tasks.update(taskId, { error: HEARTBEAT_EXHAUSTED }, { status: ['failed'] })),
     directThread: async (botId) => threads.direct(await bots.require(botId)),
     messages: async (threadId, opts = {}) => (await threads.page(threadId, { before: opts.before, limit: opts.limit ?? 20 })).messages,
     userActivity: (threadId) => threads.activity(threadId),

@@ -13,7 +13,6 @@
  *     runner,                       // AgentRunner (bot runs: mode tainted, the bot's tools/model)
  *     approvals,                    // the agent layer's ApprovalStore
  *     emit,                         // (type, data) => bus.emit(type, data): BotsEvents
- *     presence: () => sse.size > 0, // is a page or client attached? (unattended approvals fail fast without)
  *     config: parseBotsConfig(raw.worlds?.bots),
  *     mcpServers: () => mcp.health().map((s) => s.name),
  *     memoryNotes: () => services.find(MemoryStoreKey),   // MEMORY:/TEAM_MEMORY: → memory documents
@@ -55,7 +54,7 @@
  *   recentMessages / userActivities / expiredApprovalsOf   the same reads for many bots, one query each
  *   SettledInfo.usage              a run's model calls and tokens (the heartbeat's cost figures)
  */
-export { createBotsHost, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
+export { createBotsHost, HEARTBEAT_EXHAUSTED, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
 export { BotRuntime } from './runtime.js';
 export { BOTS_WORLD } from './run-options.js';
 export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RunUsage, RuntimeStatus, SettledInfo } from './runtime.js';

@@ -1,7 +1,7 @@
 /**
  * The bots host as a module (issue 11): no world and no tick of its own. Its `[worlds.bots]`
  * section, its tables, the `bots.*` contract, the `bots` subcommands and the Bots tab; it needs
- * the agent runner, the approval store and presence, uses the memory store (MEMORY: notes), the
+ * the agent runner and the approval store, uses the memory store (MEMORY: notes), the
  * memory world's notifications (delivered into the Subconscious thread, `notifications.ts`) and
  * the MCP servers' list (a bot's tools) when they exist, and provides `BotsHeartbeatKey` — the
  * narrow API the heartbeat world (seed 2) drives it through.
@@ -10,7 +10,7 @@
  * routine timer; `close()` stops the timer and settles running work `interrupted`.
  */
 import { AgentRunnerKey, ApprovalStoreKey, SkillsKey, type SkillsHealth } from '../agent/index.js';
-import { PresenceKey, provide } from '../core/index.js';
+import { provide } from '../core/index.js';
 import { defineModule } from '../engine/index.js';
 import { botsContract } from '../protocol/bots.js';
 import { registerBotsCommands } from './cli.js';
@@ -29,7 +29,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
   config: botsConfigSchema,
   tables: { names: BOTS_TABLES, migrations: botsMigrations },
   contract: botsContract,
-  needs: [AgentRunnerKey, ApprovalStoreKey, PresenceKey],
+  needs: [AgentRunnerKey, ApprovalStoreKey],
   uses: [MemoryStoreKey, MemoryNotificationsKey, SkillsKey],
   provides: [BotsHeartbeatKey, BotsDelegationKey],
   tab: 'bots',
@@ -46,7 +46,6 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
   },
   create(ctx) {
     const { services } = ctx;
-    const presence = services.get(PresenceKey);
     const skills = services.find(SkillsKey);
     const host = createBotsHost({
       db: ctx.db,
@@ -56,7 +55,6 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
       runner: services.get(AgentRunnerKey),
       approvals: services.get(ApprovalStoreKey),
       emit: (type, data) => ctx.events.emit(type, data),
-      presence: () => presence.attached,
       config: { ...ctx.config, timezone: ctx.config.timezone ?? ctx.timezone },
       // Asked when needed: the memory module may come after this one in the list, or be absent.
       memoryNotes: () => services.find(MemoryStoreKey),

@@ -16,6 +16,7 @@ import type { BotsEmit } from './events.js';
 import type { NoteStore } from './note-store.js';
 import { taskTitle, type PersonaSection } from './prompt.js';
 import { buildRunOptions } from './run-options.js';
+import { ProgressCheckpoint } from './progress.js';
 import { ControlActions, SHUTDOWN_BEFORE_START, settledCheckpoint, settledStatus } from './settle.js';
 import type { Job, JobPriority } from './queue.js';
 import { SingleFlight, type RuntimeStatus } from './single-flight.js';
@@ -35,6 +36,11 @@ export interface DispatchOptions {
   /** Reuse this task instead of creating one (seed 2 §7.1): it must hold `claimToken`'s claim. */
   taskId?: string | undefined;
   claimToken?: string | undefined;
+  /**
+   * A heartbeat follow-up (seed 2 §8) of this finished (`done`/`review`) task: the run continues
+   * that task in its thread (it is queued again, its title kept) instead of starting a new one.
+   */
+  followUpOf?: string | undefined;
   /** The person's message that is the request (the run's history ends with it). */
   requestMessageId?: string | undefined;
   fromBotId?: string | undefined;
@@ -115,8 +121,6 @@ export interface BotRuntimeDeps {
   log: Logger;
   emit: BotsEmit;
   config: BotsConfig;
-  /** Is any page or client attached (someone could answer an approval)? */
-  presence: () => boolean;
 }
 
 interface ActiveRun {
@@ -125,6 +129,8 @@ interface ActiveRun {
   /** A cancel asked for before (or while) the run started. */
   stopCause: CancelCause | null;
   writer: StreamWriter | null;
+  /** The checkpoint written as the run goes (§7.6), so a crash leaves one. */
+  progress: ProgressCheckpoint | null;
   /** Approvals of this run still pending (their links are refreshed as the run goes). */
   pendingApprovals: Set<string>;
   usage: RunUsage;
@@ -138,15 +144,6 @@ const PURPOSES: Record<TaskSource, string> = {
   handoff: 'bot_handoff',
   external: 'bot_external',
   heartbeat: 'heartbeat_resume',
-};
-
-/** What an unattended run is, for the fast-fail reason. */
-const UNATTENDED_WHAT: Record<TaskSource, string> = {
-  user: 'this run',
-  routine: 'this routine run',
-  handoff: 'this handoff from another bot',
-  external: 'this run, started by another module,',
-  heartbeat: 'this heartbeat resume',
 };
 
 const CANCEL_RANK: Record<CancelCause, number> = { external: 1, preempted: 2, user: 3 };
@@ -328,6 +325,7 @@ export class BotRuntime {
     if (source === 'user') await this.yieldToUser(botId);
 
     let task = o.taskId !== undefined ? await this.reuseTask(o.taskId, o.claimToken!, botId, threadId) : undefined;
+    if (!task && o.followUpOf !== undefined && heartbeat) task = await this.reopenForFollowUp(o.followUpOf, botId, threadId);
     task ??= await this.d.tasks.create({
       botId,
       threadId,
@@ -375,6 +373,19 @@ export class BotRuntime {
       throw new SubconsciousError('conflict', `Task "${taskId}" is ${row.status}; it is never resumed. Its claim was released.`);
     }
     return row;
+  }
+
+  /** A follow-up continues its finished task: `done`/`review` → `queued` (compare-and-set; never a cancelled or dismissed one). */
+  private async reopenForFollowUp(taskId: string, botId: string, threadId: string): Promise<TaskRow> {
+    const row = await this.d.tasks.requireRow(taskId);
+    if (row.bot_id !== botId || row.thread_id !== threadId) throw new SubconsciousError('invalid_params', `task "${taskId}" belongs to another bot or thread`);
+    const reopened =
+      row.status === 'done' || row.status === 'review'
+        ? await this.d.tasks.update(taskId, { status: 'queued', error: null, error_kind: null, finished_at: null, owner: this.owner }, { version: row.version })
+        : undefined;
+    if (!reopened) throw new SubconsciousError('conflict', `Task "${taskId}" is ${row.status} (or changed); a follow-up continues only a finished task.`);
+    this.d.emit('bots.task_changed', { task: toTask(reopened) });
+    return reopened;
   }
 
   /**
@@ -451,6 +462,7 @@ export class BotRuntime {
       run: null,
       stopCause: null,
       writer: null,
+      progress: null,
       pendingApprovals: new Set(),
       usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
       done,
@@ -576,7 +588,20 @@ export class BotRuntime {
       clock: this.d.clock,
       flushMs: this.d.config.stream_flush_ms,
       log: this.d.log,
-      write: async (text) => void (await this.d.threads.updateMessage(job.messageId, { text })),
+      // The checkpoint first: whatever of the reply is stored, the checkpoint names it too.
+      write: async (text) => {
+        await active.progress?.onText(text);
+        await this.d.threads.updateMessage(job.messageId, { text });
+      },
+    });
+    active.progress = new ProgressCheckpoint({
+      tasks: this.d.tasks,
+      clock: this.d.clock,
+      log: this.d.log,
+      taskId: job.taskId,
+      runId,
+      title: task.title,
+      before: toTask(task).checkpoint,
     });
     return {
       ...options,
@@ -584,11 +609,8 @@ export class BotRuntime {
         const link = await this.d.links.link(approval, { botId: job.botId, threadId: job.threadId, taskId: job.taskId, messageId: job.messageId });
         active.pendingApprovals.add(approval.id);
         this.d.emit('bots.approval_changed', { approval: link });
-        if (options.attended || this.d.presence()) return undefined;
-        return (
-          `Nobody can answer the approval for ${approval.tool} on ${approval.server}: ${UNATTENDED_WHAT[job.source]} is unattended and no page or client is connected, ` +
-          'so the tool did not run. Open the Bots tab (or keep a client attached) and ask again, or grant the tool allow_automatically in [mcp].'
-        );
+        // Unattended or not, page or none: it waits its expiry (§7.1, 10 minutes) — a person may open the page meanwhile.
+        return undefined;
       },
     };
   }
@@ -641,6 +663,7 @@ export class BotRuntime {
             outcome: e.step.outcome,
             output: e.step.output,
           });
+          active.progress?.onStep(e.step);
           if (active.pendingApprovals.size > 0) void this.refreshApprovals(active);
           break;
         default:
@@ -668,6 +691,7 @@ export class BotRuntime {
   private async settle(active: ActiveRun, outcome: RunOutcome | null, failure: string | null): Promise<void> {
     const { job } = active;
     await active.writer?.close();
+    await active.progress?.idle();
     const now = this.d.clock.now();
     const result = settledStatus({ outcome, failure, stopCause: active.stopCause, shuttingDown: this.disposing });
     const streamed = (active.writer?.text ?? '').replace(/\n{3,}/g, '\n\n').trim();

@@ -273,6 +273,22 @@ export class TaskStore {
    * Renew `owner`'s lease on these open tasks of its (one statement per 500). Not a write of the task: neither its
    * version nor `updated_at` moves, so claims' compare-and-set and the orphan age are untouched.
    */
+  /**
+   * A running task's checkpoint as its run goes (seed 2 §7.6): only while that run holds it
+   * (`working`, its `run_id`). No version or `updated_at` change: it is progress of the run, not a
+   * change of the task that a claim, a cancel or the orphan age should see.
+   */
+  async writeProgress(id: string, runId: string, checkpoint: string): Promise<boolean> {
+    const res = await this.db
+      .updateTable('bots_tasks')
+      .set({ checkpoint })
+      .where('id', '=', id)
+      .where('run_id', '=', runId)
+      .where('status', '=', 'working')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
   async renewOwnerLease(owner: string, taskIds: readonly string[]): Promise<number> {
     let n = 0;
     for (let i = 0; i < taskIds.length; i += 500) {

@@ -72,7 +72,7 @@ export const LOG_OUTCOMES = [
 ] as const;
 export type LogOutcome = (typeof LOG_OUTCOMES)[number];
 
-export const CHECKIN_SOURCES = ['ask_user', 'exhausted', 'blocked', 'interrupted_message'] as const;
+export const CHECKIN_SOURCES = ['ask_user', 'exhausted', 'blocked', 'interrupted_message', 'approval_expired'] as const;
 export type CheckinSource = (typeof CHECKIN_SOURCES)[number];
 export const CHECKIN_STATES = ['pending', 'answered', 'dismissed', 'cancelled', 'superseded'] as const;
 export type CheckinState = (typeof CHECKIN_STATES)[number];
@@ -396,7 +396,7 @@ export const heartbeatContract = defineContract<HeartbeatEvents>()({
     ).returns<Checkin>(),
     'bots.mark_user_active': method(
       z.strictObject({ thread_id: id }),
-      'A person is active in a thread: {thread_id}. The heartbeat waits 2 minutes before checking its bots.',
+      'A person is active in a thread: {thread_id}. The heartbeat leaves its bots alone until 90 s after it.',
     ).returns<{ thread_id: string; at: number }>(),
     'bots.heartbeat_log': method(
       z.strictObject({

@@ -48,7 +48,7 @@ describe('the why of a heartbeat check, in words', () => {
     expect(why).toEqual({
       tone: 'gray',
       headline: 'Skipped: you were active 40 s ago',
-      detail: 'It never wakes a bot while you are in its thread; it looks again in 2 minutes.',
+      detail: 'It never wakes a bot while you are in its thread; it looks again 90 s after your last action there.',
     });
     expect(whyOf(entry({ skip: 'user_driving', reason: 'user_driving: the person wrote after "Prepare the Q4 checklist" stopped' }), NOW).headline).toBe(
       'Skipped: you wrote after “Prepare the Q4 checklist” stopped',

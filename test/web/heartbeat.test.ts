@@ -213,7 +213,9 @@ describe('the heartbeat section in Chromium', () => {
     const skip = section().locator('[data-testid="heartbeat-entry"][data-outcome="skipped"][data-skip="user_active"]');
     await skip.waitFor({ timeout: 45_000 });
     expect(await skip.getByTestId('heartbeat-why').innerText()).toMatch(/^Skipped: you were active \d+ s ago$/);
-    expect(await skip.getByTestId('heartbeat-why-detail').innerText()).toBe('It never wakes a bot while you are in its thread; it looks again in 2 minutes.');
+    expect(await skip.getByTestId('heartbeat-why-detail').innerText()).toBe(
+      'It never wakes a bot while you are in its thread; it looks again 90 s after your last action there.',
+    );
     expect(await skip.innerText()).toContain('no model call');
     expect(await skip.getByTestId('heartbeat-rule').innerText()).toBe('user_active');
     expect(await section().getByTestId('heartbeat-last').innerText()).toMatch(/^Skipped: you were active \d+ s ago/);

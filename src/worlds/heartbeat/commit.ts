@@ -8,6 +8,7 @@
  * derived from the tick id, claims compare the version triage read (a second claim finds it
  * changed), and follow-ups fire through a compare-and-set of their own.
  */
+import type { RecordedStep } from '../../agent/index.js';
 import { describeError } from '../../core/index.js';
 import { cleanLine } from '../../llm/index.js';
 import type { HeartbeatMode, HeartbeatSettings, HeartbeatState, SkipRule } from '../../protocol/heartbeat.js';
@@ -19,7 +20,7 @@ import { resumePreamble, wakeNote } from './preamble.js';
 import type { PulseVerdict } from './pulse.js';
 import type { HeartbeatReflection, PulseResult } from './reflect.js';
 import type { Candidate } from './rules.js';
-import { ASK_RECHECK_MS, CLAIM_RETRY_MS, MAX_PULSE_ERRORS, errorBackoff, idleInterval, jitter, nextMidnight, waitDelay } from './schedule.js';
+import { ASK_RECHECK_MS, CLAIM_RETRY_MS, MAX_PULSE_ERRORS, errorBackoff, idleInterval, jitter, nextMidnight, userActiveUntil, waitDelay } from './schedule.js';
 import type { HeartbeatObservation, Plan } from './triage.js';
 
 export interface CommitCounts {
@@ -135,6 +136,8 @@ class PlanCommit {
         reason: `exhausted: “${title}” used its ${c.attempts} attempts (last error: ${cleanLine(c.lastError ?? 'none', 80)})`,
       });
       if (made) this.counts.checked_in++;
+      // §7.5: the task says why it stays failed (its last error is in the check-in's reason).
+      if (made && c.taskId) await this.core.host.markExhausted(c.taskId);
     }
   }
 }
@@ -365,7 +368,7 @@ async function resume(pc: PlanCommit, c: Candidate, v: PulseVerdict | null, reas
   if (!host.isIdle(plan.botId)) return pc.skip('busy', 'the bot became busy during the pulse', now + jitter(plan.settings.intervalMs, core.random), {}, tier);
   const activity = await host.userActivity(plan.threadId);
   if (activity.userActiveAt !== null && activity.userActiveAt >= pc.obs.at) {
-    return pc.skip('user_active', 'a person acted in the thread during the pulse; they come first', now + 120_000, {}, tier);
+    return pc.skip('user_active', 'a person acted in the thread during the pulse; they come first', userActiveUntil(activity.userActiveAt), {}, tier);
   }
   const active = await core.bots.countInState('resuming');
   if (active >= pc.g.resume_concurrency) {
@@ -393,6 +396,13 @@ async function resume(pc: PlanCommit, c: Candidate, v: PulseVerdict | null, reas
     return pc.skip('budget', why, nextMidnight(now, tz), {}, tier);
   }
 
+  // A follow-up of a finished task continues that task, named by its title (not a new task).
+  const finished = followUpAlone && c.taskId ? await host.getTask(c.taskId) : undefined;
+  const followUpOf = finished && (finished.status === 'done' || finished.status === 'review') ? finished : undefined;
+  if (followUpOf) {
+    c = { ...c, title: followUpOf.title, status: followUpOf.status, checkpoint: followUpOf.checkpoint?.summary ?? null };
+    plan.steps = (followUpOf.checkpoint?.steps ?? []) as RecordedStep[];
+  }
   const preamble = resumePreamble({ candidate: c, now, steps: plan.steps, pulse: v, followUpsEnabled: plan.settings.followUpsEnabled });
   const note = wakeNote(c, reason);
   const job = { botId: plan.botId, threadId: plan.threadId, text: preamble, note };
@@ -405,7 +415,12 @@ async function resume(pc: PlanCommit, c: Candidate, v: PulseVerdict | null, reas
     }
     await beforeDispatch(pc, c.taskId, now);
     try {
-      const d = await host.dispatchToBot(plan.botId, plan.threadId, preamble, { heartbeat: true, priority: 'low', note });
+      const d = await host.dispatchToBot(plan.botId, plan.threadId, preamble, {
+        heartbeat: true,
+        priority: 'low',
+        note,
+        ...(followUpOf ? { followUpOf: followUpOf.id } : {}),
+      });
       return dispatched(pc, c, d, reason, logBase, tier);
     } catch (err) {
       await core.followups.move(c.followUpId!, 'fired', 'pending');

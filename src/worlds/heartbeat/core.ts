@@ -182,7 +182,7 @@ export class HeartbeatCore {
       id: `${c.id}:log`,
       botId: c.botId,
       mode: c.mode,
-      tier: c.source === 'exhausted' || c.source === 'blocked' ? 0 : 1,
+      tier: c.source === 'exhausted' || c.source === 'blocked' || c.source === 'approval_expired' ? 0 : 1,
       outcome: 'checked_in',
       verdict: c.source === 'ask_user' ? 'ask_user' : null,
       reason: c.reason,

@@ -12,7 +12,7 @@ import { BUDGET_RETENTION_DAYS } from './budget-store.js';
 import { HeartbeatCore, type HeartbeatDeps } from './core.js';
 import { HeartbeatListeners } from './listeners.js';
 import { heartbeatRpcHandlers } from './rpc.js';
-import { dayKey, restartCheck, staggeredFirstCheck } from './schedule.js';
+import { dayKey, restartCheck, staggeredFirstCheck, userActiveUntil } from './schedule.js';
 import { HeartbeatService } from './service.js';
 import { createHeartbeatWorld, type HeartbeatWorld } from './world.js';
 
@@ -92,7 +92,10 @@ async function scheduleAfterRestart(core: HeartbeatCore): Promise<{ scheduled: n
   for (const [botId, at] of marks) {
     const thread = await host.directThread(botId).catch(() => undefined);
     if (!thread) continue;
-    await core.mark(botId, at, thread.id);
+    // A person who wrote just before the crash still counts as active: the first check comes when
+    // they no longer do, not earlier (it would only be deferred).
+    const { userActiveAt } = await host.userActivity(thread.id);
+    await core.mark(botId, userActiveAt === null ? at : Math.max(at, userActiveUntil(userActiveAt)), thread.id);
   }
   if (dueNow && g.mode !== 'off') core.d.trigger?.();
   return { scheduled: marks.size };

@@ -14,10 +14,10 @@
 import type { ControlLinesInfo, DroppedJobInfo, HumanAction, SettledInfo } from '../../bots/index.js';
 import { describeError } from '../../core/index.js';
 import { cleanLine } from '../../llm/index.js';
-import type { HeartbeatMode } from '../../protocol/heartbeat.js';
+import type { Checkin, HeartbeatMode } from '../../protocol/heartbeat.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
-import { USER_ACTIVE_MS, dayKey, jitter } from './schedule.js';
+import { dayKey, jitter, userActiveUntil } from './schedule.js';
 import type { BotSettings } from './settings.js';
 
 const RESUMABLE = new Set(['interrupted', 'preempted', 'timeout', 'provider', 'rate_limit', 'approval_expired']);
@@ -143,6 +143,7 @@ export class HeartbeatListeners {
       });
       // After the cooldown, one look: a failed resume may go again within its attempts; a done one finds nothing.
       if (g.mode !== 'off') await core.mark(i.botId, until, i.threadId);
+      if (task.status === 'failed' && task.error_kind === 'approval_expired' && g.mode === 'resume') await this.approvalExpired(i, g.mode);
       return;
     }
     if (g.mode === 'off') return;
@@ -150,12 +151,32 @@ export class HeartbeatListeners {
       const thread = await core.host.thread(i.threadId);
       if (thread?.kind !== 'direct') return;
       // Due at the next tick, so the work resumes within §13's 3 ticks (the pulse and budgets still
-      // decide) — or, while the person who asked still counts as active, the moment they no longer
-      // do: a tick before that would only defer the bot the user-active 2 minutes.
+      // decide) — or, while the person who asked still counts as active, the moment they no longer do.
       const { userActiveAt } = await core.host.userActivity(i.threadId);
-      const due = Math.max(now + g.tick_seconds * 1000, userActiveAt === null ? 0 : userActiveAt + USER_ACTIVE_MS);
+      const due = Math.max(now + g.tick_seconds * 1000, userActiveAt === null ? 0 : userActiveUntil(userActiveAt));
       await core.mark(i.botId, due, i.threadId);
     }
+  }
+
+  /**
+   * §7.1: an approval expired in a heartbeat resume (nobody was there). Exactly one check-in, made
+   * here and not left to a pulse — which could say resume and have the bot ask the same approval
+   * again, up to the attempt cap. The pending check-in holds the task (rule `asked`) until the
+   * person answers: a reply, the approval's Retry, or Check now.
+   */
+  private async approvalExpired(i: SettledInfo, mode: HeartbeatMode): Promise<void> {
+    const title = cleanLine(i.task.title, 80);
+    const why = cleanLine(i.task.error ?? 'the approval expired', 200);
+    await this.core.checkIn({
+      id: `approval_expired:${i.messageId}`,
+      botId: i.botId,
+      threadId: i.threadId,
+      taskId: i.task.id,
+      source: 'approval_expired',
+      question: `To go on with “${title}” I need your approval, and nobody was there to give it: ${why} Reply here (or use Retry) and I will ask again.`,
+      mode,
+      reason: `approval_expired: “${title}” waits for a person to approve (${cleanLine(why, 100)})`,
+    });
   }
 
   private async controlLines(i: ControlLinesInfo): Promise<void> {
@@ -232,7 +253,7 @@ export class HeartbeatListeners {
     switch (a.kind) {
       case 'message': {
         if (!a.threadId) return;
-        emitCheckins(await core.checkins.resolveWhere({ threadId: a.threadId }, 'answered'));
+        await this.answered(await core.checkins.resolveWhere({ threadId: a.threadId }, 'answered'));
         emitFollowUps(await core.followups.moveWhere({ threadId: a.threadId, kind: 'user' }, 'resolved'));
         for (const botId of a.botIds) {
           const row = await core.bots.get(botId);
@@ -245,7 +266,7 @@ export class HeartbeatListeners {
         return;
       }
       case 'approval':
-        if (a.taskId) emitCheckins(await core.checkins.resolveWhere({ taskId: a.taskId }, 'answered'));
+        if (a.taskId) await this.answered(await core.checkins.resolveWhere({ taskId: a.taskId }, 'answered'));
         return;
       case 'cancel':
       case 'dismiss':
@@ -270,6 +291,18 @@ export class HeartbeatListeners {
         return;
       default:
         return;
+    }
+  }
+
+  /**
+   * Check-ins a person answered (a reply, an approval answer, the card): their tasks' follow-ups
+   * go too, delay ones included (§8) — the person's answer is what the bot continues from now.
+   */
+  async answered(checkins: readonly Checkin[]): Promise<void> {
+    const core = this.core;
+    for (const c of checkins) core.d.emit('heartbeat.checkin_changed', { checkin: c });
+    for (const taskId of new Set(checkins.map((c) => c.task_id).filter((t): t is string => t !== null))) {
+      for (const f of await core.followups.moveWhere({ taskId }, 'cleared')) core.d.emit('heartbeat.followup_changed', { followup: f });
     }
   }
 

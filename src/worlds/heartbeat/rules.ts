@@ -15,7 +15,7 @@ import type { BotApproval, Message, Task } from '../../protocol/bots.js';
 import { CANDIDATE_RULES, type CandidateRule, type HeartbeatMode, type SkipRule } from '../../protocol/heartbeat.js';
 import type { CheckinRow } from './checkin-store.js';
 import type { FollowUpRow } from './followup-store.js';
-import { quietHours, USER_ACTIVE_DEFER_MS, USER_ACTIVE_MS, jitter, nextMidnight, type Random } from './schedule.js';
+import { quietHours, USER_ACTIVE_MS, jitter, nextMidnight, userActiveUntil, type Random } from './schedule.js';
 import type { BotSettings } from './settings.js';
 
 /** Rule 2: an open task untouched this long with no run. Rule 7: a message left streaming this long. */
@@ -130,7 +130,7 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
     return skip('busy', `task ${liveElsewhere[0]!.id} is ${liveElsewhere[0]!.status}`, Math.min(now + interval(), oldest + ORPHAN_AGE_MS + 1));
   }
   if (!v.forced && v.userActiveAt !== null && now - v.userActiveAt < USER_ACTIVE_MS) {
-    return skip('user_active', `a person was active ${Math.round((now - v.userActiveAt) / 1000)} s ago`, now + USER_ACTIVE_DEFER_MS);
+    return skip('user_active', `a person was active ${Math.round((now - v.userActiveAt) / 1000)} s ago`, userActiveUntil(v.userActiveAt));
   }
   if (!v.forced && v.backoffUntil !== null && v.backoffUntil > now) {
     return skip('backoff', `pulse errors: backing off until ${new Date(v.backoffUntil).toISOString()}`, v.backoffUntil);
@@ -208,7 +208,15 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
       continue;
     }
     const task = m.task_id !== null ? v.tasks.find((t) => t.id === m.task_id) : undefined;
-    live.push({ ...messageCandidate(m, 'stale_streaming'), taskId: task?.id ?? null, claimable: false });
+    // Reconcile, then continue (rule 7): a reply whose task can be resumed continues that task;
+    // only one with nothing to continue asks the person.
+    const resumable = task !== undefined && task.status === 'failed' && task.attempts < s.maxTaskAttempts && task.claimed_at === null;
+    live.push({
+      ...messageCandidate(m, 'stale_streaming'),
+      taskId: task?.id ?? null,
+      ...(resumable ? { title: task.title, attempts: task.attempts, version: task.version, checkpoint: task.checkpoint?.summary ?? null } : {}),
+      claimable: resumable,
+    });
   }
 
   // ── follow-ups: rules 4 and 8 ───────────────────────────────────────────

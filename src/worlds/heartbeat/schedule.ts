@@ -10,10 +10,13 @@ export type Random = () => number;
 
 /** §9.2 cap: no check waits longer than this (idle backoff, pulse-error backoff). */
 export const MAX_INTERVAL_MS = 3600_000;
-/** A person acted in the thread this recently: the bot is left alone… */
+/** A person acted in the thread this recently: the bot is left alone (§4 "user-active"). */
 export const USER_ACTIVE_MS = 90_000;
-/** …and checked again this much later. */
-export const USER_ACTIVE_DEFER_MS = 120_000;
+
+/** When a person's action at `at` stops counting as activity: the bot's next check (never a fixed delay after the tick). */
+export function userActiveUntil(at: number): number {
+  return at + USER_ACTIVE_MS;
+}
 /** A claim lost to a race: look again this soon. */
 export const CLAIM_RETRY_MS = 30_000;
 /** The optional single re-check after an `ask_user` nobody answered. */

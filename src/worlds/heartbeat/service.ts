@@ -83,7 +83,7 @@ export class HeartbeatService {
     }
     await this.humanReset(id, threadId);
     const now = core.now();
-    await core.update(id, { forced_at: now, backoff_until: null, consecutive_errors: 0, cooldown_until: null, state: 'idle', last_outcome: 'check now' });
+    await core.update(id, { forced_at: now, backoff_until: null, cooldown_until: null, state: 'idle', last_outcome: 'check now' });
     await core.bots.mark(id, now);
     await core.record({
       id: core.freshId('now'),
@@ -142,7 +142,8 @@ export class HeartbeatService {
     }
     const done = await core.checkins.resolve(id, resolution === 'retry' ? 'superseded' : resolution);
     if (!done) throw new SubconsciousError('conflict', `Check-in "${id}" was resolved meanwhile; nothing was changed.`);
-    core.d.emit('heartbeat.checkin_changed', { checkin: done });
+    if (resolution === 'answered') await this.listeners.answered([done]);
+    else core.d.emit('heartbeat.checkin_changed', { checkin: done });
     if (resolution === 'retry') {
       if (row.task_id) await core.host.resetAttempts(row.task_id);
       const bot = await core.bots.get(row.bot_id);

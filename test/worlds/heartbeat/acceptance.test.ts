@@ -175,9 +175,11 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
     await h.due(bot.id);
     await runFor(h, PERIOD);
     expect((await h.logOf(bot.id)).filter((e) => e.outcome === 'resumed')).toHaveLength(3);
-    expect(await h.task(t.id)).toMatchObject({ attempts: 3, status: 'failed' });
+    // §7.5: the task says it was given up on; its last error is kept in the check-in's reason.
+    expect(await h.task(t.id)).toMatchObject({ attempts: 3, status: 'failed', error: 'Heartbeat attempts exhausted' });
     const checkins = await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute();
     expect(checkins.map((c) => c.source)).toEqual(['exhausted']);
+    expect((await h.logOf(bot.id)).find((e) => e.outcome === 'checked_in')!.reason).toMatch(/last error: .*still broken/);
   });
 
   it('4. a person’s message is never delayed by a heartbeat resume: a queued one is set aside (attempt refunded), a running one preempted', async () => {

@@ -153,4 +153,61 @@ describe('a daemon killed with SIGKILL (SQLite file, real child processes)', () 
       await store.close();
     }
   });
+
+  it(
+    'killed 2 s after a person’s message while the reply runs: resumed within 3 ticks of the end of their activity window, the preamble naming what the killed run wrote',
+    { timeout: 120_000 },
+    async () => {
+      const file = path.join(dir, 'daemon.db');
+      const prompts: string[] = [];
+      model.handle((req) => {
+        if (req.body!.model === 'pulse-model') {
+          return {
+            json: {
+              verdict: 'resume',
+              taskId: null,
+              reason: 'cut off by a crash',
+              instruction: 'Continue.',
+              etaMinutes: 0,
+              urgency: 'normal',
+              confidence: 0.9,
+            },
+          };
+        }
+        prompts.push(JSON.stringify(req.body!.messages));
+        if (prompts.length === 1) return { text: 'Drafted the launch email: subject line and the first two paragraphs are written, next', stall: true };
+        return { text: 'Finished the launch email.' };
+      });
+
+      let d = launch(file, model.baseUrl, T0, children);
+      const { taskId } = await d.send<{ taskId: string }>('SEND Draft the launch email');
+      await d.send(`STREAMING ${taskId}`);
+      await d.kill();
+
+      // Back 2 s after the message (default config: 30 s ticks). The person's message counts as
+      // activity until 90 s after it; from then on the work is resumable.
+      d = launch(file, model.baseUrl, T0 + 2000, children);
+      const windowEnds = T0 + 90_000;
+      let ticksAfterWindow = 0;
+      let now = T0 + 2000;
+      const log: string[] = [];
+      for (let n = 0; n < 12; n++) {
+        const t = await d.send<{ message: string }>('TICK');
+        log.push(`${(now - T0) / 1000}s: ${t.message}`);
+        if (now >= windowEnds) ticksAfterWindow++;
+        if (t.message.includes('resumed')) break;
+        now = (await d.send<{ now: number }>('ADVANCE 30000')).now;
+      }
+      expect(log.at(-1), log.join(' | ')).toContain('resumed');
+      expect(now).toBeGreaterThanOrEqual(windowEnds); // never over the person
+      expect(ticksAfterWindow, log.join(' | ')).toBeLessThanOrEqual(3);
+      expect((await d.send<{ status: string }>(`SETTLED ${taskId}`)).status).toBe('done');
+      await d.kill();
+
+      // The killed run left a checkpoint as it went: the resume's preamble names what it had done.
+      expect(prompts).toHaveLength(2);
+      expect(prompts[1]).toMatch(/Checkpoint: <untrusted-data label=\\"checkpoint summary\\">\\n\\"Drafted the launch email: subject line/);
+      expect(prompts[1]).not.toContain('Checkpoint: none');
+    },
+  );
 });

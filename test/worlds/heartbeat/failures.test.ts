@@ -39,7 +39,7 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     await h.dispose();
   });
 
-  it('an approval expiring during a resume: no deadlock, failed / approval_expired, never auto-approved; the next check asks the person once (rule 5)', async () => {
+  it('an approval expiring during a resume: no deadlock, failed / approval_expired, never auto-approved; exactly one check-in, and the approval is not asked again until the person answers', async () => {
     const bot = await h.createBot('writer');
     const t = await interruptedTask(h, bot.id);
     await h.due(bot.id);
@@ -57,29 +57,35 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     expect(existsSync(target)).toBe(false);
     expect((await h.db.selectFrom('bots_approvals').selectAll().executeTakeFirstOrThrow()).state).toBe('expired');
 
-    // After the cooldown: rule 5 (the approval expired after the last claim) → the pulse asks the person.
-    await h.advance(10 * 60_000);
-    h.verdict({ taskId: t.id, verdict: 'ask_user', reason: 'writing the file needs approval', instruction: 'May I write launch-checklist.md?' });
-    await h.tick();
-    expect(h.pulse.chatRequests).toHaveLength(2);
-    expect(h.pulse.chatRequests[1]!.body!.messages!.at(-1)!.content as string).toContain('approval_expired');
+    // The expiry itself makes the one check-in (no pulse decides it).
+    await until(async () => (await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute()).length === 1);
     const checkins = await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute();
-    expect(checkins).toHaveLength(1);
-    expect(checkins[0]).toMatchObject({ source: 'ask_user', state: 'pending', task_id: t.id, bot_id: bot.id });
+    expect(checkins[0]).toMatchObject({ source: 'approval_expired', state: 'pending', task_id: t.id, bot_id: bot.id });
+    expect(checkins[0]!.question).toMatch(/To go on with “Prepare the Q4 launch checklist” I need your approval.*write_file/);
     const msgs = await thread(h, bot.id);
     expect(msgs.filter((m) => m.role === 'system').map((m) => m.text)).toContain('Heartbeat: needs you');
     const question = msgs.filter((m) => m.role === 'bot' && m.heartbeat && m.status === 'done');
     expect(question).toHaveLength(1);
-    expect(question[0]!.text).toContain('May I write launch-checklist.md?');
     const snap = await h.call<Snapshot>('bots.snapshot');
     expect(snap.bots.find((b: BotWithStatus) => b.id === bot.id)!.needs_attention).toBe(1);
     expect((await h.beat(bot.id)).state).toBe('waiting_user');
+
+    // After the cooldown, even a pulse model that would say resume is never asked: the task waits
+    // for its person — no second run, no second approval, no second check-in.
+    await h.advance(10 * 60_000);
+    await h.due(bot.id);
+    h.verdict({ taskId: t.id, verdict: 'resume' });
+    await h.tick();
+    expect(h.pulse.chatRequests).toHaveLength(1);
+    expect(await h.db.selectFrom('bots_approvals').selectAll().execute()).toHaveLength(1);
+    expect(await h.hdb.selectFrom('heartbeat_checkins').selectAll().execute()).toHaveLength(1);
+    expect(h.model.chatRequests).toHaveLength(1);
 
     // Waiting for the person: no more pulses; the person's reply resolves the check-in.
     await h.advance(3600_000);
     await h.due(bot.id);
     await h.tick();
-    expect(h.pulse.chatRequests).toHaveLength(2);
+    expect(h.pulse.chatRequests).toHaveLength(1);
     h.model.enqueue({ text: 'Understood, I will not write it.' });
     await h.call('bots.send_message', { bot_id: bot.id, text: 'No, leave the file alone.' });
     await until(async () => (await h.hdb.selectFrom('heartbeat_checkins').select('state').executeTakeFirstOrThrow()).state === 'answered');
@@ -140,6 +146,24 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     expect(ticks).toBeLessThanOrEqual(3);
     await settled(h, t.id, 'done');
     expect((await h.task(t.id)).attempts).toBe(1);
+  });
+
+  it('pulse errors under repeated Check now presses: the press does not reset the error count, so the third error still switches the heartbeat off', async () => {
+    const bot = await h.createBot('pressed');
+    await interruptedTask(h, bot.id);
+    for (let n = 1; n <= 3; n++) {
+      h.pulse.enqueue({ status: 500, message: 'pulse model down' });
+      await h.call('bots.heartbeat_now', { id: bot.id });
+      await h.tick();
+      const beat = await h.beat(bot.id);
+      if (n < 3) expect(beat).toMatchObject({ consecutive_errors: n, enabled: true });
+      else expect(beat).toMatchObject({ consecutive_errors: 3, enabled: false, state: 'disabled' });
+    }
+    expect(h.pulse.chatRequests).toHaveLength(3);
+    expect(h.model.chatRequests).toHaveLength(0);
+    // Switched off: a fourth press is refused with the reason, not another pulse.
+    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    expect('error' in refused && refused.error.message).toMatch(/switched off \(3 pulse errors in a row/);
   });
 
   it('pulse errors: no resume, exponential backoff, and after 3 in a row the bot’s heartbeat is switched off', async () => {

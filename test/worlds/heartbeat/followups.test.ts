@@ -41,7 +41,7 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
     await h.dispose();
   });
 
-  it('FOLLOWUP: 10m — … becomes a due candidate; when due, the bot is woken to keep its promise (a new heartbeat task, the promise fired)', async () => {
+  it('FOLLOWUP: 10m — … becomes a due candidate; when due, the bot is woken to keep its promise: its finished task continues in its thread, named (no new task), the promise fired', async () => {
     const bot = await h.createBot('deployer');
     const taskId = await say(h, bot.id, 'Deploy the site.', 'Deploy started.\nFOLLOWUP: 10m — verify the deploy landed and report back');
     // The persona told the bot about the lines; the line itself never shows.
@@ -65,14 +65,24 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
     const resume = h.model.chatRequests[1]!.body!.messages!.at(-1)!.content as string;
     expect(resume).toContain('You promised to follow up on this');
     expect(resume).toContain('verify the deploy landed');
+    // The preamble names the task it continues (its title), not the follow-up's note alone.
+    expect(resume).toMatch(/titled:\n<untrusted-data label="task title">\n"Deploy the site\."/);
     const tasks = await h.db.selectFrom('bots_tasks').selectAll().orderBy('created_at').execute();
-    expect(tasks).toHaveLength(2);
-    expect(tasks[1]).toMatchObject({ source: 'heartbeat' });
-    await settled(h, tasks[1]!.id, 'done');
+    expect(tasks).toHaveLength(1);
+    expect(tasks[0]).toMatchObject({ id: taskId, title: 'Deploy the site.' });
+    await settled(h, taskId, 'done');
     expect((await h.hdb.selectFrom('heartbeat_followups').select('state').executeTakeFirstOrThrow()).state).toBe('fired');
     const thread = await h.host.heartbeat.directThread(bot.id);
-    const notes = (await h.host.heartbeat.messages(thread.id, { limit: 50 })).filter((m) => m.role === 'system');
-    expect(notes.map((n) => n.text)).toEqual([expect.stringContaining('Woke up to follow up on')]);
+    const messages = await h.host.heartbeat.messages(thread.id, { limit: 50 });
+    const notes = messages.filter((m) => m.role === 'system');
+    expect(notes.map((n) => n.text)).toEqual([expect.stringMatching(/^Woke up to follow up on “Deploy the site\.”/)]);
+    expect(notes[0]!.task_id).toBe(taskId);
+    const replies = messages.filter((m) => m.role === 'bot');
+    expect(replies.map((m) => [m.task_id, m.status])).toEqual([
+      [taskId, 'done'],
+      [taskId, 'done'],
+    ]);
+    expect(replies[1]!.text).toBe('The deploy landed; all checks are green.');
   });
 
   it('FOLLOWUP: when user replies — … resolves on the person’s next message; nothing is woken', async () => {
@@ -104,6 +114,42 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
     await h.tick();
     await settled(h, t.id, 'done');
     expect((await h.hdb.selectFrom('heartbeat_followups').select('state').where('id', '=', 'f-old').executeTakeFirstOrThrow()).state).toBe('cleared');
+  });
+
+  it('an answered check-in clears its task’s delay follow-ups (§8): a reply in the thread, or the card’s answer', async () => {
+    const bot = await h.createBot('answered');
+    const t = await interruptedTask(h, bot.id, { title: 'Task A' });
+    const u = await interruptedTask(h, bot.id, { title: 'Task B' });
+    const followUp = (id: string, taskId: string) =>
+      h.hb.core.followups.add({
+        id,
+        botId: bot.id,
+        threadId: t.thread_id,
+        taskId,
+        kind: 'delay',
+        origin: 'bot',
+        note: 'look again',
+        dueAt: h.clock.now() + 3600_000,
+      });
+    await followUp('f-a', t.id);
+    await followUp('f-b', u.id);
+    for (const task of [t, u]) {
+      await h.hb.core.checkIn({
+        id: `ci-${task.id}`,
+        botId: bot.id,
+        threadId: t.thread_id,
+        taskId: task.id,
+        source: 'ask_user',
+        question: 'Go on?',
+        mode: 'resume',
+        reason: 'test',
+      });
+    }
+    const state = async (id: string) => (await h.hdb.selectFrom('heartbeat_followups').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state;
+    await h.call('bots.resolve_checkin', { id: `ci-${u.id}`, resolution: 'answered' });
+    expect([await state('f-a'), await state('f-b')]).toEqual(['pending', 'cleared']);
+    await say(h, bot.id, 'Yes, go on with A.', 'On it.');
+    expect(await state('f-a')).toBe('cleared');
   });
 
   it('BLOCKED: asks the person at once (one check-in, no pulse); a reply resolves it', async () => {

@@ -143,16 +143,17 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     expect((await h.beat(bot.id)).last_outcome).toBe('verdict: idle');
   });
 
-  it('a person active in the thread defers the bot 2 minutes (bots.mark_user_active); an unknown thread is not_found', async () => {
+  it('a person active in the thread defers the bot until 90 s after it (bots.mark_user_active); an unknown thread is not_found', async () => {
     const bot = await h.createBot('active');
     await interruptedTask(h, bot.id);
     const thread = await h.host.heartbeat.directThread(bot.id);
     await h.advance(5 * 60_000);
     const marked = await h.call<{ at: number }>('bots.mark_user_active', { thread_id: thread.id });
     expect(marked.at).toBe(h.clock.now());
+    await h.advance(30_000);
     await h.due(bot.id);
     await h.tick();
-    expect(await h.beat(bot.id)).toMatchObject({ last_outcome: 'skipped: user_active', next_heartbeat_at: h.clock.now() + 120_000 });
+    expect(await h.beat(bot.id)).toMatchObject({ last_outcome: 'skipped: user_active', next_heartbeat_at: marked.at + 90_000 });
     const res = await h.raw('bots.mark_user_active', { thread_id: 'no-such-thread' });
     expect('error' in res && res.error.message).toMatch(/No thread/);
   });

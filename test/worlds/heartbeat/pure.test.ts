@@ -47,9 +47,9 @@ describe('scheduling (§9.2 backoff table)', () => {
     expect(schedule.errorBackoff(2, 300_000)).toBe(1_200_000);
     expect(schedule.errorBackoff(5, 300_000)).toBe(3_600_000);
     expect(schedule.MAX_PULSE_ERRORS).toBe(3);
-    expect([schedule.USER_ACTIVE_MS, schedule.USER_ACTIVE_DEFER_MS, schedule.CLAIM_RETRY_MS, schedule.ASK_RECHECK_MS]).toEqual([
-      90_000, 120_000, 30_000, 86_400_000,
-    ]);
+    expect([schedule.USER_ACTIVE_MS, schedule.CLAIM_RETRY_MS, schedule.ASK_RECHECK_MS]).toEqual([90_000, 30_000, 86_400_000]);
+    // A person's action counts until 90 s after it (§4), not a fixed delay after the tick that saw it.
+    expect(schedule.userActiveUntil(1_000_000)).toBe(1_090_000);
   });
 
   it('pulses per tick are sized by time: as many as pulse_concurrency lanes fit timeouts into 80 % of a tick (at least one per lane)', () => {

@@ -97,9 +97,10 @@ describe.each(await testDialects())('heartbeat resume on %s', (dialect) => {
     const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'How are things?' });
     await settled(h, sent.dispatched[0]!.task_id, 'done');
     await h.due(bot.id);
-    // The person just wrote: the bot is left alone for two minutes (user-active deferral).
+    // The person just wrote: the bot is left alone until 90 s after their message (user-active).
     expect((await h.tick()).kind).toBe('quiet');
-    expect(await h.beat(bot.id)).toMatchObject({ last_outcome: 'skipped: user_active', next_heartbeat_at: h.clock.now() + 120_000 });
+    const { userActiveAt } = await h.host.heartbeat.userActivity(sent.thread_id);
+    expect(await h.beat(bot.id)).toMatchObject({ last_outcome: 'skipped: user_active', next_heartbeat_at: userActiveAt! + 90_000 });
     await h.advance(120_000);
     const outcome = await h.tick();
     expect(outcome.kind).toBe('quiet');

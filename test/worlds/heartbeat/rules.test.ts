@@ -195,6 +195,18 @@ describe('triage: candidate rules', () => {
     expect(triage(view({ messages: [{ ...stale, updated_at: NOW - 30_000 }] }))).toMatchObject({ kind: 'skip', next: NOW - 30_000 + 60_001 });
   });
 
+  it('rule 7 reconciles, then continues: a stale reply whose task can resume is a claimable candidate of that task; one with no task asks', () => {
+    const t = task({ error_kind: 'provider', interrupted: false, title: 'Draft the memo', version: 7 });
+    const stale = msg({ status: 'streaming', updated_at: NOW - 90_000, task_id: t.id });
+    const out = triage(view({ tasks: [t], messages: [stale] }));
+    const c = out.kind === 'candidates' ? out.candidates.find((x) => x.rule === 'stale_streaming') : undefined;
+    expect(c).toMatchObject({ taskId: t.id, title: 'Draft the memo', version: 7, claimable: true, messageId: stale.id });
+    const alone = triage(view({ messages: [{ ...stale, task_id: null }] }));
+    expect(alone.kind === 'candidates' && alone.primary).toMatchObject({ rule: 'stale_streaming', taskId: null, claimable: false });
+    const spent = triage(view({ tasks: [{ ...t, attempts: 3 }], messages: [stale] }));
+    expect(spent.kind === 'candidates' ? spent.candidates.find((x) => x.rule === 'stale_streaming')?.claimable : false).toBe(false);
+  });
+
   it('priority: the first rule in order is the primary, the others follow in the digest', () => {
     const t6 = task({ error_kind: 'provider', interrupted: false });
     const t1 = task();
@@ -213,7 +225,7 @@ describe('triage: skip rules', () => {
     expect(triage(view({ ...work(), idle: false }))).toMatchObject({ skip: 'busy' });
     const live = task({ status: 'working', error_kind: null });
     expect(triage(view({ tasks: [task(), live] }))).toMatchObject({ skip: 'busy' });
-    expect(triage(view({ ...work(), userActiveAt: NOW - 30_000 }))).toMatchObject({ skip: 'user_active', next: NOW + 120_000 });
+    expect(triage(view({ ...work(), userActiveAt: NOW - 30_000 }))).toMatchObject({ skip: 'user_active', next: NOW + 60_000 });
     expect(rule(triage(view({ ...work(), userActiveAt: NOW - 91_000 })))).toBe('interrupted_task');
     expect(triage(view({ ...work(), backoffUntil: NOW + 60_000 }))).toMatchObject({ skip: 'backoff', next: NOW + 60_000 });
     const question = msg({ text: 'Which region should I deploy to?', created_at: NOW - 10_000 });

@@ -17,6 +17,7 @@ const SOURCE_TEXT: Record<CheckinSource, string> = {
   exhausted: 'it used all its attempts',
   blocked: 'the bot said it is blocked',
   interrupted_message: 'a reply was cut off',
+  approval_expired: 'an approval it needed expired while nobody was there',
 };
 
 export function HeartbeatCheckins(props: { bot: BotWithStatus; checkins: Checkin[]; log: HeartbeatLogEntry[]; onChanged: () => void }) {

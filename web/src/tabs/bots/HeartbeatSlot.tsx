@@ -123,7 +123,7 @@ export function HeartbeatSlot(props: HeartbeatSlotProps) {
 
 /**
  * A person typing in this thread is active there (`bots.mark_user_active`): the heartbeat then
- * holds its checks of the thread's bot for 2 minutes, so it never answers over them. The composer
+ * holds its checks of the thread's bot until 90 s after it, so it never answers over them. The composer
  * is the thread's; this listens for its input events instead of reaching into it.
  */
 function useTypingMarksActive(threadId: string): void {

@@ -5,7 +5,7 @@
  * turns them into one headline and one line of detail, e.g.
  *
  *   Skipped: you were active 40 s ago
- *     It never wakes a bot while you are in its thread; it looks again in 2 minutes.
+ *     It never wakes a bot while you are in its thread; it looks again 90 s after your last action there.
  *   Woke: interrupted task “Prepare the Q4 checklist” — resumed (attempt 1)
  *     Pulse: the checklist was half done
  *
@@ -52,7 +52,7 @@ export const SKIP_NEXT: Record<SkipRule, string> = {
   disabled: 'Switch it on to let it check again.',
   quiet_hours: 'No pulse or resume starts in quiet hours; it looks again when they end.',
   busy: 'One wake-up per bot at a time; it looks again later.',
-  user_active: 'It never wakes a bot while you are in its thread; it looks again in 2 minutes.',
+  user_active: 'It never wakes a bot while you are in its thread; it looks again 90 s after your last action there.',
   backoff: 'Each pulse error doubles the wait; after 3 in a row the heartbeat switches itself off.',
   group_thread: 'The heartbeat acts only in a bot’s own thread; group work is left to its members.',
   waiting_user: 'Answer in the thread: the heartbeat never resumes over an open question.',
