@@ -105,7 +105,11 @@ describe.each(dialects)('ics source (%s)', (dialect) => {
 
     // What the conscious loop reads: the event labelled as calendar.
     const ns = (await f.memory.namespaces()).find((n) => n.namespace === 'cal')!;
-    const prompt = memoryPrompt([{ namespace: ns, documents: await f.memory.recent({ namespace: 'cal', limit: 10 }) }], f.clock.now(), 4000);
+    const prompt = memoryPrompt([{ namespace: ns, documents: await f.memory.recent({ namespace: 'cal', limit: 10 }) }], f.clock.now(), {
+      budgetTokens: 12_000,
+      maxChars: 4000,
+      minChars: 400,
+    });
     expect(prompt).toContain('kind: ics');
     // The fence writes the document as a JSON string (newlines as \n).
     expect(prompt).toContain('Title: Team standup\\nDate: 2026-01-26T08:30:00.000Z\\nUpdated: 2026-01-01T09:00:00.000Z\\nKind: calendar');
