@@ -209,6 +209,8 @@ describe('Actionables and Memory tabs in Chromium', () => {
 
   it('a failed run says why, and the next run clears it', async () => {
     await openTab('Actionables');
+    // Cut off twice: the reply and its one repair retry (issue 19).
+    extractionReplies.push({ text: 'Sure! Here are the items: [{"title": "Pay' });
     extractionReplies.push({ text: 'Sure! Here are the items: [{"title": "Pay' });
     await page.getByRole('button', { name: 'Run now' }).click();
     const error = page.locator('[data-testid="run-error"]');

@@ -111,7 +111,8 @@ describe('memory and conscious modules in the app', () => {
       ['memory', 'quiet', 'baseline created'],
       ['conscious', 'committed', '1 actionable (1 new)'],
     ]);
-    const [ns] = await call<MemoryNamespace[]>('memory.namespaces');
+    // The conscious loop's actionables are memory documents too (their own `conscious` namespace).
+    const ns = (await call<MemoryNamespace[]>('memory.namespaces')).find((n) => n.namespace === 'inbox');
     expect(ns).toMatchObject({ namespace: 'inbox', label: 'Inbox', kind: 'folder', documents: 4, last_error: null });
     expect(ns!.last_sync_at).not.toBeNull();
     // The conscious loop read the email and the notes, fenced.
@@ -122,10 +123,14 @@ describe('memory and conscious modules in the app', () => {
     const [item] = await call<Actionable[]>('conscious.list');
     expect(item).toMatchObject({ title: 'Pay ACME invoice 2291', source: 'email', priority: 'critical', source_label: 'Inbox', state: 'new' });
     // The memory world's baseline holds the first sync: nothing to review.
-    expect(await call('memory.diff')).toMatchObject({ totals: { added: 0, modified: 0, removed: 0 } });
+    // Since the baseline: only the conscious loop's actionable, a memory document of its own namespace.
+    expect(await call('memory.diff')).toMatchObject({ totals: { added: 1, modified: 0, removed: 0 } });
     expect(reviews()).toHaveLength(0);
 
-    // A second tick: nothing changed, both quiet, no model call.
+    // A second tick: the memory world reviews the conscious loop's new actionable (a memory
+    // document since its baseline); the conscious loop is quiet (its own writes never wake it).
+    expect((await app.registry.tickOnce('all')).map((o) => o.kind)).toEqual(['committed', 'quiet']);
+    // A third tick: nothing changed, both quiet, no model call.
     const calls = server.chatRequests.length;
     expect((await app.registry.tickOnce('all')).map((o) => o.kind)).toEqual(['quiet', 'quiet']);
     expect(server.chatRequests).toHaveLength(calls);
@@ -169,7 +174,8 @@ describe('memory and conscious modules in the app', () => {
       body: 'The Initech contract renews automatically on Monday unless cancelled by Friday.',
       namespace_label: 'CRM',
     });
-    expect(await call('memory.diff')).toMatchObject({ totals: { added: 1 }, text: expect.stringContaining('### CRM (rpc)\n[added] Initech contract renewal') });
+    // Added since the baseline: the pushed document and the conscious loop's actionable (a memory document).
+    expect(await call('memory.diff')).toMatchObject({ totals: { added: 2 }, text: expect.stringContaining('### CRM (rpc)\n[added] Initech contract renewal') });
     const notified = app.events.next('memory.notification');
     await call('subconscious.trigger', { kind: 'memory' });
     expect((await notified).data).toMatchObject({ thread: 'subconscious:user', priority: 'important', message: expect.stringContaining('Initech') });
