@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['./test/support/fresh-build.ts'],
+    globalSetup: ['./test/support/fresh-build.ts', './test/support/pg-schema-pool-setup.ts'],
     environment: 'node',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,31 +1,54 @@
 /**
  * `npm run bench:engine` — what quiet ticks cost. Figures are printed, never asserted.
  *
- *  1. Several worlds × 1,000 quiet ticks through the full engine (lease, halt check, graph with
- *     store checkpoints, status update, retention) on a SQLite file: CPU and wall time per tick,
- *     and model calls (must be 0). Baseline in the same process: the world's own observe alone.
+ *  1. Several worlds × 1,000 quiet ticks through the full engine (lease, keys, observe, the commit
+ *     checks) on a SQLite file, in memory, and on Postgres when it answers: CPU per tick and the
+ *     statements and rows per tick, and model calls (must be 0). Baseline in the same process,
+ *     interleaved with the ticks (A B A B …): the world's own observe alone.
  *  2. The scheduler's overhead with a no-op world on a fake clock: CPU per scheduler pass and
  *     per tick it starts, against the bare ticks.
+ *  3. The real tasks and heartbeat worlds' quiet ticks (bench/quiet-worlds.ts): CPU against a
+ *     bare select of their due index, statements per tick, and on Postgres the statements one
+ *     quiet tick sends. BENCH_PART=worlds runs this part alone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import { EventBus, FakeClock, flush, sequentialIds, silentLogger, type Clock } from '../src/core/index.js';
 import { Instance, Registry, type EngineDeps, type EngineTables, type World } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
 import { createLlm } from '../src/llm/index.js';
-import { openStore, tablesView, type Store } from '../src/store/index.js';
+import { openStore, tablesView, type AnyTables, type Store } from '../src/store/index.js';
 import type { GraphTables } from '../src/graph/index.js';
 import type { LedgerTables } from '../src/llm/index.js';
+import { benchRealWorlds } from './quiet-worlds.js';
 
 const TICKS = Number(process.env.BENCH_TICKS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WORLDS = ['alpha', 'beta', 'gamma', 'delta'];
 
-function quietWorld(kind: string): World<null, null, null> {
+/**
+ * A quiet world: its observe is one indexed read of its own cursor. With `probe`, the same read is
+ * its read-only probe (as the conscious, memory and steering worlds do): a quiet tick then takes
+ * no lease; without, every tick takes the lease (as the tasks and heartbeat worlds do).
+ */
+function quietWorld(kind: string, probe = false): World<null, null, null> {
   return {
     kind,
     roles: ['local'],
     intervalMinutes: () => 5,
+    ...(probe
+      ? {
+          probe: async (ctx) => {
+            await ctx.state.get('cursor');
+            return 'nothing new';
+          },
+        }
+      : {}),
     observe: async (ctx) => {
       // A realistic quiet observe: one indexed read of the world's own cursor.
       await ctx.state.get('cursor');
@@ -39,12 +62,12 @@ function quietWorld(kind: string): World<null, null, null> {
   };
 }
 
-function deps(store: Store, clock: Clock): EngineDeps {
+function deps(store: Store, clock: Clock, db: Kysely<AnyTables> = store.db): EngineDeps {
   const ids = sequentialIds('b');
   const endpoint = { baseUrl: 'http://127.0.0.1:9/v1', model: 'none', timeoutMs: 1000 };
   const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: tablesView<LedgerTables>(store.db), clock, ids, log: silentLogger });
   return {
-    db: tablesView<EngineTables>(store.db),
+    db: tablesView<EngineTables>(db),
     llm,
     clock,
     ids,
@@ -61,50 +84,94 @@ function cpuMs(start: NodeJS.CpuUsage): number {
 
 const fmt = (n: number, digits = 3) => n.toFixed(digits);
 
-async function benchQuietTicks(store: Store, label: string) {
-  const clock = new FakeClock();
-  const d = deps(store, clock);
-  const instances = WORLDS.map((w) => new Instance(quietWorld(w), d));
-  // Warm-up.
-  for (const i of instances) for (let k = 0; k < 20; k++) await i.tick();
+/** Counts the statements a run sends (and the rows they return): what a quiet tick costs the store. */
+class StatementCounter implements KyselyPlugin {
+  statements = 0;
+  rows = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.statements++;
+    this.rows += args.result.rows.length;
+    return args.result;
+  }
+}
 
-  // Baseline: the world's observe alone (what any implementation must pay).
-  const baseWorld = quietWorld('alpha');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[], digits = 3) => `${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}`;
+
+/**
+ * Engine quiet ticks against the world's observe alone, interleaved: ROUNDS rounds of A (every
+ * world ticks TICKS / ROUNDS times) then B (as many bare observes), CPU per call each round; the
+ * figures are medians over rounds, with the spread, and the ratio is the median of the rounds'.
+ */
+async function benchQuietTicks(store: Store, label: string, probe: boolean) {
+  const counter = new StatementCounter();
+  const db = store.db.withPlugin(counter);
+  const clock = new FakeClock();
+  const d = deps(store, clock, db);
+  const prefix = probe ? 'probe-' : '';
+  const instances = WORLDS.map((w) => new Instance(quietWorld(`${prefix}${w}`, probe), d));
+  const step = instances[0]!.world.intervalMinutes() * 60_000; // each tick a tick's length later, as the scheduler runs them
+  // Warm-up (the JIT and the statement cache, as in a daemon that has run for a while).
+  for (let k = 0; k < WARMUP; k++) for (const i of instances) await i.tick();
+
+  // Baseline: the world's observe alone (what any implementation must pay), on the same store.
+  const baseWorld = quietWorld(`${prefix}alpha`);
   const baseCtx = {
     state: {
-      get: (k: string) => d.db.selectFrom('instance_state').select('value').where('key', '=', `alpha:${k}`).executeTakeFirst(),
+      get: (k: string) => d.db.selectFrom('instance_state').select('value').where('key', '=', `${prefix}alpha:${k}`).executeTakeFirst(),
       set: async () => undefined,
     },
   };
-  let cpu = process.cpuUsage();
-  let wall = performance.now();
-  for (let k = 0; k < TICKS; k++) await baseWorld.observe(baseCtx as never);
-  const baseCpu = cpuMs(cpu) / TICKS;
-  const baseWall = (performance.now() - wall) / TICKS;
+  for (let k = 0; k < WARMUP; k++) await baseWorld.observe(baseCtx as never);
 
   const callsBefore = await countCalls(store);
-  cpu = process.cpuUsage();
-  wall = performance.now();
+  const perRound = Math.max(1, Math.round(TICKS / ROUNDS));
+  const ticks: number[] = [];
+  const bare: number[] = [];
+  const ratios: number[] = [];
   const kinds = new Map<string, number>();
-  for (let k = 0; k < TICKS; k++) {
-    for (const i of instances) {
-      const o = await i.tick();
-      kinds.set(o.kind, (kinds.get(o.kind) ?? 0) + 1);
-      clock.set(clock.now() + 1);
+  let statements = 0;
+  let rows = 0;
+  let bareStatements = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    counter.statements = counter.rows = 0;
+    let cpu = process.cpuUsage();
+    for (let k = 0; k < perRound; k++) {
+      for (const i of instances) {
+        const o = await i.tick();
+        kinds.set(o.kind, (kinds.get(o.kind) ?? 0) + 1);
+      }
+      clock.set(clock.now() + step);
     }
+    ticks.push(cpuMs(cpu) / (perRound * instances.length));
+    statements = counter.statements / (perRound * instances.length);
+    rows = counter.rows / (perRound * instances.length);
+    counter.statements = 0;
+    cpu = process.cpuUsage();
+    for (let k = 0; k < perRound * instances.length; k++) await baseWorld.observe(baseCtx as never);
+    bare.push(cpuMs(cpu) / (perRound * instances.length));
+    bareStatements = counter.statements / (perRound * instances.length);
+    ratios.push(ticks.at(-1)! / bare.at(-1)!);
   }
-  const total = TICKS * instances.length;
-  const tickCpu = cpuMs(cpu) / total;
-  const tickWall = (performance.now() - wall) / total;
+  const total = perRound * ROUNDS * instances.length;
   const calls = (await countCalls(store)) - callsBefore;
   const threads = await tablesView<GraphTables>(store.db)
     .selectFrom('graph_threads')
     .select((eb) => eb.fn.countAll().as('n'))
     .executeTakeFirstOrThrow();
-  console.log(`\n[${label}] ${instances.length} worlds × ${TICKS} quiet ticks = ${total} ticks (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')})`);
-  console.log(`  engine quiet tick:   ${fmt(tickCpu)} ms CPU, ${fmt(tickWall)} ms wall per tick`);
-  console.log(`  baseline (observe):  ${fmt(baseCpu)} ms CPU, ${fmt(baseWall)} ms wall per call`);
-  console.log(`  ratio engine/baseline (CPU): ${fmt(tickCpu / baseCpu, 1)}×`);
+  console.log(
+    `\n[${label}, ${probe ? 'worlds with a read-only probe (no lease on a quiet tick)' : 'worlds without a probe (the lease on every tick)'}] ${instances.length} worlds × ${perRound * ROUNDS} quiet ticks = ${total} ticks (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')}), ${ROUNDS} interleaved rounds after ${WARMUP} warm-up ticks per world`,
+  );
+  console.log(
+    `  engine quiet tick:   ${fmt(median(ticks))} ms CPU per world per tick (spread ${spread(ticks)}), ${fmt(statements, 1)} statements, ${fmt(rows, 1)} rows read`,
+  );
+  console.log(`  baseline (observe):  ${fmt(median(bare))} ms CPU per call (spread ${spread(bare)}), ${fmt(bareStatements, 1)} statement`);
+  console.log(
+    `  → engine / baseline (CPU): median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); budget 0.1 ms per world: ${median(ticks) <= 0.1 ? 'met' : 'NOT met'}`,
+  );
   console.log(`  model calls during quiet ticks: ${calls}`);
   console.log(`  checkpoint threads left after the run (retention): ${Number(threads.n)}`);
 }
@@ -155,16 +222,64 @@ async function countCalls(store: Store): Promise<number> {
   return Number(r.n);
 }
 
+async function postgresAnswers(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** A Postgres store in a schema of its own (dropped after), or null when Postgres does not answer. */
+async function openPostgres(): Promise<{ store: Store; close(): Promise<void> } | null> {
+  const schema = `engine_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch {
+    return null;
+  }
+  const store = await openStore({ databaseUrl: PG_URL, schema, poolSize: 4 });
+  return {
+    store,
+    async close() {
+      await store.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
 const dir = mkdtempSync(path.join(os.tmpdir(), 'subc-bench-'));
+const part = process.env.BENCH_PART ?? 'all';
 try {
   console.log(`subconscious engine benchmark — node ${process.version}, ${os.cpus().length} cores`);
+  if (part === 'worlds') await benchRealWorlds({ postgresUrl: (await postgresAnswers()) ? PG_URL : undefined });
+  else await benchAll();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function benchAll() {
   const file = await openStore({ workspace: dir });
-  await benchQuietTicks(file, 'SQLite file, WAL');
+  await benchQuietTicks(file, 'SQLite file, WAL', true);
+  await benchQuietTicks(file, 'SQLite file, WAL', false);
   await benchScheduler(file);
   await file.close();
   const memory = await openStore({ sqliteFile: ':memory:' });
-  await benchQuietTicks(memory, 'SQLite :memory:');
+  await benchQuietTicks(memory, 'SQLite :memory:', true);
+  await benchQuietTicks(memory, 'SQLite :memory:', false);
   await memory.close();
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+  const postgres = await openPostgres();
+  if (postgres) {
+    const name = `Postgres ${PG_URL.replace(/\/\/[^@]*@/, '//')}`;
+    await benchQuietTicks(postgres.store, name, true);
+    await benchQuietTicks(postgres.store, name, false);
+    await postgres.close();
+  } else console.log(`\n(Postgres unreachable at ${PG_URL}: its statements per quiet tick not counted)`);
+  await benchRealWorlds({ postgresUrl: postgres ? PG_URL : undefined });
 }

@@ -14,11 +14,19 @@
  *     judges idle), against the scripted model server: the heartbeat's model calls and tokens
  *     beside an interval heartbeat (one full model call per bot per 30 minutes at the measured
  *     average prompt size of a full bot call), as a ratio; and how soon resumable work resumed.
+ *  3. Crash-resume latency (seed 2 §4, §9.2, §13 acceptance 2), at the default config: a real
+ *     daemon (a child process on a SQLite file, devtools/heartbeat-crash-daemon.ts) killed with
+ *     SIGKILL while it streams its reply to a person's message, restarted after a few gaps, then
+ *     ticked at the default cadence until it resumes: ticks and seconds from when the work became
+ *     resumable (the end of the person's 90 s activity window, or the restart when later), and
+ *     whether the resume's preamble carried the killed run's checkpoint.
  *
  * BENCH_BOTS (default "1000,10000,100000") sets the triage sizes; BENCH_PG_URL (default
  * postgres://postgres@127.0.0.1:5432/test) the Postgres server (skipped when unreachable);
- * BENCH_DAY_BOTS (default 1000) the day's bots.
+ * BENCH_DAY_BOTS (default 1000) the day's bots; BENCH_CRASH_RUNS (default 3) the runs per restart
+ * gap; BENCH_DAY=0 / BENCH_CRASH=0 skip parts 2 / 3.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +44,7 @@ import pg from 'pg';
 import { AgentRunner, ApprovalStore, McpManager } from '../src/agent/index.js';
 import { botsMigrations, createBotsHost, parseBotsConfig, type BotsHost, type BotsTables } from '../src/bots/index.js';
 import { TaskStore } from '../src/bots/task-store.js';
+import { createCoordinator, type Coordinator } from '../src/coordination/index.js';
 import { ThreadStore } from '../src/bots/thread-store.js';
 import { EventBus, FakeClock, silentLogger, uuid } from '../src/core/index.js';
 import { Instance } from '../src/engine/index.js';
@@ -52,11 +61,18 @@ import {
   type Heartbeat,
   type HeartbeatConfig,
   type HeartbeatTables,
-  defaultBotRow,
 } from '../src/worlds/heartbeat/index.js';
+import { launchCrashDaemon } from '../devtools/heartbeat-crash-client.js';
+import { populate } from './heartbeat-triage-world.js';
 import { startModelServer, type ModelServer } from '../devtools/model-server.js';
 
-const SIZES = (process.env.BENCH_BOTS ?? '1000,10000,100000').split(',').map(Number);
+const SIZES = (process.env.BENCH_BOTS ?? '10,1000,10000,100000').split(',').map(Number);
+/** Quiet ticks through the engine per size (the cost curve). */
+const QUIET_TICKS = Number(process.env.BENCH_QUIET_TICKS ?? 500);
+/** Interleaved triage/floor pairs per size. */
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 9);
+/** The prompt an interval heartbeat really sends (OpenClaw's, measured side by side in issue 22): ~10.9k tokens. */
+const REAL_INTERVAL_PROMPT_TOKENS = 10_900;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DAY_BOTS = Number(process.env.BENCH_DAY_BOTS ?? 1000);
 const RUNS = 5;
@@ -133,12 +149,13 @@ interface Stack {
   close(): Promise<void>;
 }
 
-function stack(db: AnyDb, clock: FakeClock, baseUrl: string, config: Partial<HeartbeatConfig>, seed = 1): Stack {
+function stack(db: AnyDb, clock: FakeClock, baseUrl: string, config: Partial<HeartbeatConfig>, coordinator: Coordinator, seed = 1): Stack {
   const endpoint = (model: string) => ({ baseUrl, model, timeoutMs: 30_000 });
   const llm = createLlm({ models: { local: endpoint('pulse-model'), agent: endpoint('agent-model') }, db, clock, ids: uuid });
   const approvals = new ApprovalStore({ db, clock, ids: uuid });
   const runner = new AgentRunner({ llm, mcp: new McpManager({ servers: [], clock }), approvals, clock, ids: uuid });
   const host = createBotsHost({
+    coordinator,
     db: tablesView<BotsTables>(db),
     clock,
     ids: uuid,
@@ -188,126 +205,7 @@ function rng(seed: number): () => number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
-async function insertChunks<T>(db: AnyDb, table: string, rows: T[], chunk = 500): Promise<void> {
-  for (let i = 0; i < rows.length; i += chunk)
-    await db
-      .insertInto(table)
-      .values(rows.slice(i, i + chunk))
-      .execute();
-}
-
 // ---- 1. triage ----------------------------------------------------------------------------
-
-/**
- * N bots, each with its direct thread and a finished conversation (a done task, two messages);
- * 10% known to the heartbeat (a row, asleep); 1% with unfinished work — a task cut off by a
- * restart, its reply marked interrupted — and due now.
- */
-async function populate(db: AnyDb, n: number, now: number): Promise<string[]> {
-  const candidates: string[] = [];
-  const bots = [];
-  const threads = [];
-  const members = [];
-  const tasks = [];
-  const messages = [];
-  const beats = [];
-  for (let i = 0; i < n; i++) {
-    const bot = `bot-${i}`;
-    const thread = `thread-${i}`;
-    const candidate = i % 100 === 7;
-    bots.push({
-      id: bot,
-      name: `bot${i}`,
-      label: `Bot ${i}`,
-      description: 'A teammate.',
-      persona: '',
-      model_role: 'agent',
-      model: null,
-      tools: '[]',
-      created_at: now,
-      updated_at: now,
-    });
-    threads.push({
-      id: thread,
-      kind: 'direct',
-      name: `bot${i}`,
-      direct_bot_id: bot,
-      next_seq: candidate ? 4 : 2,
-      created_at: now,
-      updated_at: now,
-      last_message_at: now,
-    });
-    members.push({ thread_id: thread, bot_id: bot, position: 0 });
-    const task = (id: string, status: string, kind: string | null, at: number) => ({
-      id,
-      bot_id: bot,
-      thread_id: thread,
-      message_id: null,
-      request_message_id: null,
-      title: 'Prepare the weekly report',
-      prompt: 'Prepare the weekly report',
-      source: 'user',
-      from_bot_id: null,
-      routine_id: null,
-      handoff_depth: 0,
-      status,
-      error_kind: kind,
-      error: kind ? 'Interrupted when the daemon restarted.' : null,
-      checkpoint: null,
-      interrupted: kind ? 1 : 0,
-      attempts: 0,
-      last_heartbeat_at: null,
-      claim_token: null,
-      claim_at: null,
-      claim_by: null,
-      owner: null,
-      run_id: null,
-      review_note: null,
-      version: 1,
-      created_at: at,
-      updated_at: at,
-      started_at: at,
-      finished_at: at,
-    });
-    const msg = (seq: number, role: string, text: string, status: string, interrupted = 0, taskId: string | null = null) => ({
-      id: `${thread}-m${seq}`,
-      thread_id: thread,
-      seq,
-      role,
-      bot_id: role === 'bot' ? bot : null,
-      task_id: taskId,
-      text,
-      status,
-      error: null,
-      interrupted,
-      heartbeat: 0,
-      created_at: now - 3600_000 + seq * 1000,
-      updated_at: now - 3600_000 + seq * 1000,
-    });
-    tasks.push(task(`${bot}-done`, 'done', null, now - 3600_000));
-    messages.push(msg(1, 'user', 'How is the report going?', 'done'), msg(2, 'bot', 'Sent it this morning.', 'done', 0, `${bot}-done`));
-    if (candidate) {
-      candidates.push(bot);
-      tasks.push(task(`${bot}-cut`, 'failed', 'interrupted', now - 600_000));
-      messages.push(msg(3, 'user', 'Prepare the weekly report', 'done'), {
-        ...msg(4, 'bot', 'Collected the numbers; writing', 'error', 1, `${bot}-cut`),
-        updated_at: now - 600_000,
-      });
-    }
-    if (candidate || i % 10 === 3) beats.push(beatRow(bot, thread, candidate ? now - 1000 : null, now));
-  }
-  await insertChunks(db, 'bots_bots', bots);
-  await insertChunks(db, 'bots_threads', threads);
-  await insertChunks(db, 'bots_thread_members', members);
-  await insertChunks(db, 'bots_tasks', tasks, 300);
-  await insertChunks(db, 'bots_messages', messages);
-  await insertChunks(db, 'heartbeat_bots', beats, 300);
-  return candidates;
-}
-
-function beatRow(bot: string, thread: string, next: number | null, now: number) {
-  return { ...defaultBotRow(bot, thread, now), next_heartbeat_at: next };
-}
 
 interface Measure {
   ms: number;
@@ -330,6 +228,97 @@ async function measure(counter: RowCounter, fn: () => Promise<unknown>): Promise
   return { ms: median(times), rows, queries };
 }
 
+/** A and B run alternately (A B A B …), each round measured alone: medians, spread, and the median of the per-pair ratios. */
+async function interleaved(counter: RowCounter, a: () => Promise<unknown>, b: () => Promise<unknown>, pairs = PAIRS) {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const ratios: number[] = [];
+  const rows = { a: 0, b: 0, qa: 0, qb: 0 };
+  await a();
+  await b(); // warm-up pair
+  for (let i = 0; i < pairs; i++) {
+    counter.reset();
+    let t0 = performance.now();
+    await a();
+    ta.push(performance.now() - t0);
+    rows.a = counter.rows;
+    rows.qa = counter.queries;
+    counter.reset();
+    t0 = performance.now();
+    await b();
+    tb.push(performance.now() - t0);
+    rows.b = counter.rows;
+    rows.qb = counter.queries;
+    ratios.push(ta.at(-1)! / tb.at(-1)!);
+  }
+  const spread = (xs: number[]) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+  return { a: median(ta), b: median(tb), spreadA: spread(ta), spreadB: spread(tb), ratio: median(ratios), ratioSpread: spread(ratios), rows };
+}
+
+/**
+ * Quiet ticks of the heartbeat world through the engine (lease, keys, observe, commit checks),
+ * each a tick's length (`tick_seconds`) after the last, interleaved with a bare indexed select of
+ * the due bots (what a quiet tick must read at least): CPU per call, medians over rounds, and
+ * statements and rows per tick.
+ */
+async function quietTicks(db: AnyDb, counter: RowCounter, s: Stack, clock: FakeClock, ticks: number) {
+  const instance = new Instance(s.hb.world, {
+    db,
+    llm: s.llm,
+    clock,
+    ids: uuid,
+    events: new EventBus(() => clock.now()),
+    log: silentLogger,
+    checkpointer: new StoreCheckpointer(db, clock),
+  });
+  const step = (await s.hb.core.settings.global()).tick_seconds * 1000;
+  const bare = () => db.selectFrom('heartbeat_bots').select('bot_id').where('next_heartbeat_at', '<=', clock.now()).limit(200).execute();
+  for (let i = 0; i < 200; i++) {
+    await instance.tick(); // warm-up (the JIT, the statement cache)
+    await bare();
+  }
+  const rounds = 10;
+  const perRound = Math.max(1, Math.round(ticks / rounds));
+  const a: number[] = [];
+  const b: number[] = [];
+  const ratios: number[] = [];
+  let quiet = 0;
+  let statements = 0;
+  let rows = 0;
+  for (let r = 0; r < rounds; r++) {
+    counter.reset();
+    let cpu = process.cpuUsage();
+    for (let i = 0; i < perRound; i++) {
+      if ((await instance.tick()).kind === 'quiet') quiet++;
+      clock.set(clock.now() + step);
+    }
+    let used = process.cpuUsage(cpu);
+    a.push((used.user + used.system) / 1000 / perRound);
+    statements += counter.queries;
+    rows += counter.rows;
+    cpu = process.cpuUsage();
+    for (let i = 0; i < perRound; i++) await bare();
+    used = process.cpuUsage(cpu);
+    b.push((used.user + used.system) / 1000 / perRound);
+    ratios.push(a.at(-1)! / b.at(-1)!);
+  }
+  const spread = (xs: number[], digits = 3) => `${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}`;
+  const n = perRound * rounds;
+  return {
+    cpuMs: median(a),
+    spread: spread(a),
+    bareMs: median(b),
+    bareSpread: spread(b),
+    ratio: median(ratios),
+    ratioSpread: spread(ratios, 1),
+    queries: statements / n,
+    rows: rows / n,
+    quiet,
+    ticks: n,
+    stepS: step / 1000,
+  };
+}
+
 async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
   const bench = await openBenchStore(dialect);
   const counter = new RowCounter();
@@ -339,14 +328,16 @@ async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
   const candidates = await populate(bench.store.db as AnyDb, n, clock.now());
   const filled = (performance.now() - t0) / 1000;
   if (dialect === 'postgres') await sql`ANALYZE`.execute(bench.store.db);
-  const s = stack(db, clock, 'http://127.0.0.1:9/v1', {});
+  const s = stack(db, clock, 'http://127.0.0.1:9/v1', {}, await createCoordinator({ store: bench.store, clock, ids: uuid }));
   const settings = await s.hb.core.settings.global();
   const lines: string[] = [];
   try {
     // A quiet tick: nobody due (the clock before every candidate's time).
-    const quietClock = new FakeClock(START - 3600_000);
-    const quietStack = stack(db, quietClock, 'http://127.0.0.1:9/v1', {});
+    // Early enough that the quiet ticks, a tick's length apart, end before any candidate is due.
+    const quietClock = new FakeClock(START - 3600_000 - (QUIET_TICKS + 400) * 30_000);
+    const quietStack = stack(db, quietClock, 'http://127.0.0.1:9/v1', {}, await createCoordinator({ store: bench.store, clock: quietClock, ids: uuid }));
     const quiet = await measure(counter, () => observe(quietStack.hb.core, maxPulsesPerTick(settings)));
+    const engineQuiet = await quietTicks(db, counter, quietStack, quietClock, QUIET_TICKS);
     await quietStack.close();
 
     const tick = await measure(counter, () => observe(s.hb.core, maxPulsesPerTick(settings)));
@@ -354,12 +345,11 @@ async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
     const deepTick = obs.plans.length;
 
     await s.hb.core.settings.setGlobal({ mode: 'triage' });
-    const all = await measure(counter, () => observe(s.hb.core, Infinity, { due: n, deep: n }));
     const allObs = await observe(s.hb.core, Infinity, { due: n, deep: n });
     const found = allObs.plans.filter((p) => p.triage.kind === 'candidates').length;
 
     // The floor: the same candidate rows by their indexes, nothing else.
-    const floor = await measure(counter, async () => {
+    const floorRound = async () => {
       const due = await db
         .selectFrom('heartbeat_bots')
         .selectAll()
@@ -384,14 +374,18 @@ async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
           )
           .execute();
       }
-    });
+    };
+    const ab = await interleaved(counter, () => observe(s.hb.core, Infinity, { due: n, deep: n }), floorRound);
     const per = (m: Measure, k: number) => (k ? `${fmt((m.ms * 1000) / k, 0)} µs/bot` : '-');
     lines.push(
       `${dialect.padEnd(8)} ${String(n).padStart(7)} bots  (${candidates.length} with work; filled in ${fmt(filled, 1)} s)`,
       `  quiet tick (none due)         ${fmt(quiet.ms).padStart(8)} ms  ${String(quiet.rows).padStart(6)} rows  ${String(quiet.queries).padStart(5)} queries`,
       `  default tick (${String(deepTick).padStart(3)} triaged)    ${fmt(tick.ms).padStart(8)} ms  ${String(tick.rows).padStart(6)} rows  ${String(tick.queries).padStart(5)} queries  ${per(tick, deepTick)}`,
-      `  all ${String(found).padStart(4)} candidates, 1 pass ${fmt(all.ms).padStart(8)} ms  ${String(all.rows).padStart(6)} rows  ${String(all.queries).padStart(5)} queries  ${per(all, found)}`,
-      `  floor: bare indexed select    ${fmt(floor.ms).padStart(8)} ms  ${String(floor.rows).padStart(6)} rows  ${String(floor.queries).padStart(5)} queries  → one pass = ${fmt(all.ms / floor.ms, 1)}× the floor`,
+      `  all ${String(found).padStart(4)} candidates, 1 pass ${fmt(ab.a).padStart(8)} ms  ${String(ab.rows.a).padStart(6)} rows  ${String(ab.rows.qa).padStart(5)} queries  ${per({ ms: ab.a, rows: ab.rows.a, queries: ab.rows.qa }, found)}  (spread ${ab.spreadA} ms)`,
+      `  floor: bare indexed select    ${fmt(ab.b).padStart(8)} ms  ${String(ab.rows.b).padStart(6)} rows  ${String(ab.rows.qb).padStart(5)} queries  (spread ${ab.spreadB} ms)`,
+      `  → one pass / floor, ${PAIRS} interleaved pairs: median ${fmt(ab.ratio, 2)}× (spread ${ab.ratioSpread}×)`,
+      `  engine quiet tick (heartbeat world, none due, ${engineQuiet.quiet}/${engineQuiet.ticks} quiet, ${engineQuiet.stepS} s apart): ${fmt(engineQuiet.cpuMs, 3)} ms CPU (spread ${engineQuiet.spread}), ${fmt(engineQuiet.queries, 1)} statements, ${fmt(engineQuiet.rows, 1)} rows read per tick`,
+      `    beside a bare indexed select of the due bots, interleaved: ${fmt(engineQuiet.bareMs, 3)} ms CPU (spread ${engineQuiet.bareSpread}); ratio median ${fmt(engineQuiet.ratio, 1)}× (spread ${engineQuiet.ratioSpread}×); budget 0.1 ms: ${engineQuiet.cpuMs <= 0.1 ? 'met' : 'NOT met'}`,
     );
   } finally {
     await s.close();
@@ -418,13 +412,13 @@ interface Event {
   bot: number;
 }
 
-async function dayBench(): Promise<string[]> {
+async function dayBench(label: string, budgets: Partial<HeartbeatConfig>): Promise<string[]> {
   const bench = await openBenchStore('sqlite');
   const db = bench.store.db as AnyDb;
   const clock = new FakeClock(START);
   const models: ModelServer = await startModelServer();
   const random = rng(2026);
-  const s = stack(db, clock, models.baseUrl, { global_pulses_per_day: 5000, global_resumes_per_day: 1000 }, 99);
+  const s = stack(db, clock, models.baseUrl, budgets, await createCoordinator({ store: bench.store, clock, ids: uuid }), 99);
   const threads = new ThreadStore({ db: tablesView<BotsTables>(db), clock, ids: uuid });
   const tasks = new TaskStore({ db: tablesView<BotsTables>(db), clock, ids: uuid });
   const instance = new Instance(s.hb.world, {
@@ -500,6 +494,24 @@ async function dayBench(): Promise<string[]> {
         await new Promise((r) => setTimeout(r, 5));
       }
     };
+    // The heartbeat log keeps only its newest 200 entries store-wide (seed 2 §10.2): a day of 1,000
+    // bots writes far more, so each tick's resumes are collected as they are written.
+    type LogRow = { seq: number; rule: string | null; task_id: string | null; bot_id: string; at: number };
+    const resumedLog: LogRow[] = [];
+    let lastSeq = 0;
+    const collectResumes = async () => {
+      const rows = await db
+        .selectFrom('heartbeat_log')
+        .select(['seq', 'rule', 'task_id', 'bot_id', 'at'])
+        .where('outcome', '=', 'resumed')
+        .where('seq', '>', lastSeq)
+        .orderBy('seq')
+        .execute();
+      for (const r of rows) {
+        resumedLog.push({ seq: Number(r.seq), rule: r.rule, task_id: r.task_id, bot_id: r.bot_id, at: Number(r.at) });
+        lastSeq = Math.max(lastSeq, Number(r.seq));
+      }
+    };
     const t0 = performance.now();
     for (let now = START; now < START + 24 * 3600_000; now += TICK) {
       while (eventIndex < events.length && events[eventIndex]!.at <= clock.now()) {
@@ -543,6 +555,7 @@ async function dayBench(): Promise<string[]> {
       }
       const outcome = await instance.tick();
       ticks++;
+      await collectResumes();
       if (outcome.message.includes('resumed')) await idleAll();
       await clock.advance(TICK);
     }
@@ -551,7 +564,6 @@ async function dayBench(): Promise<string[]> {
     for (const f of await db.selectFrom('heartbeat_followups').selectAll().execute()) {
       if (f.due_at !== null) becameResumable.set(`followup:${f.id}`, { kind: 'followup', at: Number(f.due_at) });
     }
-    const resumedLog = await db.selectFrom('heartbeat_log').selectAll().where('outcome', '=', 'resumed').execute();
     const firstResume = new Map<string, number>();
     for (const e of resumedLog) {
       const key = e.rule === 'follow_up_due' ? null : e.task_id;
@@ -591,7 +603,8 @@ async function dayBench(): Promise<string[]> {
     const heartbeatTokens = pulses.input + pulses.output + resumes.input + resumes.output;
     const intervalCalls = DAY_BOTS * 48;
     const intervalTokens = intervalCalls * avgPrompt;
-    const usage = await s.hb.service.usage({ days: 2, time_zone: 'UTC' });
+    const realIntervalTokens = intervalCalls * REAL_INTERVAL_PROMPT_TOKENS;
+    const usage = await s.hb.service.usage({ days: 2, timezone: 'UTC' });
     const idleRows = await db
       .selectFrom('heartbeat_log')
       .select(['input_tokens', 'output_tokens'])
@@ -612,17 +625,20 @@ async function dayBench(): Promise<string[]> {
     const max = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
     const eventsBy = (k: Event['kind']) => events.filter((e) => e.kind === k).length;
     return [
+      `[${label}]`,
       `${DAY_BOTS} bots, ${ticks} ticks (a simulated day) in ${fmt(wall, 1)} s of wall time; interruptions: ${eventsBy('restart')} restarts mid-run, ${eventsBy('provider')} provider failures, ${eventsBy('followup')} FOLLOWUP: promises, ${eventsBy('idle')} cut-off chores the pulse judges idle`,
       `  heartbeat: ${pulses.calls} pulses (${pulses.input} in / ${pulses.output} out tokens), ${resumes.calls} resume calls (${resumes.input} in / ${resumes.output} out) = ${heartbeatTokens} tokens`,
       `    of the pulses, ${idleVerdicts} said idle (${idleTokens} tokens: chores the pulse keeps declining, rechecked at most hourly — the adaptive interval's cap)`,
       `  measured average prompt of a full bot call: ${fmt(avgPrompt, 0)} tokens (${full.calls} calls)`,
-      `  interval heartbeat (1 call per bot per 30 min): ${intervalCalls} calls × ${fmt(avgPrompt, 0)} = ${fmt(intervalTokens, 0)} tokens`,
-      `  ratio heartbeat / interval: ${fmt(heartbeatTokens / intervalTokens, 5)} (${fmt(intervalTokens / heartbeatTokens, 0)}× fewer tokens; calls ${pulses.calls + resumes.calls} vs ${intervalCalls})`,
+      `  interval heartbeat (1 call per bot per 30 min), with OUR prompt: ${intervalCalls} calls × ${fmt(avgPrompt, 0)} = ${fmt(intervalTokens, 0)} tokens`,
+      `    ratio heartbeat / interval (our prompt): ${fmt(heartbeatTokens / intervalTokens, 5)} (${fmt(intervalTokens / heartbeatTokens, 0)}× fewer tokens; calls ${pulses.calls + resumes.calls} vs ${intervalCalls})`,
+      `  interval heartbeat with a REAL interval prompt (~${REAL_INTERVAL_PROMPT_TOKENS} tokens, OpenClaw's, measured in issue 22): ${intervalCalls} calls × ${REAL_INTERVAL_PROMPT_TOKENS} = ${fmt(realIntervalTokens, 0)} tokens`,
+      `    ratio heartbeat / interval (real prompt): ${fmt(heartbeatTokens / realIntervalTokens, 6)} (${fmt(realIntervalTokens / heartbeatTokens, 0)}× fewer tokens)`,
       `    without the declined chores' rechecks: ${fmt((heartbeatTokens - idleTokens) / intervalTokens, 5)} (${fmt(intervalTokens / (heartbeatTokens - idleTokens), 0)}× fewer)`,
       `  bots.heartbeat_usage says: ratio ${usage.ratio === null ? 'n/a' : fmt(usage.ratio, 5)} (pulses ${usage.pulses.calls}, resume runs ${usage.resumes.runs}, prompt ${usage.measured_prompt_tokens})`,
       `  resumable work: ${resumable}; resumed: ${firstResume.size >= resumable ? resumable : [...becameResumable.keys()].filter((k) => firstResume.has(k)).length}`,
       `    resumed within 3 ticks of becoming resumable (a restart, a failure, a follow-up coming due): ${within3}/${resumable} (${fmt((100 * within3) / resumable, 1)}%)`,
-      ...(missed.length ? [`    not resumed: ${missed.join('; ')}`] : []),
+      ...(missed.length ? [`    not resumed (${missed.length}): ${missed.slice(0, 8).join('; ')}${missed.length > 8 ? '; …' : ''}`] : []),
       `    ticks to resume, median / max: restart ${med(delays.restart!)} / ${max(delays.restart!)}, follow-up ${med(delays.followup!)} / ${max(delays.followup!)}, provider failure ${med(delays.provider!)} / ${max(delays.provider!)}`,
     ];
   } finally {
@@ -630,6 +646,74 @@ async function dayBench(): Promise<string[]> {
     await models.close();
     await bench.close();
   }
+}
+
+// ---- 3. crash-resume latency ---------------------------------------------------------------
+
+/** Restart gaps after the kill (the kill comes 2 s after the person's message). */
+const RESTART_GAPS_S = [0, 20, 60, 120];
+/** Runs per gap (the restart's first check is staggered at random over two ticks). */
+const CRASH_RUNS = Number(process.env.BENCH_CRASH_RUNS ?? 3);
+const KILL_AFTER_MS = 2000;
+const CRASH_COLUMNS = [18, 10, 14, 16, 11, 15];
+const row = (cells: string[]) => `  ${cells.map((c, i) => c.padStart(CRASH_COLUMNS[i] ?? 0)).join('  ')}`;
+
+async function crashBench(): Promise<string[]> {
+  const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
+  const lines = [
+    `a real daemon on a SQLite file, SIGKILLed ${KILL_AFTER_MS / 1000} s after the person's message while it streams the reply, restarted after the gap;`,
+    `the task's durable job continues the cut-off run at restart (issue 17 §1), so no heartbeat tick is needed`,
+    row(['restart after kill', 'answered', 'restart → done', 'heartbeat pulses', 'model calls', 'checkpoint told']),
+  ];
+  let answered = 0;
+  const waits: number[] = [];
+  for (const gap of RESTART_GAPS_S.flatMap((g) => Array.from({ length: CRASH_RUNS }, () => g))) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'subc-hb-crash-bench-'));
+    const model = await startModelServer();
+    const children: ChildProcess[] = [];
+    const prompts: string[] = [];
+    let pulses = 0;
+    model.handle((req) => {
+      if (req.body!.model === 'pulse-model') {
+        pulses++;
+        return {
+          json: { verdict: 'resume', taskId: null, reason: 'cut off by a crash', instruction: 'Continue.', etaMinutes: 0, urgency: 'normal', confidence: 0.9 },
+        };
+      }
+      prompts.push(JSON.stringify(req.body!.messages));
+      if (prompts.length === 1) return { text: 'Drafted the launch email: subject line and the first two paragraphs are written, next', stall: true };
+      return { text: 'Finished the launch email.' };
+    });
+    try {
+      const file = path.join(dir, 'daemon.db');
+      let d = launchCrashDaemon(file, model.baseUrl, T0, children);
+      const { taskId } = await d.send<{ taskId: string }>('SEND Draft the launch email');
+      await d.send(`STREAMING ${taskId}`);
+      await d.kill();
+      const started = performance.now();
+      d = launchCrashDaemon(file, model.baseUrl, T0 + KILL_AFTER_MS + gap * 1000, children);
+      const { status } = await d.send<{ status: string }>(`SETTLED ${taskId}`);
+      const ms = performance.now() - started;
+      await d.kill();
+      const done = status === 'done';
+      if (done) {
+        answered++;
+        waits.push(ms);
+      }
+      const checkpoint = prompts.length > 1 && prompts[1]!.includes('Drafted the launch email: subject line');
+      lines.push(
+        row([`${gap} s`, done ? 'yes' : `NO (${status})`, `${fmt(ms / 1000, 1)} s`, String(pulses), String(prompts.length), checkpoint ? 'yes' : 'NO']),
+      );
+    } finally {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await model.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  lines.push(
+    `  → ${answered}/${RESTART_GAPS_S.length * CRASH_RUNS} answered after the restart, restart → done median ${waits.length ? fmt(median(waits) / 1000, 1) : 'n/a'} s (wall time, the daemon's start included)`,
+  );
+  return lines;
 }
 
 // ---- main -----------------------------------------------------------------------------------
@@ -644,4 +728,20 @@ for (const dialect of dialects) {
 }
 console.log('');
 console.log('2. A day: the heartbeat beside an interval heartbeat');
-for (const line of await dayBench()) console.log(line);
+if (process.env.BENCH_DAY !== '0') {
+  const d = heartbeatConfig.parse({});
+  for (const line of await dayBench(
+    `default budgets: ${d.global_pulses_per_day} pulses / ${d.global_resumes_per_day} resumes per day store-wide, ${d.max_pulses_per_day} / ${d.max_resumes_per_day} per bot`,
+    {},
+  ))
+    console.log(line);
+  console.log('');
+  for (const line of await dayBench('RAISED budgets (not the default): 5,000 pulses / 1,000 resumes per day store-wide', {
+    global_pulses_per_day: 5000,
+    global_resumes_per_day: 1000,
+  }))
+    console.log(line);
+}
+console.log('');
+console.log('3. Crash-resume latency: SIGKILL soon after a person’s message, then restart');
+if (process.env.BENCH_CRASH !== '0') for (const line of await crashBench()) console.log(line);

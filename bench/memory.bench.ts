@@ -15,7 +15,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { SQLite, type SqliteDatabase } from '../src/store/index.js';
 import { EventBus, FakeClock, sequentialIds, silentLogger } from '../src/core/index.js';
 import { Instance, type EngineTables } from '../src/engine/index.js';
 import { StoreCheckpointer, type GraphTables } from '../src/graph/index.js';
@@ -85,7 +85,7 @@ function queries(n: number): string[] {
   return Array.from({ length: n }, (_, i) => (i % 3 === 0 ? pick() : i % 3 === 1 ? `${pick()} ${pick()}` : `${pick()} ${pick()} ${pick()}`));
 }
 
-async function timeRecall(memory: MemoryStore, raw: SQLite.Database, label: string): Promise<void> {
+async function timeRecall(memory: MemoryStore, raw: SqliteDatabase, label: string): Promise<void> {
   const qs = queries(QUERIES);
   const stmt = raw.prepare(sqliteRecallSql(false));
   const stmtNs = raw.prepare(sqliteRecallSql(true));

@@ -164,7 +164,8 @@ export function protocolSchemas(entry = path.join(ROOT, 'src', 'protocol', 'inde
     );
   const results = resultsOf(exported('ProductMethods'));
   const events = Object.fromEntries(checker.getPropertiesOfType(exported('ProductEvents')).map((e) => [e.name, toSchema(checker.getTypeOfSymbol(e))]));
-  return { results, events, components };
+  const webhooks = { 'runtime.dispatch': toSchema(exported('RuntimeWebhook')) };
+  return { results, events, components, webhooks };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

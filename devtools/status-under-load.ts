@@ -26,11 +26,17 @@ export interface LoadRig {
   /** POST a body to /rpc; resolves to the parsed answer and the wall time. */
   post(body: unknown): Promise<{ status: number; body: unknown; ms: number }>;
   /**
+   * POST one call as load: the answer is read to its end and only its size kept. A hundred
+   * `usage.summary` answers (~100 kB each) parsed here would be this process's garbage — and this
+   * process is also the server's, so the collector's pauses would be measured as the server's.
+   */
+  postLoad(body: unknown): Promise<{ status: number; bytes: number }>;
+  /**
    * POST a batch and only count what comes back (answers in a row, errors among them): parsing a
    * 10 MB answer here would block this process — which is also the server's — and be measured
    * as the server's latency.
    */
-  postBatch(batch: unknown[]): Promise<{ status: number; bytes: number; answers: number; errors: number }>;
+  postBatch(batch: unknown[]): Promise<{ status: number; bytes: number; answers: number; errors: number; overBudget: number }>;
   close(): Promise<void>;
 }
 
@@ -87,6 +93,16 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
       const text = await res.text();
       return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null, ms: performance.now() - started };
     },
+    async postLoad(body) {
+      const res = await fetch(`${http.url}/rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(body),
+      });
+      let bytes = 0;
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+      return { status: res.status, bytes };
+    },
     async postBatch(batch) {
       const res = await fetch(`${http.url}/rpc`, {
         method: 'POST',
@@ -94,15 +110,28 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
         body: JSON.stringify(batch),
       });
       let bytes = 0;
-      let text = '';
+      const markers = { answers: '"jsonrpc":"2.0"', errors: '"error":{', overBudget: '"code":"over_budget"' };
+      const counts = { answers: 0, errors: 0, overBudget: 0 };
+      const keep = Math.max(...Object.values(markers).map((m) => m.length)) - 1;
+      let tail = '';
       const decoder = new TextDecoder();
-      // Counted on the whole body: a marker may straddle two chunks.
+      // Counted chunk by chunk (each joined to the last few characters before it: a marker may
+      // straddle two chunks): one split of the whole 10 MB answer at the end held this process,
+      // which is also the server's, for tens of ms and was measured as the server's latency.
+      const scan = (text: string) => {
+        const window = tail + text;
+        for (const k of Object.keys(markers) as (keyof typeof markers)[]) {
+          // A marker wholly inside the kept tail was counted with the chunk before.
+          for (let at = window.indexOf(markers[k]); at !== -1; at = window.indexOf(markers[k], at + 1)) if (at + markers[k].length > tail.length) counts[k]++;
+        }
+        tail = window.slice(-keep);
+      };
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         bytes += chunk.byteLength;
-        text += decoder.decode(chunk, { stream: true });
+        scan(decoder.decode(chunk, { stream: true }));
       }
-      text += decoder.decode();
-      return { status: res.status, bytes, answers: text.split('"jsonrpc":"2.0"').length - 1, errors: text.split('"error":{').length - 1 };
+      scan(decoder.decode());
+      return { status: res.status, bytes, ...counts };
     },
     async close() {
       statusAgent.destroy();
@@ -158,7 +187,11 @@ export function summarize(ms: number[]): Latencies {
  * 2 × `pauseMs` between (a fixed pause would fall into step with the batch's members and always
  * arrive in the gaps between them).
  */
-export async function sampleStatusDuring<T>(rig: LoadRig, work: Promise<T>, pauseMs = 10): Promise<{ latencies: Latencies; result: T; workMs: number }> {
+export async function sampleStatusDuring<T>(
+  rig: LoadRig,
+  work: Promise<T>,
+  pauseMs = 10,
+): Promise<{ latencies: Latencies; ms: number[]; result: T; workMs: number }> {
   const started = performance.now();
   let done = false;
   let workMs = 0;
@@ -173,10 +206,10 @@ export async function sampleStatusDuring<T>(rig: LoadRig, work: Promise<T>, paus
     ms.push(answer.ms);
     await new Promise((r) => setTimeout(r, Math.random() * 2 * pauseMs));
   }
-  return { latencies: summarize(ms), result: await settled, workMs };
+  return { latencies: summarize(ms), ms, result: await settled, workMs };
 }
 
 /** A batch of `n` `usage.summary` calls over 90 days. */
 export function heavyBatch(n: number, tag = 'u'): unknown[] {
-  return Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: `${tag}${i}`, method: 'usage.summary', params: { days: 90, time_zone: 'UTC' } }));
+  return Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: `${tag}${i}`, method: 'usage.summary', params: { days: 90, timezone: 'UTC' } }));
 }

@@ -29,7 +29,7 @@ const tasks = await client.call('subconscious.tasks_list');
 console.log(`tasks: ${tasks.length}`);
 
 try {
-  await client.call('subconscious.tasks_update', { id: 'no-such-task', enabled: false });
+  await client.call('subconscious.tasks_update', { task_id: 'no-such-task', enabled: false });
 } catch (err) {
   if (!(err instanceof SubconsciousClientError)) throw err;
   console.log(`typed error: ${err.code}`);

@@ -27,16 +27,18 @@ const ALLOWED: Record<string, string[]> = {
   // Hosts (no tick) use the same module front door as worlds, hence `engine`.
   bots: ['core', 'coordination', 'store', 'llm', 'engine', 'agent', 'memory', 'protocol'],
   memory: ['core', 'store', 'engine', 'protocol'],
+  // External agent runtimes' bots on the heartbeat's API (a host module, like the bots host, beside it).
+  runtimes: ['core', 'store', 'engine', 'agent', 'bots', 'protocol'],
   orchestration: ['core', 'store', 'llm', 'graph', 'engine', 'protocol'],
   worlds: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'protocol'],
-  app: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'worlds', 'protocol'],
+  app: ['core', 'coordination', 'store', 'llm', 'graph', 'engine', 'agent', 'bots', 'runtimes', 'memory', 'orchestration', 'worlds', 'protocol'],
   server: ['core', 'coordination', 'llm', 'protocol'],
   cli: ['core', 'coordination', 'engine', 'app', 'server', 'mcp', 'protocol'],
   // The MCP face speaks only the protocol (it calls RPC methods), like the page.
   mcp: ['core', 'protocol'],
   // The package's faces: the typed client runs in a browser too; the engine entry re-exports.
   client: ['protocol'],
-  sdk: ['core', 'store', 'llm', 'engine', 'agent', 'bots', 'memory', 'orchestration', 'app', 'cli', 'protocol'],
+  sdk: ['core', 'store', 'llm', 'engine', 'agent', 'bots', 'runtimes', 'memory', 'orchestration', 'app', 'cli', 'protocol'],
 };
 
 function files(dir: string, ext = /\.tsx?$/): string[] {

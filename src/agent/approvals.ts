@@ -9,12 +9,23 @@
  * answer given by another process sharing the database (Postgres) is seen too.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { z } from 'zod';
 import { SubconsciousError, type Clock, type Emitter, type IdGen } from '../core/index.js';
-import { APPROVAL_STATES, type AgentEvents, type Approval, type ApprovalState } from '../protocol/agent.js';
+import {
+  APPROVAL_ANSWERS,
+  APPROVAL_STATES,
+  type AgentEvents,
+  type AnswerVia,
+  type Approval,
+  type ApprovalAnswerKind,
+  type ApprovalAnswerRecord,
+  type ApprovalContext,
+  type ApprovalState,
+} from '../protocol/agent.js';
 import type { AgentTables, ApprovalsTable } from './tables.js';
 import { ownedByThisProcess, ownerIsGone, processOwner } from '../core/process-identity.js';
 
-export { APPROVAL_STATES, type Approval, type ApprovalState };
+export { APPROVAL_ANSWERS, APPROVAL_STATES, type Approval, type ApprovalAnswerKind, type ApprovalContext, type ApprovalState };
 export type ApprovalAnswer = Exclude<ApprovalState, 'pending'>;
 
 /** How long an unattended run's approval waits before it expires (seed 2 §7.1). */
@@ -29,6 +40,21 @@ export interface NewApproval {
   reason: string;
   /** null: attended, waits for the answer. */
   expiresAt: number | null;
+  /** The tool's JSON Schema for its arguments: the page renders them by it and an edit is checked against it. */
+  inputSchema?: Record<string, unknown> | null | undefined;
+  context?: ApprovalContext | null | undefined;
+}
+
+/** One answer of a person (or the engine) to a pending approval. */
+export interface AnswerInput {
+  answer: ApprovalAnswerKind;
+  /** `edit`: the changed arguments. */
+  arguments?: Record<string, unknown> | undefined;
+  /** `respond`: the text for the run. */
+  text?: string | undefined;
+  /** Who answered (default "you"). */
+  by?: string | undefined;
+  via?: AnswerVia | undefined;
 }
 
 export interface ApprovalStoreOptions {
@@ -70,6 +96,13 @@ export class ApprovalStore {
       expires_at: input.expiresAt,
       state: 'pending',
       answered_at: null,
+      input_schema: input.inputSchema ? JSON.stringify(input.inputSchema) : null,
+      context: input.context ? JSON.stringify(input.context) : null,
+      answer: null,
+      answer_arguments: null,
+      answer_text: null,
+      answered_by: null,
+      answered_via: null,
     };
     await this.db.insertInto('approvals').values(row).execute();
     const approval = toApproval(row);
@@ -95,12 +128,41 @@ export class ApprovalStore {
     return rows.map(toApproval);
   }
 
-  approve(id: string): Promise<Approval> {
-    return this.answer(id, 'approved');
+  /** `accept` (the older name). */
+  approve(id: string, who: Pick<AnswerInput, 'by' | 'via'> = {}): Promise<Approval> {
+    return this.answer(id, { answer: 'accept', ...who });
   }
 
-  deny(id: string): Promise<Approval> {
-    return this.answer(id, 'denied');
+  /** `ignore` (the older name). */
+  deny(id: string, who: Pick<AnswerInput, 'by' | 'via'> = {}): Promise<Approval> {
+    return this.answer(id, { answer: 'ignore', ...who });
+  }
+
+  /**
+   * Answer once. accept/edit → `approved` (edit with the changed arguments, checked against the
+   * tool's schema: `invalid_params` naming the field, nothing recorded); respond/ignore →
+   * `denied` (respond keeps the text for the run). Unknown id → not_found; answered or expired → conflict.
+   */
+  async answer(id: string, input: AnswerInput): Promise<Approval> {
+    if (!APPROVAL_ANSWERS.includes(input.answer))
+      throw new SubconsciousError('invalid_params', `Unknown answer "${String(input.answer)}".`, { details: { field: 'answer' } });
+    let args: string | null = null;
+    if (input.answer === 'edit') {
+      const row = await this.get(id);
+      if (!row) throw notFound(id);
+      args = JSON.stringify(checkToolArguments(row.tool, row.input_schema, input.arguments));
+    }
+    const text = input.answer === 'respond' ? (input.text ?? '').trim() : '';
+    if (input.answer === 'respond' && !text)
+      throw new SubconsciousError('invalid_params', 'respond needs the text to send back to the run.', { details: { field: 'text' } });
+    const state = input.answer === 'accept' || input.answer === 'edit' ? 'approved' : 'denied';
+    return this.settle(id, state, {
+      answer: input.answer,
+      answer_arguments: args,
+      answer_text: text || null,
+      answered_by: input.by?.trim() || 'you',
+      answered_via: input.via ?? 'rpc',
+    });
   }
 
   /** pending → expired. False when the row was no longer pending (answered first). */
@@ -108,7 +170,7 @@ export class ApprovalStore {
     const now = this.clock.now();
     const res = await this.db
       .updateTable('approvals')
-      .set({ state: 'expired', answered_at: now })
+      .set({ state: 'expired', answered_at: now, answer: 'expire' })
       .where('id', '=', id)
       .where('state', '=', 'pending')
       .executeTakeFirst();
@@ -176,11 +238,15 @@ export class ApprovalStore {
     }
   }
 
-  private async answer(id: string, state: 'approved' | 'denied'): Promise<Approval> {
+  private async settle(
+    id: string,
+    state: 'approved' | 'denied',
+    how: Pick<ApprovalsTable, 'answer' | 'answer_arguments' | 'answer_text' | 'answered_by' | 'answered_via'>,
+  ): Promise<Approval> {
     const now = this.clock.now();
     const res = await this.db
       .updateTable('approvals')
-      .set({ state, answered_at: now })
+      .set({ state, answered_at: now, ...how })
       .where('id', '=', id)
       .where('state', '=', 'pending')
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
@@ -192,13 +258,13 @@ export class ApprovalStore {
       return row;
     }
     const row = await this.get(id);
-    if (!row) throw new SubconsciousError('not_found', `No approval with id "${id}".`, { hint: 'List pending approvals with approvals.list.' });
+    if (!row) throw notFound(id);
     if (row.state === 'pending') {
       // Past its expiry but the waiter has not noticed yet: the expiry wins.
       await this.expire(id);
       throw new SubconsciousError('conflict', `Approval "${id}" expired before it was answered; the tool did not run.`, { details: { state: 'expired' } });
     }
-    const verb = state === 'approved' ? 'approve' : 'deny';
+    const verb = how.answer ?? (state === 'approved' ? 'approve' : 'deny');
     throw new SubconsciousError('conflict', `Cannot ${verb} approval "${id}": it is already ${row.state}.`, {
       hint: 'An approval is answered once; nothing was changed.',
       details: { state: row.state },
@@ -220,8 +286,67 @@ export class ApprovalStore {
   }
 
   private changed(a: Approval): void {
-    this.events?.emit('approvals.changed', { id: a.id, run_id: a.run_id, world: a.world, tool: a.tool, server: a.server, state: a.state });
+    this.events?.emit('approvals.changed', {
+      id: a.id,
+      run_id: a.run_id,
+      world: a.world,
+      tool: a.tool,
+      server: a.server,
+      state: a.state,
+      ...(a.answer ? { answer: a.answer.kind, by: a.answer.by, via: a.answer.via } : {}),
+    });
   }
+}
+
+function notFound(id: string): SubconsciousError {
+  return new SubconsciousError('not_found', `No approval with id "${id}".`, { hint: 'List pending approvals with approvals.list.' });
+}
+
+/**
+ * An edit's arguments, checked against the tool's JSON Schema (an object at least, when none is
+ * known): `invalid_params` naming the first wrong field (`arguments.content`) otherwise.
+ */
+export function checkToolArguments(tool: string, inputSchema: Record<string, unknown> | null, args: unknown): Record<string, unknown> {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) {
+    throw new SubconsciousError('invalid_params', 'edit needs the changed arguments as an object.', { details: { field: 'arguments' } });
+  }
+  const object = args as Record<string, unknown>;
+  if (!inputSchema) return object;
+  let schema: z.ZodType;
+  try {
+    schema = z.fromJSONSchema(inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    // A schema zod cannot read is not a reason to refuse: the tool server checks the call too.
+    return object;
+  }
+  const checked = schema.safeParse(object);
+  if (checked.success) return object;
+  const issue = checked.error.issues[0]!;
+  const field = ['arguments', ...issue.path.map(String)].join('.');
+  throw new SubconsciousError('invalid_params', `${field}: ${issue.message} (the ${tool} tool's schema); nothing was run.`, {
+    hint: 'Fix the arguments and answer again; the approval is still pending.',
+    details: { field, issues: checked.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+  });
+}
+
+function parseJson<T>(text: string | null): T | null {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
+}
+
+function answerOf(row: Selectable<ApprovalsTable>): ApprovalAnswerRecord | null {
+  if (!row.answer) return null;
+  return {
+    kind: row.answer as ApprovalAnswerRecord['kind'],
+    arguments: parseJson(row.answer_arguments),
+    text: row.answer_text ?? null,
+    by: row.answered_by ?? null,
+    via: (row.answered_via ?? null) as AnswerVia | null,
+  };
 }
 
 function toApproval(row: Selectable<ApprovalsTable>): Approval {
@@ -237,5 +362,8 @@ function toApproval(row: Selectable<ApprovalsTable>): Approval {
     expires_at: row.expires_at === null ? null : Number(row.expires_at),
     state: row.state,
     answered_at: row.answered_at === null ? null : Number(row.answered_at),
+    input_schema: parseJson<Record<string, unknown>>(row.input_schema ?? null),
+    context: parseJson<ApprovalContext>(row.context ?? null),
+    answer: answerOf(row),
   };
 }

@@ -7,7 +7,7 @@
  *   const approvals = new ApprovalStore({ db, clock, ids, events });
  *   const runner = new AgentRunner({ llm, mcp, approvals, clock, ids, events, log });
  *   await runner.recover();                       // pending approvals of dead runs → expired
- *   rpc.add(...agentRpcMethods({ approvals, mcp })) // approvals.list/approve/deny, mcp.servers
+ *   rpc.add(...agentRpcMethods({ approvals, mcp })) // approvals.list/answer (approve/deny), mcp.servers
  *
  * Using it (a world, the bots runtime) — this API is stable:
  *   const run = runner.start({
@@ -20,7 +20,13 @@
  *                                     // (nobody can answer) instead of waiting out the expiry
  *     maxSteps?, capMs?,              // defaults 25 steps, 20 minutes (injected Clock)
  *     signal?,                        // an outside abort → cancelled ('external')
+ *     reads?,                         // outside text in the prompt, shown on its approvals
+ *     decided?,                       // {server, tool, arguments, response?}: a call a person
+ *                                     // already answered, made (or answered) before step one
  *   });
+ *   approvals.answer(id, {answer: 'accept'|'edit'|'respond'|'ignore', arguments?, text?, by?, via?})
+ *     // edit: the call runs with the changed arguments (checked against the tool's schema);
+ *     // respond: it does not run and the model reads the person's text and continues
  *   run.events.subscribe((e) => …);   // text-delta, tool-call, tool-result, approval-requested,
  *                                     // step-finished, settled (also `agent.run` on the EventBus)
  *   run.cancel('user' | 'preempted' | 'external');
@@ -37,9 +43,18 @@
  * (`unknown`, the message names the server) and is restarted on its next use.
  */
 export { AgentRunner, DEFAULT_MAX_STEPS, DEFAULT_RUN_CAP_MS } from './runner.js';
-export type { AgentRunnerOptions, Run, RunEvent, RunEventType, RunEvents, RunOptions, RunOutcome } from './runner.js';
-export { ApprovalStore, APPROVAL_STATES, UNATTENDED_APPROVAL_MS } from './approvals.js';
-export type { Approval, ApprovalAnswer, ApprovalState, ApprovalStoreOptions, NewApproval } from './approvals.js';
+export type { AgentRunnerOptions, DecidedCall, ReadItem, Run, RunEvent, RunEventType, RunEvents, RunOptions, RunOutcome } from './runner.js';
+export { ApprovalStore, checkToolArguments, APPROVAL_ANSWERS, APPROVAL_STATES, UNATTENDED_APPROVAL_MS } from './approvals.js';
+export type {
+  AnswerInput,
+  Approval,
+  ApprovalAnswer,
+  ApprovalAnswerKind,
+  ApprovalContext,
+  ApprovalState,
+  ApprovalStoreOptions,
+  NewApproval,
+} from './approvals.js';
 export { McpManager, mcpServerSchema, mcpServersSchema, mcpToolOverrideSchema, exposedToolName, RESTART_BACKOFF_MS } from './mcp.js';
 export type { McpCallResult, McpManagerOptions, McpServerConfig, McpServerHealth, McpServerInput, McpServerStatus, McpToolInfo } from './mcp.js';
 export { PERMISSION_MODES, permissionModeSchema, toolPolicy } from './permissions.js';

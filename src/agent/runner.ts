@@ -13,6 +13,7 @@ import {
   describeError,
   isSubconsciousError,
   silentLogger,
+  plural,
   untilAborted,
   type Clock,
   type Emitter,
@@ -20,7 +21,7 @@ import {
   type Logger,
 } from '../core/index.js';
 import { classifyModelError, isModelError, UNTRUSTED_PREAMBLE, fence, type Llm, type ModelErrorKind, type ModelRole } from '../llm/index.js';
-import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalStore } from './approvals.js';
+import { UNATTENDED_APPROVAL_MS, type Approval, type ApprovalContext, type ApprovalStore } from './approvals.js';
 import { buildCheckpoint, head, type Checkpoint, type RecordedStep } from './checkpoint.js';
 import { ControlLineFilter, parseControlLines, type ControlLine } from './control-lines.js';
 import type { AgentEvents } from '../protocol/agent.js';
@@ -72,7 +73,18 @@ export interface RunOptions {
   capMs?: number | undefined;
   /** An outside abort (tick timeout, shutdown): cancels the run with cause `external`. */
   signal?: AbortSignal | undefined;
+  /** Outside text the run is given in its prompt (a message, a situation report): shown on its approvals. */
+  reads?: readonly ReadItem[] | undefined;
+  /**
+   * A call a person already decided (issue 23): before the model's first step the run makes
+   * exactly this call (no approval: the person gave it) — or, with `response`, does not make it
+   * and hands the person's text back as its result — and the model continues from there.
+   */
+  decided?: DecidedCall | undefined;
 }
+
+export type ReadItem = { what: string; excerpt: string };
+export type DecidedCall = { server: string; tool: string; arguments: Record<string, unknown>; response?: string | undefined };
 
 export interface RunOutcome {
   runId: string;
@@ -104,6 +116,12 @@ export type RunEvent =
   | { type: 'step-finished'; runId: string; step: number; finishReason: string; inputTokens: number | undefined; outputTokens: number | undefined }
   /** A model call of this run, as the ledger stored it (each attempt is one). */
   | { type: 'model-call'; runId: string; inputTokens: number; outputTokens: number; latencyMs: number; model: string; outcome: string }
+  /**
+   * The final answer arrived (the last step finished without a pending tool call, nothing failed
+   * or stopped the run): sent before the run settles, so a host can checkpoint it and never pay
+   * for it again if its process dies before the settle is written.
+   */
+  | { type: 'answered'; runId: string; text: string; controls: ControlLine[]; steps: number }
   | { type: 'settled'; runId: string; outcome: RunOutcome };
 
 export type RunEventType = RunEvent['type'];
@@ -159,6 +177,10 @@ const runOptionsSchema = z
     maxSteps: z.number().int().min(1).max(500).optional(),
     capMs: z.number().int().positive().optional(),
     signal: z.instanceof(AbortSignal).optional(),
+    reads: z.array(z.object({ what: z.string(), excerpt: z.string() })).optional(),
+    decided: z
+      .object({ server: z.string().min(1), tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()), response: z.string().min(1).optional() })
+      .optional(),
   })
   .refine((o) => (o.messages === undefined) !== (o.prompt === undefined), { path: ['prompt'], message: 'give exactly one of `messages` or `prompt`' });
 
@@ -228,6 +250,8 @@ class RunState {
   private readonly toolSteps: RecordedStep[] = [];
   private readonly log: Logger;
   private steps = 0;
+  /** The ledger's figures for this run's model calls so far (an approval shows them). */
+  private readonly spent = { calls: 0, input: 0, output: 0, lastInput: 0, lastOutput: 0 };
   private lastFinishReason: string | undefined;
   private maxSteps = DEFAULT_MAX_STEPS;
 
@@ -305,7 +329,12 @@ class RunState {
         purpose: options.purpose,
         role: options.role ?? 'agent',
         model: options.model,
-        onLedger: (row) =>
+        onLedger: (row) => {
+          this.spent.calls++;
+          this.spent.input += row.inputTokens;
+          this.spent.output += row.outputTokens;
+          this.spent.lastInput = row.inputTokens;
+          this.spent.lastOutput = row.outputTokens;
           this.emit({
             type: 'model-call',
             runId: this.id,
@@ -314,9 +343,14 @@ class RunState {
             latencyMs: row.latencyMs,
             model: row.model,
             outcome: row.outcome,
-          }),
+          });
+        },
       });
-      const prompt = options.messages ? { messages: options.messages } : { prompt: options.prompt! };
+      let prompt: { messages: ModelMessage[] } | { prompt: string } = options.messages ? { messages: options.messages } : { prompt: options.prompt! };
+      if (options.decided) {
+        const history: ModelMessage[] = options.messages ?? [{ role: 'user', content: options.prompt! }];
+        prompt = { messages: [...history, ...(await this.runDecided(options.decided, mcpTools))] };
+      }
       const result = streamText({
         model,
         ...(system ? { system } : {}),
@@ -414,6 +448,7 @@ class RunState {
       };
     }
     const status = settleStatus(this.facts);
+    if (status.status === 'done') this.emit({ type: 'answered', runId: this.id, text: visible, controls, steps: this.steps });
     try {
       await this.deps.approvals.expireRun(this.id);
     } catch (err) {
@@ -461,7 +496,13 @@ class RunState {
     for (const local of locals) {
       const policy = toolPolicy(this.options.mode, { access: local.access, allowAutomatically: false });
       if (policy === 'hidden') continue;
-      const info: ToolIdentity = { server: LOCAL_TOOL_SERVER, name: local.name, exposedName: local.name, access: local.access };
+      const info: ToolIdentity = {
+        server: LOCAL_TOOL_SERVER,
+        name: local.name,
+        exposedName: local.name,
+        access: local.access,
+        inputSchema: localToolJsonSchema(local) as Record<string, unknown>,
+      };
       const call: ToolCall = async (args, signal) => {
         const parsed = local.input.safeParse(args);
         if (!parsed.success)
@@ -493,14 +534,16 @@ class RunState {
     input: unknown,
     signal: AbortSignal | undefined,
   ): Promise<string> {
-    const args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+    let args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
     const runSignal = signal ?? this.controller.signal;
     if (needsApproval) {
       const answer = await this.askApproval(info, toolCallId, args, runSignal);
-      if (answer === 'denied') {
+      if (answer.kind === 'ignore') {
         this.recordStep(toolCallId, info.exposedName, args, 'denied', 'denied by the user');
         return `The user denied this call to ${info.exposedName}; it did not run. Do not retry it: continue without it, or ask the user.`;
       }
+      if (answer.kind === 'respond') return this.respondInstead(toolCallId, info, args, answer.text);
+      args = answer.arguments;
     }
     this.emit({ type: 'tool-call', runId: this.id, toolCallId, tool: info.exposedName, server: info.server, access: info.access, input: args });
     try {
@@ -527,7 +570,7 @@ class RunState {
   }
 
   /** The approval gate: a durable row, then wait for the answer (or the expiry, when unattended). */
-  private async askApproval(info: ToolIdentity, toolCallId: string, args: Record<string, unknown>, signal: AbortSignal): Promise<'approved' | 'denied'> {
+  private async askApproval(info: ToolIdentity, toolCallId: string, args: Record<string, unknown>, signal: AbortSignal): Promise<GateAnswer> {
     const { deps, options } = this;
     const expiryMs = options.approvalExpiryMs ?? deps.approvalExpiryMs ?? UNATTENDED_APPROVAL_MS;
     const expiresAt = options.attended ? null : deps.clock.now() + expiryMs;
@@ -539,6 +582,8 @@ class RunState {
       arguments: args,
       reason: approvalReason(options, info),
       expiresAt,
+      inputSchema: info.inputSchema ?? null,
+      context: this.approvalContext(),
     });
     this.emit({ type: 'approval-requested', runId: this.id, toolCallId, approval });
     const refusal = await this.unanswerable(approval);
@@ -565,7 +610,94 @@ class RunState {
       this.fail('approval_expired', `Nobody answered the approval for ${info.name} on ${info.server} within ${wait}; the tool did not run.`);
       throw new SubconsciousError('cancelled', 'The approval expired.');
     }
-    return answer;
+    // The row says how: an edit runs with its (checked) arguments, a response goes back to the model.
+    const row = await deps.approvals.get(approval.id);
+    const how = row?.answer;
+    if (answer === 'approved') {
+      const edited = how?.kind === 'edit' && how.arguments && typeof how.arguments === 'object' ? (how.arguments as Record<string, unknown>) : null;
+      return { kind: 'run', arguments: edited ?? args };
+    }
+    if (how?.kind === 'respond' && how.text) return { kind: 'respond', text: how.text };
+    return { kind: 'ignore' };
+  }
+
+  /** What an approval shows beside the call: the model, tokens spent and estimated, outside text read. */
+  private approvalContext(): ApprovalContext {
+    const role = this.options.role ?? 'agent';
+    let model: string | null = this.options.model ?? null;
+    if (!model) {
+      try {
+        model = this.deps.llm.endpoint(role).model;
+      } catch {
+        model = null;
+      }
+    }
+    const read = [
+      ...(this.options.reads ?? []).map((r) => ({ what: head(r.what, 120), excerpt: excerpt(r.excerpt) })),
+      ...this.toolSteps.filter((s) => s.outcome === 'ok').map((s) => ({ what: `${s.tool} ${head(s.input, 80)}`, excerpt: excerpt(s.output) })),
+    ].slice(-8);
+    return {
+      model,
+      spent: { calls: this.spent.calls, input_tokens: this.spent.input, output_tokens: this.spent.output },
+      // After the call the model reads the whole history again and answers: the prompt so far
+      // (about 4 characters a token, or the last step's measured input if larger) plus the results.
+      estimate: { input_tokens: Math.max(this.spent.lastInput, this.promptTokens()) + 200, output_tokens: Math.max(this.spent.lastOutput, 50) },
+      read,
+    };
+  }
+
+  /** A rough size of what the model is sent (system, prompt or history, tool results so far), in tokens. */
+  private promptTokens(): number {
+    const o = this.options;
+    const chars =
+      (o.system?.length ?? 0) +
+      (o.prompt?.length ?? 0) +
+      (o.messages ? safeJson(o.messages).length : 0) +
+      this.toolSteps.reduce((n, s) => n + s.output.length, 0);
+    return Math.ceil(chars / 4);
+  }
+
+  /** The person answered with text instead of the call: the tool did not run and the model reads their words. */
+  private respondInstead(toolCallId: string, info: ToolIdentity, args: Record<string, unknown>, text: string): string {
+    this.recordStep(toolCallId, info.exposedName, args, 'denied', `not run; the user replied: ${text}`);
+    return `The user did not run this call to ${info.exposedName}. They replied (from the user, not from a tool):\n${text}\nContinue with that.`;
+  }
+
+  /** A call the person decided before the run started: made (or answered) once, as history for the model. */
+  private async runDecided(decided: DecidedCall, mcpTools: McpToolInfo[]): Promise<ModelMessage[]> {
+    const local = (this.options.localTools ?? []).find((t) => decided.server === LOCAL_TOOL_SERVER && t.name === decided.tool);
+    const info = mcpTools.find((t) => t.server === decided.server && t.name === decided.tool);
+    if (!info && !local) {
+      throw new SubconsciousError('not_found', `The tool ${decided.tool} on ${decided.server} is not offered any more, so the decided call did not run.`, {
+        hint: 'Check the server in the Skills tab (mcp.servers).',
+      });
+    }
+    const exposed = info ? info.exposedName : decided.tool;
+    const toolCallId = `decided-${this.id}`;
+    let output: string;
+    if (decided.response !== undefined) {
+      output = this.respondInstead(
+        toolCallId,
+        { server: decided.server, name: decided.tool, exposedName: exposed, access: 'write' },
+        decided.arguments,
+        decided.response,
+      );
+    } else if (info) {
+      output = await this.runTool(
+        info,
+        (args, signal) => this.deps.mcp.callTool(info.server, info.name, args, signal),
+        false,
+        toolCallId,
+        decided.arguments,
+        this.controller.signal,
+      );
+    } else {
+      throw new SubconsciousError('invalid_params', 'A decided call must name an MCP tool.');
+    }
+    return [
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId, toolName: exposed, input: decided.arguments }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName: exposed, output: { type: 'text', value: output } }] },
+    ];
   }
 
   /** The run's `onApprovalRequested` verdict: a reason nobody can answer, or undefined to wait. */
@@ -608,7 +740,8 @@ class RunState {
 }
 
 /** What the runner needs to know of a tool, MCP or local. */
-type ToolIdentity = Pick<McpToolInfo, 'server' | 'name' | 'exposedName' | 'access'>;
+type ToolIdentity = Pick<McpToolInfo, 'server' | 'name' | 'exposedName' | 'access'> & { inputSchema?: Record<string, unknown> };
+type GateAnswer = { kind: 'run'; arguments: Record<string, unknown> } | { kind: 'respond'; text: string } | { kind: 'ignore' };
 type ToolCall = (args: Record<string, unknown>, signal: AbortSignal) => Promise<{ text: string; isError: boolean }>;
 
 function runErrorKind(kind: ModelErrorKind): NonNullable<SettleFacts['failure']>['kind'] {
@@ -624,14 +757,21 @@ function runErrorKind(kind: ModelErrorKind): NonNullable<SettleFacts['failure']>
   }
 }
 
-function plural(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
-
 function formatDuration(ms: number): string {
   if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
   if (ms % 1000 === 0) return plural(ms / 1000, 'second');
   return `${ms} ms`;
+}
+
+/** A short plain excerpt of outside text for a person: fence tags and runs of whitespace dropped. */
+function excerpt(text: string): string {
+  return head(
+    text
+      .replace(/<\/?untrusted-data[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+    240,
+  );
 }
 
 function safeJson(value: unknown): string {

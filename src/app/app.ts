@@ -3,6 +3,7 @@
  * surface over them, all built from the module list (DESIGN.md "Layers"). Nothing here names a
  * world: a module's section, tables, services, world and methods come through its front door.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoordinatorKey, createCoordinator, type Coordinator } from '../coordination/index.js';
@@ -20,6 +21,9 @@ import {
 import {
   EventBus,
   Presence,
+  BotStatusKey,
+  ExternalBotStatusKey,
+  combineBotStatus,
   PresenceKey,
   RpcDispatcher,
   Services,
@@ -28,12 +32,22 @@ import {
   systemClock,
   systemTimeZone,
   uuid,
+  type BotStatusSource,
   type Clock,
   type IdGen,
   type Logger,
   type RpcMethod,
 } from '../core/index.js';
-import { InstanceState, Registry, engineRpcHandlers, type EngineDeps, type EngineTables, type SharedContext, type WorldModule } from '../engine/index.js';
+import {
+  InstanceState,
+  Registry,
+  engineRpcHandlers,
+  type EngineDeps,
+  type EngineTables,
+  type ModuleInstance,
+  type SharedContext,
+  type WorldModule,
+} from '../engine/index.js';
 import { StoreCheckpointer, type GraphTables } from '../graph/index.js';
 import {
   createLlm,
@@ -48,6 +62,9 @@ import {
 import { implement, type ProductEvents } from '../protocol/index.js';
 import { EventFeed, applyMigrations, openStore, sharedSecret, tablesView, type SharedSecretsTables, type Store } from '../store/index.js';
 import { loadConfig, type Config } from './config.js';
+import { LiveConfig, fileOffReason } from './config-live.js';
+import { ConfigWatcher } from './config-watch.js';
+import { clusterStatus } from './cluster-status.js';
 import { appContracts } from './contracts.js';
 import { checkModules } from './module-checks.js';
 import { productModules } from './modules.js';
@@ -93,13 +110,17 @@ export interface App {
   registry: Registry;
   rpc: RpcDispatcher;
   services: AppServices;
+  /** Bots by host and status for `/metrics` (absent: no module provides them). */
+  botStatus: BotStatusSource | undefined;
   /** Clients following events (the daemon's `/events` counts them). */
   presence: Presence;
   /** A value every worker on this store shares (the first one stored wins): the cluster token. */
   sharedSecret(name: string, initial: string): Promise<string>;
   /** Durable jobs, tick leases and the workers list (also a service: `CoordinatorKey`). */
   coordinator: Coordinator;
-  /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler. */
+  /** Hand edits of subconscious.toml, applied while the daemon runs (watched from `start`). */
+  configWatcher: ConfigWatcher;
+  /** The daemon's start: the modules' own start (host timers, repairs), then the scheduler and the file watcher. */
   start(): Promise<void>;
   /** Stop every tick (each stays checkpointed), close modules, tools and the store. Idempotent. */
   close(): Promise<void>;
@@ -152,7 +173,15 @@ export async function createApp(opts: AppOptions): Promise<App> {
     const checkpointer = new StoreCheckpointer(tablesView<GraphTables>(store.db), clock);
     // Retention: ticks prune their own checkpoints; this sweeps what older versions or odd exits left.
     await checkpointer.pruneFinished(CHECKPOINT_RETENTION_MS);
-    const coordinator = await createCoordinator({ store, clock, ids, log, role: opts.role ?? 'face' });
+    const coordinator = await createCoordinator({
+      store,
+      clock,
+      ids,
+      log,
+      role: opts.role ?? 'face',
+      leaseMs: config.database.lease_seconds * 1000,
+      retentionMs: config.database.job_retention_hours * 3_600_000,
+    });
     const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer, leases: coordinator };
     const registry = new Registry(deps);
 
@@ -188,9 +217,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
     };
     const methods: RpcMethod[] = [];
     const starts: Array<() => void | Promise<void>> = [];
+    const instances = new Map<string, ModuleInstance>();
     for (const module of modules) {
       const section = config.worlds[module.kind] ?? { enabled: true, settings: {} };
       const instance = await module.instantiate(shared, section.settings);
+      instances.set(module.kind, instance);
       if (instance.close) closers.push(instance.close);
       for (const provision of instance.provides) services.add(provision);
       if (instance.start) starts.push(instance.start);
@@ -200,21 +231,40 @@ export async function createApp(opts: AppOptions): Promise<App> {
           description: module.description,
           tab: module.tab ?? null,
           enabledByDefault: module.enabledByDefault,
-          disabledBy: section.enabled ? undefined : `[worlds.${module.kind}] enabled = false in subconscious.toml`,
+          disabledBy: section.enabled ? undefined : fileOffReason(module.kind),
           tickTimeoutMs,
         });
       }
     }
 
-    const rpc = new RpcDispatcher([], { log });
+    const live = new LiveConfig({ config, workspace, modules, instances, registry, events, worker: coordinator.workerId, log });
+    // Another worker's live change reaches this one through the cluster event feed.
+    const offFeed = feed.subscribe((e) => live.adopt(e));
+    closers.push(async () => offFeed());
+    const configWatcher = new ConfigWatcher({
+      live,
+      load: () => loadConfig({ workspace, modules, ...(opts.env ? { env: opts.env } : {}), ...(opts.overrides ? { overrides: opts.overrides } : {}) }),
+      log,
+    });
+    closers.push(() => configWatcher.close());
+    // Status answers at once even while heavy calls queue (issue 22): it never waits in their lane.
+    const rpc = new RpcDispatcher([], { log, neverQueued: ['subconscious.status'] });
     const timezone = config.timezone ?? systemTimeZone();
     const [engineContract, usageContract, agentContract] = appContracts;
     for (const m of [
       ...implement(
         engineContract,
-        engineRpcHandlers(registry, () => rpc.list()),
+        engineRpcHandlers(
+          registry,
+          () => rpc.list(),
+          llm,
+          () => clusterStatus(coordinator, store.dialect),
+          () => live.effective(existsSync(live.file) ? live.file : null),
+          (key, value) => live.set(key, value),
+          () => ({ error: live.fileState.error, needs_restart: live.fileState.needsRestart }),
+        ),
       ),
-      ...implement(usageContract, usageRpcHandlers(tablesView<LedgerTables>(store.db), clock, timezone)),
+      ...implement(usageContract, usageRpcHandlers(tablesView<LedgerTables>(store.reads ?? store.db), clock, timezone)),
       ...implement(agentContract, agentRpcHandlers(agentServices)),
       ...methods,
     ])
@@ -234,16 +284,20 @@ export async function createApp(opts: AppOptions): Promise<App> {
       registry,
       rpc,
       services: agentServices,
+      botStatus: combineBotStatus(services.find(BotStatusKey), services.find(ExternalBotStatusKey)),
       presence,
       sharedSecret: (name, initial) => sharedSecret(tablesView<SharedSecretsTables>(store.db), name, initial, clock.now()),
       coordinator,
+      configWatcher,
       async start() {
         await coordinator.start();
         for (const start of starts) await start();
         registry.start();
+        configWatcher.start();
       },
       close: () =>
         (closed ??= (async () => {
+          await configWatcher.close();
           await registry.stop();
           for (const close of closers.reverse()) await close().catch((err) => log.error({ err }, 'a module failed to close'));
           // Its jobs go back in line for another worker; it shows stopped in the workers list.

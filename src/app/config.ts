@@ -6,10 +6,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseToml } from 'smol-toml';
+import { TomlError, parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { mcpServersSchema } from '../agent/index.js';
-import { SubconsciousError, isTimeZone } from '../core/index.js';
+import { SubconsciousError, configIssueReason, isTimeZone } from '../core/index.js';
 import type { WorldModule } from '../engine/index.js';
 
 export const CONFIG_FILE = 'subconscious.toml';
@@ -47,6 +47,8 @@ export const baseConfigShape = {
       port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
       /** The MCP face (`/mcp`, `subconscious mcp`) may answer escalations and check-ins for the person. */
       mcp_allow_answers: z.boolean().default(false),
+      /** false: `start` runs a worker with no HTTP face (as `start --worker`); Postgres only. */
+      face: z.boolean().default(true),
     })
     .prefault({}),
   engine: z
@@ -69,7 +71,19 @@ export const baseConfigShape = {
     })
     .prefault({}),
   mcp: z.strictObject({ servers: mcpServersSchema.default([]) }).prefault({}),
-  database: z.strictObject({ url: z.string().optional() }).prefault({}),
+  database: z
+    .strictObject({
+      url: z.string().optional(),
+      /** How long a worker holds a job without renewing it: a dead worker's work is taken over within two. */
+      lease_seconds: z.number().min(1).max(3600).default(60),
+      /** Finished jobs (completed, cancelled, failed, moved aside) are pruned after this many hours. */
+      job_retention_hours: z
+        .number()
+        .positive()
+        .max(24 * 365)
+        .default(24),
+    })
+    .prefault({}),
 };
 
 type BaseConfig = z.output<z.ZodObject<typeof baseConfigShape>>;
@@ -86,6 +100,30 @@ export type Config = BaseConfig & {
   /** Things a person should hear once at start (an old section name still read, …). */
   warnings: string[];
 };
+
+/** Where a key was set: the file, the environment or the command line (a key not listed is a default). */
+export type ConfigOrigins = Readonly<Record<string, 'file' | 'environment' | 'command line'>>;
+const ORIGINS = new WeakMap<Config, ConfigOrigins>();
+
+/** The dotted keys `loadConfig` read from the file, the environment and the command line (empty for a config built otherwise). */
+export function originsOf(config: Config): ConfigOrigins {
+  return ORIGINS.get(config) ?? {};
+}
+
+/** Record that `key` now comes from `source` (a live change written to the file); null: it is a default again. */
+export function setOrigin(config: Config, key: string, source: 'file' | 'environment' | 'command line' | null): void {
+  const next: Record<string, 'file' | 'environment' | 'command line'> = { ...originsOf(config) };
+  if (source === null) delete next[key];
+  else next[key] = source;
+  ORIGINS.set(config, next);
+}
+
+/** A TOML parse error in one line: where (line, column) and what, without smol-toml's code block. */
+function tomlReason(err: unknown): string {
+  if (!(err instanceof TomlError)) return (err as Error).message;
+  const what = err.message.split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '');
+  return `line ${err.line}, column ${err.column}: ${what}`;
+}
 
 /** Environment variables that override the file: name → the dotted key(s) each one sets. */
 export const ENV_OVERRIDES: Record<string, { keys: string[]; type: 'string' | 'port' }> = {
@@ -113,22 +151,41 @@ export function loadConfig(opts: LoadConfigOptions): Config {
     try {
       raw = parseToml(readFileSync(file, 'utf8')) as Record<string, unknown>;
     } catch (err) {
-      throw new SubconsciousError('config_invalid', `${file} is not valid TOML: ${(err as Error).message}`, {
+      throw new SubconsciousError('config_invalid', `${file} is not valid TOML: ${tomlReason(err)}`, {
         hint: 'Fix the file (see README "Configuration"), or move it away to start with defaults.',
+        ...(err instanceof TomlError ? { details: { line: err.line, column: err.column } } : {}),
       });
     }
   }
+  const origins: Record<string, 'file' | 'environment' | 'command line'> = {};
+  for (const key of leafKeys(raw)) origins[key] = 'file';
   for (const [name, { keys, type }] of Object.entries(ENV_OVERRIDES)) {
     const value = env[name];
     if (value === undefined || value === '') continue;
     const parsed = type === 'port' ? parsePort(name, value) : value;
-    for (const key of keys) setPath(raw, key, parsed);
+    for (const key of keys) {
+      setPath(raw, key, parsed);
+      origins[key] = 'environment';
+    }
   }
+  const before =
+    raw.models && isTable(raw.models) ? { local: keyOf(raw.models, 'local'), agent: keyOf(raw.models, 'agent') } : { local: undefined, agent: undefined };
   const keyWarnings = applyApiKeys(raw, env);
-  if (opts.overrides?.port !== undefined) setPath(raw, 'server.port', opts.overrides.port);
-  if (opts.overrides?.host !== undefined) setPath(raw, 'server.host', opts.overrides.host);
+  for (const role of ['local', 'agent'] as const) {
+    const models = isTable(raw.models) ? raw.models : {};
+    if (keyOf(models, role) !== before[role]) origins[`models.${role}.api_key`] = 'environment';
+  }
+  if (opts.overrides?.port !== undefined) {
+    setPath(raw, 'server.port', opts.overrides.port);
+    origins['server.port'] = 'command line';
+  }
+  if (opts.overrides?.host !== undefined) {
+    setPath(raw, 'server.host', opts.overrides.host);
+    origins['server.host'] = 'command line';
+  }
   const config = validateConfig(raw, opts.modules, existsSync(file) ? file : 'configuration');
   config.warnings.push(...keyWarnings);
+  ORIGINS.set(config, origins);
   return config;
 }
 
@@ -197,7 +254,7 @@ export function validateConfig(input: unknown, modules: readonly WorldModule[], 
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const key = legacyKey(issue.path.map(String), legacy.names) ?? (issue.path.join('.') || '(root)');
-    const reason = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+    const reason = configIssueReason(issue);
     const fullKey = issue.code === 'unrecognized_keys' && issue.path.length === 0 ? (issue.keys[0] ?? key) : key;
     throw new SubconsciousError('config_invalid', `Invalid ${source}: ${fullKey}: ${reason}`, {
       hint: 'Fix that key in subconscious.toml or the matching SUBCONSCIOUS_* variable.',
@@ -249,6 +306,16 @@ function legacyKey(path: string[], names: Map<string, string>): string | undefin
   if (path[0] !== 'worlds' || path[1] === undefined) return undefined;
   const legacy = names.get(path[1]);
   return legacy ? [legacy, ...path.slice(2)].join('.') : undefined;
+}
+
+/** The dotted keys of a parsed TOML table's values (an array is one value). */
+function leafKeys(table: Record<string, unknown>, prefix = ''): string[] {
+  return Object.entries(table).flatMap(([k, v]) => (isTable(v) ? leafKeys(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
+}
+
+function keyOf(models: Record<string, unknown>, role: string): unknown {
+  const section = models[role];
+  return isTable(section) ? section.api_key : undefined;
 }
 
 function isTable(value: unknown): value is Record<string, unknown> {

@@ -5,11 +5,12 @@
  * an earlier module.
  */
 import { AgentRunnerKey, ApprovalStoreKey, SkillsKey } from '../agent/index.js';
+import { CoordinatorKey } from '../coordination/index.js';
 import { PresenceKey } from '../core/index.js';
 import type { WorldModule } from '../engine/index.js';
 
 /** Services the app itself provides to every module. */
-const APP_SERVICES = [AgentRunnerKey, ApprovalStoreKey, SkillsKey, PresenceKey].map((k) => k.id);
+const APP_SERVICES = [AgentRunnerKey, ApprovalStoreKey, SkillsKey, PresenceKey, CoordinatorKey].map((k) => k.id);
 
 export function checkModules(modules: readonly WorldModule[]): void {
   const kinds = new Set<string>();

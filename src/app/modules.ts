@@ -6,6 +6,7 @@
 import { botsModule } from '../bots/index.js';
 import type { WorldModule } from '../engine/index.js';
 import { orchestrationModule } from '../orchestration/index.js';
+import { runtimesModule } from '../runtimes/index.js';
 import { consciousModule } from '../worlds/conscious/index.js';
 import { heartbeatModule } from '../worlds/heartbeat/index.js';
 import { memoryModule } from '../worlds/memory/index.js';
@@ -17,6 +18,7 @@ export const productModules: readonly WorldModule[] = [
   tasksModule,
   consciousModule,
   botsModule,
+  runtimesModule,
   heartbeatModule,
   orchestrationModule,
   steeringModule,

@@ -22,12 +22,20 @@ export async function readiness(app: Pick<App, 'store' | 'modules' | 'llm'>): Pr
     checks.store = { ok: false, detail: describeError(err) };
     checks.migrations = { ok: false, detail: 'unknown: the store did not answer' };
   }
-  for (const role of ['local', 'agent'] as const) {
+  const models = await modelChecks(app);
+  for (const role of ['local', 'agent'] as const) checks[`model_${role}`] = models[role];
+  return { ready: Object.values(checks).every((c) => c.ok), checks };
+}
+
+/** Does each model endpoint answer its probe (cached for a few seconds by the prober)? For /readyz and /healthz. */
+export async function modelChecks(app: Pick<App, 'llm'>): Promise<Record<'local' | 'agent', ReadyCheck>> {
+  const check = async (role: 'local' | 'agent'): Promise<ReadyCheck> => {
     const endpoint = app.llm.endpoint(role);
     const probe = await app.llm.probe(role).catch((err: unknown) => ({ available: false, reason: describeError(err) }));
-    checks[`model_${role}`] = probe.available
+    return probe.available
       ? { ok: true, detail: `${endpoint.model} at ${endpoint.baseUrl}` }
       : { ok: false, detail: `${endpoint.model} at ${endpoint.baseUrl}: ${probe.reason ?? 'it did not answer'}` };
-  }
-  return { ready: Object.values(checks).every((c) => c.ok), checks };
+  };
+  const [local, agent] = await Promise.all([check('local'), check('agent')]);
+  return { local, agent };
 }

@@ -54,6 +54,12 @@ export class BotStore {
     return rows.map(toBot);
   }
 
+  /** Every bot's id (no other column: the metrics scrape reads it). */
+  async ids(): Promise<string[]> {
+    const rows = await this.o.db.selectFrom('bots_bots').select('id').execute();
+    return rows.map((r) => r.id);
+  }
+
   async count(): Promise<number> {
     const row = await this.o.db
       .selectFrom('bots_bots')
@@ -88,6 +94,17 @@ export class BotStore {
       .execute();
     const byId = new Map(rows.map((r) => [r.id, toBot(r)]));
     return [...new Set(ids)].map((id) => byId.get(id)).filter((b): b is Bot => b !== undefined);
+  }
+
+  /** Which of these ids are bots: the primary key alone, no row read beyond its index. */
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.o.db
+      .selectFrom('bots_bots')
+      .select('id')
+      .where('id', 'in', [...ids])
+      .execute();
+    return new Set(rows.map((r) => r.id));
   }
 
   async create(input: BotInput): Promise<Bot> {

@@ -122,7 +122,7 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
       const final = await watcher.follow(mine.message_id, mine.task_id, {
         everyMs: options.checkEveryMs ?? 3000,
         check: async () => {
-          const [view, list] = await Promise.all([call('bots.thread', { id: sent.thread_id, limit: 50 }), call('bots.list', {})]);
+          const [view, list] = await Promise.all([call('bots.thread', { thread_id: sent.thread_id, limit: 50 }), call('bots.list', {})]);
           const b = list.find((x) => x.id === bot.id);
           return { message: view.messages.find((m) => m.id === mine.message_id), running: b !== undefined && b.status !== 'idle' };
         },
@@ -141,7 +141,7 @@ export function registerBotsCommands(program: Command, call: BotsCall, options: 
     .option('--json', 'print JSON')
     .action(async (who: string, opts: { json?: boolean }) => {
       const bot = await resolveBot(call, who);
-      const r = await call('bots.stop_bot', { id: bot.id });
+      const r = await call('bots.stop_bot', { bot_id: bot.id });
       if (opts.json) return print(JSON.stringify(r, null, 2));
       print(r.message);
     });

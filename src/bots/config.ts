@@ -5,7 +5,7 @@
  * minutes and 25 steps unless set there) when this section says nothing.
  */
 import { z } from 'zod';
-import { SubconsciousError, isTimeZone } from '../core/index.js';
+import { SubconsciousError, configIssueReason, isTimeZone } from '../core/index.js';
 
 export const botsConfigSchema = z.strictObject({
   /** How often due routines are checked (seed 2: 30 s). */
@@ -47,7 +47,7 @@ export function parseBotsConfig(raw: unknown = {}): BotsConfig {
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const key = ['worlds', 'bots', ...issue.path.map(String)].join('.');
-  const reason = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+  const reason = configIssueReason(issue);
   throw new SubconsciousError('config_invalid', `${key}: ${reason}`, {
     hint: 'Fix [worlds.bots] in subconscious.toml (or remove the key to use its default).',
   });

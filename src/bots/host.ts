@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { AgentRunner, ApprovalStore } from '../agent/index.js';
+import type { Coordinator } from '../coordination/index.js';
 import { systemTimeZone, type Clock, type IdGen, type Logger } from '../core/index.js';
 import type { Handlers } from '../protocol/contract.js';
 import type { Bot, BotApproval, BotsMethods, Message, Task, Thread } from '../protocol/bots.js';
@@ -16,6 +17,7 @@ import type { MemoryNotificationFeed } from '../memory/index.js';
 import { memoryNotesListener, type MemoryNoteSink } from './memory-notes.js';
 import { NotificationDelivery } from './notifications.js';
 import { NoteStore } from './note-store.js';
+import { SendKeyStore } from './send-keys.js';
 import { repairAfterRestart, type RepairResult } from './repair.js';
 import { RoutineStore } from './routine-store.js';
 import { RoutineScheduler, type RoutineFiring } from './routines.js';
@@ -32,7 +34,8 @@ import {
 } from './runtime.js';
 import { BotsService, type AttentionSource, type HumanAction } from './service.js';
 import type { BotsTables } from './tables.js';
-import { TaskStore } from './task-store.js';
+import { leftovers, type Leftovers } from './leftovers.js';
+import { STALE_CLAIM_MS, TaskStore } from './task-store.js';
 import type { PersonaSection } from './prompt.js';
 import { ThreadStore } from './thread-store.js';
 import type { TaskErrorKind } from '../protocol/bots.js';
@@ -45,7 +48,7 @@ export interface BotsHostDeps {
   /** The agent runner (`start`): every model call of a bot run goes through it and its ledger. */
   runner: Pick<AgentRunner, 'start'>;
   /** The agent layer's approval store: the gate's rows (the bots host links and answers them). */
-  approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny' | 'expire'>;
+  approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny' | 'answer' | 'expire'>;
   emit: BotsEmit;
   log: Logger;
   /**
@@ -55,6 +58,8 @@ export interface BotsHostDeps {
   presence?: (() => boolean) | undefined;
   /** The resolved `[worlds.bots]` section. */
   config: BotsConfig;
+  /** The app's coordinator (`CoordinatorKey`): bot runs are its `bots.run` jobs (issue 17). Started and stopped by its owner. */
+  coordinator: Coordinator;
   /** The memory store, when there is one (asked at each settle): MEMORY:/TEAM_MEMORY: lines become documents there too. */
   memoryNotes?: (() => MemoryNoteSink | undefined) | undefined;
   /** The memory world's notifications, when the memory module is there: delivered into the Subconscious thread. */
@@ -100,10 +105,19 @@ export interface BotsHeartbeatApi {
   onHumanAction(listener: (a: HumanAction) => void | Promise<void>): () => void;
   /** Bots by id (those that exist), for the digest's name, label and description. */
   bots(ids: readonly string[]): Promise<Bot[]>;
+  /** Which of these bots exist: ids only (triage's check for deleted bots, one narrow read on the primary key). */
+  existingBots(ids: readonly string[]): Promise<Set<string>>;
   /** How many bots there are (the Usage tab's interval-heartbeat comparison). */
   countBots(): Promise<number>;
   /** Rule 2: queued/working tasks untouched for `olderThanMs` (default 120 s) with no live run (see `BotRuntime.isOrphan`). */
   orphans(opts?: { olderThanMs?: number; botIds?: readonly string[]; limit?: number }): Promise<Task[]>;
+  /**
+   * Whether `staleClaims`, `orphans` and `staleMessages` could find anything with these ages
+   * (defaults as theirs), and whether `fireDueRoutines` would find a routine due now: one indexed
+   * statement, so the heartbeat's sweeps cost one read on a quiet tick. A yes is a maybe (those
+   * reads still rule out live runs); a no is certain; an absent `routines` is a maybe.
+   */
+  leftovers(opts?: { claimOlderThanMs?: number; orphanOlderThanMs?: number; streamingOlderThanMs?: number }): Promise<Leftovers>;
   /** Rule 7: bot messages still streaming/queued, untouched for `olderThanMs` (default 60 s), with no live run. */
   staleMessages(opts?: { olderThanMs?: number; limit?: number }): Promise<Message[]>;
   /** Reconcile one such message: `error` + interrupted, text kept (undefined: it moved on, or is live). */
@@ -117,10 +131,26 @@ export interface BotsHeartbeatApi {
   thread(id: string): Promise<Thread | undefined>;
   /** Triage's reads for many bots in one query each: threads' newest messages, the person's activity, expired approvals. */
   recentMessages(threadIds: readonly string[], limit: number): Promise<Map<string, Message[]>>;
+  /**
+   * What the rules read of each bot's direct thread: of its newest `limit` messages, at least
+   * those that can change a rule's answer (oldest first; any superset within the window, up to
+   * all of it, is as exact). Triage reads this for every bot it looks at and the whole window
+   * (`recentMessages`) only for the bots that pulse (the digest quotes older messages).
+   */
+  triageMessages(threads: readonly { threadId: string; botId: string }[], limit: number): Promise<Map<string, Message[]>>;
   userActivities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>>;
   expiredApprovalsOf(botIds: readonly string[], since: number): Promise<BotApproval[]>;
   /** Pending approvals per thread, for these threads (one query; a thread with none is absent). */
   pendingApprovalsOf(threadIds: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Seed 2 §9.1, routines first: one pass of this host's routine timer now (the routines due are
+   * dispatched before the heartbeat's triage reads the bots, so a routine due in the same tick is
+   * activity, not a bot to resume). A slot fires once however many passes race for it. Also when
+   * the routine timer is not running here (a one-shot `subconscious tick`, a host not started):
+   * the heartbeat's tick is then the only pass, and a routine due now is dispatched as durable
+   * work like the heartbeat's own resumes.
+   */
+  fireDueRoutines(): Promise<RoutineFiring[]>;
 }
 
 /** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */
@@ -167,10 +197,12 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     log,
     emit,
     config,
+    coordinator: deps.coordinator,
   });
   const delivery = new NotificationDelivery({ threads, emit, log, feed: () => deps.notifications?.() });
   let unsubscribe = (): void => undefined;
-  const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit });
+  const sendKeys = new SendKeyStore(db, { clock, ids });
+  const service = new BotsService({ bots, threads, tasks, links, routines, runtime, approvals: deps.approvals, clock, log, emit, sendKeys });
   const scheduler = new RoutineScheduler({
     routines,
     bots,
@@ -186,6 +218,8 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     onTick: async () => {
       try {
         await runtime.renewLease();
+        // Jobs another worker queued, or left when it died (its lease lapsed), start here too.
+        await runtime.pumpIfDue();
       } finally {
         await delivery.deliver();
       }
@@ -241,11 +275,24 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     registerAttention: (s) => service.registerAttention(s),
     onHumanAction: (l) => service.onHumanAction(l),
     bots: (ids) => bots.byIds(ids),
+    existingBots: (ids) => bots.existing(ids),
     thread: (id) => threads.get(id),
     recentMessages: (threadIds, limit) => threads.recentMany(threadIds, limit),
+    triageMessages: async (list, limit) => {
+      const tails = await threads.triageTail(
+        list.map((t) => t.threadId),
+        limit,
+      );
+      const out = new Map([...tails].map(([id, t]) => [id, t.messages] as const));
+      // The tail's "own bot" is the thread's direct bot: where another bot is asked about, its whole window.
+      const other = list.filter((t) => tails.has(t.threadId) && tails.get(t.threadId)!.directBotId !== t.botId).map((t) => t.threadId);
+      if (other.length > 0) for (const [id, messages] of await threads.recentMany(other, limit)) out.set(id, messages);
+      return out;
+    },
     userActivities: (threadIds) => threads.activities(threadIds),
     expiredApprovalsOf: (botIds, since) => links.expiredSinceMany(botIds, since),
     pendingApprovalsOf: (threadIds) => links.pendingCounts('thread_id', threadIds),
+    fireDueRoutines: () => scheduler.tick(),
     repairOrphan: async (taskId, olderThanMs = ORPHAN_AFTER_MS) => {
       const row = await tasks.row(taskId);
       const before = clock.now() - olderThanMs;
@@ -269,6 +316,15 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
       // The lease does the work in SQL; the runtime only rules out this process's own live jobs.
       const rows = await tasks.openSince(before, { botIds: opts.botIds, limit: opts.limit });
       return rows.filter((r) => runtime.isOrphan(r, before)).map(toTask);
+    },
+    leftovers: (opts = {}) => {
+      const now = clock.now();
+      return leftovers(db, {
+        claimBefore: now - (opts.claimOlderThanMs ?? STALE_CLAIM_MS),
+        openBefore: now - (opts.orphanOlderThanMs ?? ORPHAN_AFTER_MS),
+        streamingBefore: now - (opts.streamingOlderThanMs ?? STALE_MESSAGE_MS),
+        routinesBy: now,
+      });
     },
     staleMessages: async (opts = {}) => {
       const rows = await threads.staleBotMessages(clock.now() - (opts.olderThanMs ?? STALE_MESSAGE_MS), opts.limit);
@@ -308,7 +364,21 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     async start() {
       if (started) throw new Error('the bots host is already started');
       started = true;
-      const repaired = await repairAfterRestart({ db, tasks, links, approvals: deps.approvals, clock, log, emit, busy: (botId) => !runtime.isIdle(botId) });
+      const repaired = await repairAfterRestart({
+        db,
+        tasks,
+        links,
+        approvals: deps.approvals,
+        clock,
+        log,
+        emit,
+        busy: (botId) => !runtime.isIdle(botId),
+        adopt: (row) => runtime.adopt(row),
+        liveJob: (row) => runtime.hasLiveJob(row),
+        orphanAfterMs: deps.coordinator.leaseMs,
+      });
+      // Jobs queued before the restart (and those just adopted) simply run.
+      void runtime.pump();
       // Notifications committed while no host ran, then each one as this process commits it.
       unsubscribe = deps.notifications?.()?.onNotification(() => void delivery.deliver()) ?? unsubscribe;
       await delivery.deliver();

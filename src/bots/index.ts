@@ -52,7 +52,12 @@
  *   repairOrphan(taskId)           rule 2: an orphan marked failed + interrupted before its claim
  *   thread(id)                     a thread by id
  *   recentMessages / userActivities / expiredApprovalsOf   the same reads for many bots, one query each
+ *   fireDueRoutines()              §9.1: the routines due now dispatched first in each heartbeat tick
  *   SettledInfo.usage              a run's model calls and tokens (the heartbeat's cost figures)
+ *
+ * The built-in host is one implementation of that API; an external agent runtime's bots are
+ * another (`ExternalHeartbeatKey`, src/runtimes/): the heartbeat module routes between them by id
+ * (`routeHeartbeatHosts`, route.ts) and treats both the same.
  */
 export { createBotsHost, HEARTBEAT_EXHAUSTED, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
 export { BotRuntime } from './runtime.js';
@@ -80,6 +85,7 @@ export { STALE_CLAIM_MS, FINAL_STATUSES } from './task-store.js';
 export { personaText, historyMessages, type PersonaSection } from './prompt.js';
 export type { JobPriority } from './queue.js';
 export type { RoutineFiring } from './routines.js';
-export { BotsHeartbeatKey, BotsDelegationKey, type BotsDelegationApi } from './services.js';
+export { BotsHeartbeatKey, BotsDelegationKey, ExternalHeartbeatKey, type BotsDelegationApi } from './services.js';
+export { routeHeartbeatHosts, type ExternalHeartbeatHost } from './route.js';
 export { botsModule } from './module.js';
 export { memoryNotesListener, botNamespace, TEAM_NAMESPACE, type MemoryNoteSink } from './memory-notes.js';

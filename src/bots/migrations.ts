@@ -183,6 +183,7 @@ async function init(db: AnyDb): Promise<void> {
 
 /** Every table of the bots host (children first, the order they are dropped in). */
 export const BOTS_TABLES = [
+  'bots_send_keys',
   'bots_notes',
   'bots_thread_activity',
   'bots_routines',
@@ -222,6 +223,32 @@ export const botsMigrations: Record<string, Migration> = {
     down: async (db) => {
       await db.schema.dropIndex('bots_tasks_owner_lease').ifExists().execute();
       await db.schema.alterTable('bots_tasks').dropColumn('owner_seen_at').execute();
+    },
+  },
+  'bots/0003_taken_over': {
+    up: async (db) => {
+      await db.schema.alterTable('bots_tasks').addColumn('taken_over_from', 'text').execute();
+    },
+    down: async (db) => {
+      await db.schema.alterTable('bots_tasks').dropColumn('taken_over_from').execute();
+    },
+  },
+  'bots/0004_send_keys': {
+    up: async (db) => {
+      await db.schema
+        .createTable('bots_send_keys')
+        .ifNotExists()
+        .addColumn('thread_id', 'text', (c) => c.notNull().references('bots_threads.id').onDelete('cascade'))
+        .addColumn('idempotency_key', 'text', (c) => c.notNull())
+        .addColumn('message_id', 'text', (c) => c.notNull())
+        .addColumn('dispatched', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // The first send of a key wins, on any worker: a second insert of (thread, key) fails.
+      await db.schema.createIndex('bots_send_keys_thread_key').ifNotExists().unique().on('bots_send_keys').columns(['thread_id', 'idempotency_key']).execute();
+    },
+    down: async (db) => {
+      await db.schema.dropTable('bots_send_keys').ifExists().execute();
     },
   },
 };

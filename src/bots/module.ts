@@ -10,7 +10,8 @@
  * routine timer; `close()` stops the timer and settles running work `interrupted`.
  */
 import { AgentRunnerKey, ApprovalStoreKey, SkillsKey, type SkillsHealth } from '../agent/index.js';
-import { provide } from '../core/index.js';
+import { CoordinatorKey } from '../coordination/index.js';
+import { BotStatusKey, provide } from '../core/index.js';
 import { defineModule } from '../engine/index.js';
 import { botsContract } from '../protocol/bots.js';
 import { registerBotsCommands } from './cli.js';
@@ -20,6 +21,7 @@ import type { BotsService } from './service.js';
 import { MemoryNotificationsKey, MemoryStoreKey } from '../memory/index.js';
 import { BOTS_TABLES, botsMigrations } from './migrations.js';
 import { BotsDelegationKey, BotsHeartbeatKey, type BotsDelegationApi } from './services.js';
+import { botsSimulation } from './simulate.js';
 import type { BotsTables } from './tables.js';
 
 export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, typeof botsContract>({
@@ -29,10 +31,11 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
   config: botsConfigSchema,
   tables: { names: BOTS_TABLES, migrations: botsMigrations },
   contract: botsContract,
-  needs: [AgentRunnerKey, ApprovalStoreKey],
+  needs: [AgentRunnerKey, ApprovalStoreKey, CoordinatorKey],
   uses: [MemoryStoreKey, MemoryNotificationsKey, SkillsKey],
-  provides: [BotsHeartbeatKey, BotsDelegationKey],
+  provides: [BotsHeartbeatKey, BotsDelegationKey, BotStatusKey],
   tab: 'bots',
+  simulate: botsSimulation,
   cli: {
     name: 'bots',
     description: 'bots: AI teammates with threads, tasks and routines (list, create, send, stop, approve, deny)',
@@ -56,6 +59,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
       approvals: services.get(ApprovalStoreKey),
       emit: (type, data) => ctx.events.emit(type, data),
       config: { ...ctx.config, timezone: ctx.config.timezone ?? ctx.timezone },
+      coordinator: services.get(CoordinatorKey),
       // Asked when needed: the memory module may come after this one in the list, or be absent.
       memoryNotes: () => services.find(MemoryStoreKey),
       // The memory world's notify_user notifications land in the Subconscious thread.
@@ -64,7 +68,13 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
     });
     return {
       handlers: host.rpc,
-      provides: [provide(BotsHeartbeatKey, host.heartbeat), provide(BotsDelegationKey, delegation(host.service))],
+      provides: [
+        provide(BotsHeartbeatKey, host.heartbeat),
+        provide(BotsDelegationKey, delegation(host.service)),
+        provide(BotStatusKey, {
+          statusCounts: async () => Object.entries(await host.service.statusCounts()).map(([status, count]) => ({ host: 'builtin', status, count })),
+        }),
+      ],
       start: async () => {
         await host.start();
       },

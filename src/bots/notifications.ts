@@ -80,7 +80,7 @@ export class NotificationDelivery {
 
   private async deliverOne(n: MemoryNotification): Promise<boolean> {
     const { thread, created } = await this.d.threads.system(SUBCONSCIOUS_THREAD_ID, 'Subconscious');
-    if (created) this.d.emit('bots.thread_changed', { id: thread.id, thread });
+    if (created) this.d.emit('bots.thread_changed', { thread_id: thread.id, id: thread.id, thread });
     const text = n.priority === 'normal' ? n.message : `${n.priority === 'critical' ? 'Critical' : 'Important'}: ${n.message}`;
     const message = await this.d.threads.addMessageOnce(ID_PREFIX + n.id, { threadId: thread.id, role: 'system', text, status: 'done' });
     if (!message) return false;

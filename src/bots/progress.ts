@@ -3,11 +3,13 @@
  * and, while it only writes text, at most every `everyMs` — so a daemon killed mid-run leaves the
  * resume a checkpoint that names what the killed run had done. The steps of the runs before this
  * one (the task's checkpoint when it began) come first, so a resume of a resume still sees them.
- * Writes are serialised and never fail the run.
+ * Once the final answer arrived it is in every write (`answer.ts`), so a kill before the settle
+ * leaves it for the take-over. Writes are serialised and never fail the run.
  */
 import { buildCheckpoint, CHECKPOINT_STEPS_MAX, type RecordedStep } from '../agent/index.js';
 import { describeError, type Clock, type Logger } from '../core/index.js';
 import type { TaskCheckpoint } from '../protocol/bots.js';
+import type { AnswerRecord } from './answer.js';
 import type { TaskStore } from './task-store.js';
 
 /** While a run only streams text, its checkpoint is rewritten at most this often. */
@@ -18,6 +20,7 @@ export class ProgressCheckpoint {
   private chain: Promise<void> = Promise.resolve();
   private lastTextWrite = -Infinity;
   private text = '';
+  private answer: AnswerRecord | null = null;
 
   constructor(
     private readonly o: {
@@ -46,6 +49,14 @@ export class ProgressCheckpoint {
     this.write();
   }
 
+  /** The final answer arrived: written at once (before the settle starts); resolves when it is. */
+  onAnswer(answer: AnswerRecord): Promise<void> {
+    this.answer = answer;
+    this.text = answer.text;
+    this.write();
+    return this.chain;
+  }
+
   /** Resolves when every write asked for so far is done. */
   idle(): Promise<void> {
     return this.chain;
@@ -63,7 +74,7 @@ export class ProgressCheckpoint {
     });
     // No text yet: the earlier run's summary says more than the title does.
     if (!this.text.trim() && this.o.before?.summary) cp.summary = this.o.before.summary;
-    const json = JSON.stringify(cp);
+    const json = JSON.stringify(this.answer ? { ...cp, answer: this.answer } : cp);
     this.chain = this.chain.then(async () => {
       try {
         await this.o.tasks.writeProgress(this.o.taskId, this.o.runId, json);

@@ -127,7 +127,7 @@ export class RoutineScheduler {
 
   private async record(r: Routine, f: { taskId: string | null; skipped: string | null }, at: number): Promise<RoutineFiring> {
     const routine = await this.d.routines.recordOutcome(r.id, { taskId: f.taskId, text: f.skipped ?? 'dispatched' });
-    if (routine) this.d.emit('bots.routine_changed', { id: r.id, routine });
+    if (routine) this.d.emit('bots.routine_changed', { routine_id: r.id, id: r.id, routine });
     this.d.emit('bots.routine_fired', { routine_id: r.id, bot_id: r.bot_id, at, task_id: f.taskId, skipped: f.skipped });
     return { routineId: r.id, ...f };
   }

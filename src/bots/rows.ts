@@ -61,6 +61,14 @@ export function toMessage(r: Selectable<BotsMessagesTable>): Message {
   };
 }
 
+/** The checkpoint as a task shows it: without a run's answer record (`answer.ts`; its message carries the text). */
+function publicCheckpoint(text: string | null): TaskCheckpoint | null {
+  const cp = parseJson<(TaskCheckpoint & { answer?: unknown }) | null>(text, null);
+  if (!cp || typeof cp !== 'object' || !('answer' in cp)) return cp;
+  const { answer: _answer, ...rest } = cp;
+  return rest;
+}
+
 export function toTask(r: Selectable<BotsTasksTable>): Task {
   return {
     id: r.id,
@@ -74,13 +82,14 @@ export function toTask(r: Selectable<BotsTasksTable>): Task {
     status: r.status,
     error_kind: r.error_kind,
     error: r.error,
-    checkpoint: parseJson<TaskCheckpoint | null>(r.checkpoint, null),
+    checkpoint: publicCheckpoint(r.checkpoint),
     interrupted: num(r.interrupted) === 1,
     attempts: num(r.attempts),
     last_heartbeat_at: numOrNull(r.last_heartbeat_at),
     claimed_by: r.claim_token === null ? null : r.claim_by,
     claimed_at: r.claim_token === null ? null : numOrNull(r.claim_at),
     review_note: r.review_note,
+    taken_over_from: r.taken_over_from ?? null,
     version: num(r.version),
     created_at: num(r.created_at),
     updated_at: num(r.updated_at),

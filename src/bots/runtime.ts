@@ -5,10 +5,21 @@
  * people, stop and shutdown. Which registries make a bot busy, and why there is no idle gap
  * between them, is in `single-flight.ts`.
  */
-import type { AgentRunner, Approval, ApprovalStore, CancelCause, ControlLine, Run, RunOptions, RunOutcome } from '../agent/index.js';
+import {
+  formatSteps,
+  type AgentRunner,
+  type Approval,
+  type ApprovalStore,
+  type CancelCause,
+  type ControlLine,
+  type Run,
+  type RunOptions,
+  type RunOutcome,
+} from '../agent/index.js';
 import { SubconsciousError, describeError, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
-import { cleanLine } from '../llm/index.js';
+import { cleanLine, fence } from '../llm/index.js';
 import type { Bot, Task, TaskSource, TaskStatus, Thread } from '../protocol/bots.js';
+import type { Coordinator, Job as CoordJob } from '../coordination/index.js';
 import type { ApprovalLinks } from './approval-links.js';
 import type { BotStore } from './bot-store.js';
 import type { BotsConfig } from './config.js';
@@ -17,9 +28,12 @@ import type { NoteStore } from './note-store.js';
 import { taskTitle, type PersonaSection } from './prompt.js';
 import { buildRunOptions } from './run-options.js';
 import { ProgressCheckpoint } from './progress.js';
-import { ControlActions, SHUTDOWN_BEFORE_START, settledCheckpoint, settledStatus } from './settle.js';
+import { answerOf, answeredOutcome, replyText, type AnswerRecord } from './answer.js';
+import { ControlActions, settledCheckpoint, settledStatus } from './settle.js';
+import { BOTS_RUN_QUEUE, jobKey, jobSpec, parseJobPayload } from './jobs.js';
+import { chargedCutOffs, cutOffBackoffMs, cutOffTooOften, cutOffTooOftenError, cutOffsOf, runCountOf } from './cut-offs.js';
 import type { Job, JobPriority } from './queue.js';
-import { SingleFlight, type RuntimeStatus } from './single-flight.js';
+import { SingleFlight, type RuntimeStatus, type Starting } from './single-flight.js';
 import { toTask } from './rows.js';
 import { StreamWriter } from './stream-writer.js';
 import { FINAL_STATUSES, type TaskRow, type TaskStore } from './task-store.js';
@@ -121,10 +135,32 @@ export interface BotRuntimeDeps {
   log: Logger;
   emit: BotsEmit;
   config: BotsConfig;
+  /** Durable jobs (issue 17): every dispatch is a `bots.run` job; runs start from it, on any worker. */
+  coordinator: Coordinator;
 }
+
+/** Jobs taken per fetch (one per bot at most: the bot is the job's group). */
+const FETCH_BATCH = 20;
+
+// The cut-off rule (what counts as one, the backoff, the cap) lives in ./cut-offs.ts.
+export { MAX_CUT_OFF_RUNS, cutOffTooOften, cutOffTooOftenError } from './cut-offs.js';
+
+/** What `adopt` made of a left-over open task. */
+export type Adopted = 'job' | 'cut-off-too-often' | false;
+
+/** The error a continued task carries until its next run starts (it is cleared then). */
+export const CONTINUED_ERROR = 'Cut off when its worker stopped; its job continues it from its checkpoint.';
 
 interface ActiveRun {
   job: Job;
+  /** The coordinator's job as fetched (attempt, take-over). */
+  held: CoordJob;
+  /** The lease was lost (another worker took the job over): this run's outcome is not written. */
+  leaseLost: boolean;
+  /** Stopped (shutdown) while waiting before a continued run: the job is handed back, not completed. */
+  handedBack: boolean;
+  /** Wakes the wait before a continued run (`backOff`) when the run is cancelled. */
+  pause: AbortController | null;
   run: Run | null;
   /** A cancel asked for before (or while) the run started. */
   stopCause: CancelCause | null;
@@ -158,6 +194,9 @@ export class BotRuntime {
   private readonly personaSections = new Set<PersonaSection>();
   private readonly owner = processOwner();
   private disposing = false;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private lastTimerPump = -Infinity;
 
   private readonly controls: ControlActions;
 
@@ -239,6 +278,59 @@ export class BotRuntime {
     return ids.size ? this.d.tasks.renewOwnerLease(this.owner, [...ids]) : 0;
   }
 
+  /**
+   * Restart and upgrade in place (issue 17 §7): a `queued` task whose owner is gone gets its job —
+   * sent again by key, so a job that survived the restart is found, not doubled — and simply runs;
+   * one of a release that kept jobs in memory gets one now. A `working` task's run was cut off:
+   * its job continues it, unless it was cut off too often (`leaveCutOff`: failed + interrupted,
+   * for the heartbeat). `'job'`: the task is a job's now; `'cut-off-too-often'`: it was settled
+   * so (either way restart repair leaves it and its message alone); false: repair marks it.
+   */
+  async adopt(row: TaskRow): Promise<Adopted> {
+    if ((row.status !== 'queued' && row.status !== 'working') || row.message_id === null) return false;
+    const source = row.source;
+    const job: Job = {
+      id: '',
+      botId: row.bot_id,
+      threadId: row.thread_id,
+      taskId: row.id,
+      messageId: row.message_id,
+      priority: source === 'heartbeat' ? 'low' : 'normal',
+      source,
+      request: row.request_message_id ? null : row.prompt,
+      claimToken: row.claim_token,
+      purpose: PURPOSES[source],
+      enqueuedAt: Number(row.created_at),
+    };
+    try {
+      const jobId = await this.d.coordinator.send(jobSpec(job));
+      if (row.status === 'working') {
+        // Its run was cut off: the job continues it (a new run from the checkpoint), unless it was cut off too often.
+        // Every run the job started was cut off (the task is still `working`); fetches that never began one are not counted.
+        const held = await this.d.coordinator.getJob(jobId);
+        const from = held?.takenOverFrom ?? row.owner ?? 'a previous worker';
+        const cutOffs = cutOffsOf(held?.checkpoint ?? null);
+        // Not fetched at this restart yet: all its fetches so far are earlier holders.
+        if (cutOffTooOften(chargedCutOffs(held?.checkpoint ?? null, held?.attempt ?? 0))) {
+          await this.d.coordinator.cancel({ id: jobId });
+          return (await this.leaveCutOff(row, from, cutOffs)) ? 'cut-off-too-often' : false;
+        }
+        return (await this.continueCutOff(row, from)) !== undefined ? 'job' : false;
+      }
+      await this.d.tasks.update(row.id, { owner: this.owner }, { status: ['queued'] });
+      return 'job';
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err), task: row.id }, 'could not make a queued task a job; it is marked interrupted');
+      return false;
+    }
+  }
+
+  /** A queued or active coordinator job stands behind this task (on any worker): a read, nothing sent. */
+  async hasLiveJob(row: Pick<TaskRow, 'id' | 'message_id'>): Promise<boolean> {
+    if (row.message_id === null) return false;
+    return (await this.d.coordinator.liveJob(jobKey(row.id, row.message_id))) !== null;
+  }
+
   /** A run of this bot started outside the queue (another module driving it): the bot is busy until released. */
   trackExternalRun(botId: string): () => void {
     const release = this.flight.holdExternalRun(botId);
@@ -294,16 +386,27 @@ export class BotRuntime {
       this.emitStatus(botId);
       throw err;
     }
+    try {
+      // Committed before the dispatch answers: from here on the work survives a kill.
+      job.id = await this.d.coordinator.send(jobSpec(job));
+    } catch (err) {
+      release();
+      await this.failStuck(job, `its job could not be committed: ${describeError(err)}`);
+      this.emitStatus(botId);
+      throw err;
+    }
     if ((this.stopEpochs.get(botId) ?? 0) !== epoch) {
       // `stop` came while this dispatch was being written: it was pending, so it stops too.
       release();
       await this.cancelJob(job, 'Stopped before it started.', 'stopped');
       this.emitStatus(botId);
     } else {
+      // The local mirror of a job not yet started: single-flight and status see it at once.
       this.flight.queues.push(job);
       release();
-      this.next(botId);
       this.emitStatus(botId);
+      // Answered once the job is started here or waits its turn (a bot busy here or elsewhere).
+      await this.pump();
     }
     return { botId, threadId, taskId: job.taskId, messageId: job.messageId, jobId: job.id };
   }
@@ -401,16 +504,50 @@ export class BotRuntime {
       this.flight.starting.delete(botId);
       s.abort.abort();
       dropped.push(s.job);
-      this.next(botId);
     }
     const active = this.flight.runs.get(botId);
     if (active && active.job.source === 'heartbeat') this.requestCancel(active, 'preempted');
-    for (const job of dropped) await this.dropJob(job);
+    let n = 0;
+    for (const job of dropped) if (await this.dropJob(job, job === s?.job && s.held !== undefined)) n++;
+    // Heartbeat jobs another worker sent for this bot wait in the coordinator, not in this mirror.
+    const here = new Set(dropped.map((j) => j.taskId));
+    for (const row of await this.d.tasks.waitingHeartbeatOf(botId)) {
+      if (!here.has(row.id) && (await this.dropJob(this.jobOfRow(row), false))) n++;
+    }
+    if (n) this.pump();
   }
 
-  /** A waiting low job a person's message displaced: nothing ran, so its claim's attempt is refunded. */
-  private async dropJob(job: Job): Promise<void> {
+  /** The job a waiting heartbeat task row stands for (its key is the task and its bot message). */
+  private jobOfRow(row: TaskRow): Job {
+    return {
+      id: '',
+      botId: row.bot_id,
+      threadId: row.thread_id,
+      taskId: row.id,
+      messageId: row.message_id!,
+      priority: 'low',
+      source: 'heartbeat',
+      request: null,
+      claimToken: row.claim_token,
+      purpose: PURPOSES.heartbeat,
+      enqueuedAt: 0,
+    };
+  }
+
+  /**
+   * A waiting low job a person's message displaced: nothing ran, so its claim's attempt is
+   * refunded. Only a job no worker holds (or that this one holds, `heldHere`) is dropped: one
+   * another worker has just started is left to it. True when it was dropped.
+   */
+  private async dropJob(job: Job, heldHere: boolean): Promise<boolean> {
     let refunded = false;
+    try {
+      const cancelled = await this.d.coordinator.cancel({ key: jobKey(job.taskId, job.messageId) }, heldHere ? {} : { waitingOnly: true });
+      if (cancelled === 0) return false;
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not set a heartbeat job aside; it runs after the person’s message');
+      return false;
+    }
     try {
       if (job.claimToken) refunded = (await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true })) !== undefined;
       else {
@@ -433,32 +570,166 @@ export class BotRuntime {
       this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not record a dropped job');
     }
     await this.tell(this.droppedListeners, { ...this.droppedInfo(job), reason: 'user_message', refunded });
+    return true;
   }
 
   // ── the queue → begin → settle → finish cycle ───────────────────────────
 
-  /** Take the next job (normal before low) into `starting`, synchronously. */
-  private next(botId: string): void {
-    if (this.flight.runs.has(botId) || this.flight.starting.has(botId) || this.disposing) return;
-    const job = this.flight.queues.shift(botId);
-    if (!job) return;
-    const abort = new AbortController();
-    this.flight.starting.set(botId, { job, abort });
-    void this.startAfterDelay(job, abort.signal);
+  /**
+   * Start what the coordinator hands this worker: the jobs of bots with nothing active anywhere,
+   * each bot's best first (a person before routines before the heartbeat). Called after every
+   * dispatch and settle, at start and on the host's timer (jobs other workers queued or left).
+   */
+  pump(): Promise<void> {
+    if (this.disposing) return Promise.resolve();
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping;
+    }
+    this.pumping = (async () => {
+      do {
+        this.pumpAgain = false;
+        try {
+          if ((await this.pumpOnce()) === FETCH_BATCH) this.pumpAgain = true;
+        } catch (err) {
+          this.d.log.warn({ err: describeError(err) }, 'could not fetch bot jobs; the next dispatch or host tick tries again');
+        }
+      } while (this.pumpAgain && !this.disposing);
+    })().finally(() => (this.pumping = null));
+    return this.pumping;
   }
 
-  private async startAfterDelay(job: Job, signal: AbortSignal): Promise<void> {
+  /**
+   * The host timer's look for work no dispatch here announced (another worker's, a lapsed
+   * lease's): at most every half lease, so a quiet tick mostly costs nothing, and a dead worker's
+   * job is still taken over within two lease periods.
+   */
+  pumpIfDue(): Promise<void> {
+    const now = this.d.clock.now();
+    if (now - this.lastTimerPump < this.d.coordinator.leaseMs / 2) return Promise.resolve();
+    this.lastTimerPump = now;
+    return this.pump();
+  }
+
+  private async pumpOnce(): Promise<number> {
+    const fetched = await this.d.coordinator.fetch(BOTS_RUN_QUEUE, { batchSize: FETCH_BATCH });
+    for (const held of fetched) {
+      const parsed = parseJobPayload(held.id, held.payload);
+      if (!parsed.ok) {
+        this.d.log.warn({ job: held.id, reason: parsed.reason }, 'a bot job was moved aside: its payload does not parse');
+        await this.d.coordinator.deadLetter(held.id, `bots.run payload: ${parsed.reason}`);
+        continue;
+      }
+      const job = parsed.job;
+      if (this.disposing) continue; // held, not started: released when the coordinator stops
+      // Out of the local mirror and into `starting` in one synchronous step (§5.1).
+      this.flight.queues.remove(job.botId, (j) => j.id === job.id);
+      const waiting = this.flight.starting.get(job.botId);
+      if (waiting && !waiting.held) {
+        // The gap after the bot's last run: this is its next job (the coordinator's choice wins).
+        if (waiting.job.id !== job.id) this.flight.queues.push(waiting.job);
+        waiting.job = job;
+        waiting.held = held;
+        continue;
+      }
+      if (waiting) {
+        this.d.log.warn({ job: held.id, bot: job.botId }, 'a second bot job was handed over while one was starting; it is handed back');
+        await this.d.coordinator.fail(held.id, 'handed back: its bot had a job starting', { retry: true });
+        continue;
+      }
+      const entry: Starting = { job, abort: new AbortController(), held };
+      this.flight.starting.set(job.botId, entry);
+      void this.startAfterDelay(entry);
+      this.emitStatus(job.botId);
+    }
+    await this.dropStaleMirror(new Set(fetched.map((j) => j.id)));
+    return fetched.length;
+  }
+
+  /**
+   * The local mirror holds jobs sent here until this worker starts them. One that another worker
+   * started (or that was cancelled or finished elsewhere) is no longer waiting: it leaves the
+   * mirror, or this worker would call its bot busy for good. Asked only for mirrored jobs, so a
+   * quiet pump (nothing mirrored) asks nothing.
+   */
+  private async dropStaleMirror(fetchedNow: ReadonlySet<string>): Promise<void> {
+    for (const botId of this.flight.queues.botIds()) {
+      for (const j of [...this.flight.queues.jobs(botId)]) {
+        if (fetchedNow.has(j.id)) continue;
+        let state: string | null;
+        try {
+          state = (await this.d.coordinator.getJob(j.id))?.state ?? null;
+        } catch {
+          continue; // a store hiccup: keep it, the next pump asks again
+        }
+        if (state === 'queued') continue;
+        this.flight.queues.remove(botId, (x) => x.id === j.id);
+        this.emitStatus(botId);
+      }
+    }
+  }
+
+  /** Renew the job's lease while its run goes; a lost lease cancels the run (another worker has it). */
+  private keepLease(active: ActiveRun): () => void {
+    const stop = new AbortController();
+    void (async () => {
+      for (;;) {
+        try {
+          await this.d.clock.sleep(this.d.coordinator.leaseMs / 3, stop.signal);
+        } catch {
+          return;
+        }
+        const ok = await this.d.coordinator.renew(active.job.id).catch(() => true); // a store hiccup is not a lost lease
+        if (!ok) {
+          this.d.log.warn({ job: active.job.id, task: active.job.taskId }, 'a bot job was taken over by another worker; this run stops');
+          active.leaseLost = true;
+          this.requestCancel(active, 'external');
+          return;
+        }
+      }
+    })();
+    return () => stop.abort();
+  }
+
+  /**
+   * The gap before a job's run (`next_job_delay_ms`). An entry without `held` is the bot's next
+   * local job, taken synchronously when its last run finished (§5.1): after the gap the
+   * coordinator is asked, and runs what it hands over for this bot (or nothing: another worker).
+   */
+  private async startAfterDelay(entry: Starting): Promise<void> {
+    const signal = entry.abort.signal;
+    const botId = entry.job.botId;
+    // Asked at once, so the answer is there when the gap ends (the gap is the clock's, the fetch real time).
+    const claim = entry.held ? null : this.pump();
     try {
       if (this.d.config.next_job_delay_ms > 0) await this.d.clock.sleep(this.d.config.next_job_delay_ms, signal);
       else await Promise.resolve();
     } catch {
       return; // dropped or stopped: whoever aborted it took care of the job
     }
-    if (signal.aborted || this.flight.starting.get(job.botId)?.job !== job) return;
+    if (signal.aborted || this.flight.starting.get(botId) !== entry) return;
+    if (!entry.held) {
+      await claim;
+      if (!entry.held && !signal.aborted && this.flight.starting.get(botId) === entry) await this.pump();
+      if (signal.aborted || this.flight.starting.get(botId) !== entry) return;
+      if (!entry.held) {
+        // Not this worker's now (run or cancelled elsewhere, or its bot busy on another worker).
+        this.flight.starting.delete(botId);
+        const cj = await this.d.coordinator.getJob(entry.job.id).catch(() => null);
+        if (cj?.state === 'queued') this.flight.queues.push(entry.job);
+        this.emitStatus(botId);
+        return;
+      }
+    }
+    const { job, held } = entry;
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     const active: ActiveRun = {
       job,
+      held,
+      leaseLost: false,
+      handedBack: false,
+      pause: null,
       run: null,
       stopCause: null,
       writer: null,
@@ -472,12 +743,17 @@ export class BotRuntime {
     this.flight.runs.set(job.botId, active);
     this.flight.starting.delete(job.botId);
     this.emitStatus(job.botId);
+    const stopLease = this.keepLease(active);
     try {
       await this.begin(active);
     } catch (err) {
       this.d.log.error({ err: describeError(err), task: job.taskId }, 'a bot run could not be settled');
       await this.failStuck(job, describeError(err));
     } finally {
+      stopLease();
+      // Settled (or refused): the job is done. Before `finish`, so the bot's next job can be fetched.
+      if (!active.leaseLost && !active.handedBack)
+        await this.d.coordinator.complete(job.id).catch((err) => this.d.log.warn({ err: describeError(err), job: job.id }, 'could not complete a bot job'));
       this.finish(active);
     }
   }
@@ -504,12 +780,33 @@ export class BotRuntime {
   private async begin(active: ActiveRun): Promise<void> {
     const { job } = active;
     const { tasks } = this.d;
-    const row = await tasks.row(job.taskId);
+    let row = await tasks.row(job.taskId);
+    // Fetched again (its worker died, or stopped before it began): settled work is never run again.
+    if (row && active.held.attempt > 1) {
+      const next = await this.takenOver(active, row);
+      if (next === 'settled') return;
+      row = next;
+    }
+    const continued = row !== undefined && isContinued(row);
+    // Cut off after its answer arrived (a restart adopted it): settled from that answer, never asked again.
+    const answer = row && continued ? answerOf(row) : null;
+    if (row && answer) return this.settleAnswered(active, row, answer, row.taken_over_from ?? row.owner ?? 'a previous worker');
+    // A continued run's claim was spent when the cut-off run began: its job holds the task now.
+    if (continued) job.claimToken = null;
+    // A run cut off more than once waits before its job continues it (./cut-offs.ts); the task may change meanwhile.
+    if (row && continued) {
+      const waited = await this.backOff(active);
+      if (waited === 'handed-back') return;
+      if (waited === 'waited') row = await tasks.row(job.taskId);
+    }
     const refusal = this.beginRefusal(job, row);
     if (refusal || !row) return this.refuse(job, refusal ?? 'The task no longer exists.');
     if (active.stopCause === 'user') return this.refuse(job, 'Stopped before it started.', 'stopped');
     // Preempted before anything ran: a drop, so a claimed attempt is refunded (§7.4).
-    if (active.stopCause === 'preempted') return this.dropJob(job);
+    if (active.stopCause === 'preempted') {
+      await this.dropJob(job, true);
+      return;
+    }
 
     const runId = this.d.ids();
     const started = await tasks.update(
@@ -527,10 +824,16 @@ export class BotRuntime {
         owner: this.owner,
         run_id: runId,
         message_id: job.messageId,
+        ...(active.held.takenOverFrom ? { taken_over_from: active.held.takenOverFrom } : {}),
       },
       { version: row.version },
     );
     if (!started) return this.refuse(job, 'The task changed while it was about to start (cancelled, dismissed or taken over).');
+    // Counted once its task is `working` (./cut-offs.ts): a kill from here on cuts a run off; one before it cut nothing.
+    const runs = runCountOf(active.held.checkpoint).runs + 1;
+    await this.d.coordinator
+      .checkpoint(job.id, { runs })
+      .catch((err) => this.d.log.warn({ err: describeError(err), job: job.id }, 'could not count a bot run with its job (a cut-off of it goes uncounted)'));
     this.d.emit('bots.task_changed', { task: toTask(started) });
     const streaming = await this.d.threads.updateMessage(job.messageId, { status: 'streaming' });
     if (streaming) this.d.emit('bots.message_changed', { message: streaming });
@@ -540,6 +843,7 @@ export class BotRuntime {
     try {
       const bot = await this.d.bots.require(job.botId);
       const options = await this.runOptions(active, bot, started, runId);
+      if (continued) options.system = `${options.system}\n\n${continuationNote(row, await this.d.threads.getMessage(job.messageId))}`;
       if (active.stopCause) {
         failure = null;
       } else {
@@ -554,6 +858,143 @@ export class BotRuntime {
       this.d.log.warn({ err: failure, task: job.taskId }, 'a bot run could not start');
     }
     await this.settle(active, outcome, failure);
+  }
+
+  /**
+   * A job fetched again. Its task settled before the kill: done, nothing is paid for again
+   * ('settled'). Its run was cut off (`working`, its worker gone): the job continues the task —
+   * a new run into the same message, told what the cut-off run had recorded (its checkpoint's
+   * steps and text) so it does not redo them — which is what the person who sent the message
+   * expects: an answer, once. Only a run cut off `MAX_CUT_OFF_RUNS` times becomes `failed` +
+   * interrupted (saying which worker it was taken over from) for the heartbeat (seed 2 §7.6).
+   * Otherwise the row to begin from.
+   */
+  private async takenOver(active: ActiveRun, row: TaskRow): Promise<TaskRow | 'settled'> {
+    const { job, held } = active;
+    if (row.status === 'queued' || (job.claimToken !== null && row.claim_token === job.claimToken && row.status !== 'working')) return row;
+    if (row.status !== 'working') {
+      this.d.log.info({ task: job.taskId, job: job.id }, 'a bot job fetched again had settled already; not run again');
+      return 'settled';
+    }
+    const from = held.takenOverFrom ?? row.owner ?? 'a previous worker';
+    const answer = answerOf(row);
+    if (answer) {
+      await this.settleAnswered(active, row, answer, from);
+      return 'settled';
+    }
+    // Every run this job started was cut off (its task is still `working`); fetches that began none are not counted.
+    const cutOffs = cutOffsOf(held.checkpoint);
+    // This fetch is the job's `attempt`-th: the ones before it are earlier holders.
+    if (!cutOffTooOften(chargedCutOffs(held.checkpoint, held.attempt - 1))) {
+      const again = await this.continueCutOff(row, from);
+      if (again) {
+        this.d.log.info({ task: job.taskId, job: job.id, from }, 'a bot run cut off by its worker is continued by its job');
+        return again;
+      }
+      return (await this.d.tasks.row(job.taskId)) ?? 'settled';
+    }
+    await this.leaveCutOff(row, from, cutOffs);
+    return 'settled';
+  }
+
+  /**
+   * The wait before a continued run (`cutOffBackoffMs` of the runs the job started, all cut off),
+   * holding the job: its end is kept in the job's checkpoint, so a kill during the wait does not
+   * restart it. 'none': no wait; 'waited'; 'handed-back': this worker stops (the job is released
+   * when its coordinator stops, or another worker holds it already) and the task is left as it is.
+   */
+  private async backOff(active: ActiveRun): Promise<'none' | 'waited' | 'handed-back'> {
+    const { job } = active;
+    const count = runCountOf(active.held.checkpoint);
+    const now = this.d.clock.now();
+    const resumeAt = count.resumeAt ?? now + cutOffBackoffMs(count.runs);
+    if (resumeAt <= now || active.stopCause) return 'none';
+    if (count.resumeAt === undefined)
+      await this.d.coordinator
+        .checkpoint(job.id, { runs: count.runs, resumeAt })
+        .catch((err) => this.d.log.warn({ err: describeError(err), job: job.id }, "could not keep a continued run's wait with its job"));
+    this.d.log.info(
+      { task: job.taskId, job: job.id, cutOffs: count.runs, waitMs: resumeAt - now },
+      'a bot run cut off more than once waits before its job continues it',
+    );
+    active.pause = new AbortController();
+    try {
+      // Until `resumeAt` itself (not now + the wait): the checkpoint's write took time too.
+      const left = resumeAt - this.d.clock.now();
+      if (left > 0) await this.d.clock.sleep(left, active.pause.signal);
+    } catch {
+      // Cancelled: the stop cause says what to do.
+    }
+    active.pause = null;
+    if (active.stopCause === 'external') {
+      active.handedBack = true;
+      return 'handed-back';
+    }
+    return 'waited';
+  }
+
+  /**
+   * A task whose run was cut off too often (`cutOffTooOften`), on either path: `failed` +
+   * interrupted with `cutOffTooOftenError` (compare-and-set on its version), its message `error` +
+   * interrupted with the same text, keeping its partial text. The heartbeat resumes it (seed 2
+   * rule 1). False when the task changed meanwhile (nothing written).
+   */
+  private async leaveCutOff(row: TaskRow, from: string, cutOffs: number): Promise<boolean> {
+    const error = cutOffTooOftenError(cutOffs, from);
+    const moved = await this.d.tasks.update(
+      row.id,
+      { status: 'failed', interrupted: 1, error_kind: 'interrupted', error, finished_at: this.d.clock.now(), owner: this.owner, taken_over_from: from },
+      { version: row.version },
+    );
+    if (!moved) return false;
+    this.d.emit('bots.task_changed', { task: toTask(moved) });
+    if (row.message_id !== null) {
+      const msg = await this.d.threads.updateMessage(row.message_id, { status: 'error', interrupted: true, error });
+      if (msg) this.d.emit('bots.message_changed', { message: msg });
+    }
+    return true;
+  }
+
+  /**
+   * A `working` task whose run was cut off, queued again for its job to continue (compare-and-set
+   * on its version): `interrupted` and `taken_over_from` say so until the next run starts; its
+   * message keeps the partial text (the next run is told it, then writes the reply over it).
+   */
+  private async continueCutOff(row: TaskRow, from: string): Promise<TaskRow | undefined> {
+    const again = await this.d.tasks.update(
+      row.id,
+      { status: 'queued', interrupted: 1, error_kind: 'interrupted', error: CONTINUED_ERROR, owner: this.owner, taken_over_from: from },
+      { version: row.version },
+    );
+    if (!again) return undefined;
+    this.d.emit('bots.task_changed', { task: toTask(again) });
+    if (row.message_id !== null) {
+      const msg = await this.d.threads.updateMessage(row.message_id, { status: 'queued' });
+      if (msg) this.d.emit('bots.message_changed', { message: msg });
+    }
+    return again;
+  }
+
+  /**
+   * A run cut off after its final answer arrived (its checkpoint holds it): the take-over settles
+   * it from that record — the text into its message, its control lines, the usage its worker paid
+   * — with no model call. The task goes back to `working` under this worker first (compare-and-set),
+   * so a cancel that came meanwhile wins.
+   */
+  private async settleAnswered(active: ActiveRun, row: TaskRow, answer: AnswerRecord, from: string): Promise<void> {
+    const { job } = active;
+    const held = await this.d.tasks.update(
+      row.id,
+      { status: 'working', error: null, error_kind: null, interrupted: 0, owner: this.owner, taken_over_from: from },
+      { version: row.version },
+    );
+    if (!held) {
+      this.d.log.info({ task: job.taskId, job: job.id }, 'a task with a checkpointed answer changed before its take-over settled it; left as it is');
+      return;
+    }
+    this.d.log.info({ task: job.taskId, job: job.id, from }, 'a bot run cut off after its answer arrived is settled from its checkpoint (no new model call)');
+    active.usage = { ...answer.usage };
+    await this.settle(active, answeredOutcome(answer, held), null);
   }
 
   /** Why `begin()` must not start this job (§5.5 step 4: claim and status re-checked). */
@@ -650,6 +1091,17 @@ export class BotRuntime {
             output: null,
           });
           break;
+        case 'answered':
+          // Checkpointed before the settle starts (settle waits for it): a kill from here on is settled from it, not paid again.
+          void active.progress?.onAnswer({
+            run_id: e.runId,
+            text: replyText(active.writer?.text ?? '', e.text),
+            controls: e.controls,
+            steps: e.steps,
+            usage: { ...active.usage },
+            at: this.d.clock.now(),
+          });
+          break;
         case 'tool-result':
           this.d.emit('bots.tool_step', {
             bot_id: job.botId,
@@ -692,10 +1144,11 @@ export class BotRuntime {
     const { job } = active;
     await active.writer?.close();
     await active.progress?.idle();
+    // Another worker holds the job now: what it writes stands.
+    if (active.leaseLost) return;
     const now = this.d.clock.now();
     const result = settledStatus({ outcome, failure, stopCause: active.stopCause, shuttingDown: this.disposing });
-    const streamed = (active.writer?.text ?? '').replace(/\n{3,}/g, '\n\n').trim();
-    const text = streamed || outcome?.text || '';
+    const text = replyText(active.writer?.text ?? '', outcome?.text ?? '');
     const messageStatus = result.status === 'done' || result.status === 'review' ? 'done' : result.status === 'cancelled' ? 'stopped' : 'error';
     const message = await this.d.threads.updateMessage(job.messageId, { text, status: messageStatus, error: result.error ?? null });
     if (message) this.d.emit('bots.message_changed', { message });
@@ -760,9 +1213,15 @@ export class BotRuntime {
   private finish(active: ActiveRun): void {
     const botId = active.job.botId;
     if (this.flight.runs.get(botId) === active) {
-      // Hand over to the next job in the same synchronous step (§5.1).
+      // Hand over to the bot's next local job in the same synchronous step (§5.1); the
+      // coordinator confirms it after the gap.
       this.flight.runs.delete(botId);
-      this.next(botId);
+      const next = this.disposing ? undefined : this.flight.queues.shift(botId);
+      if (next) {
+        const entry: Starting = { job: next, abort: new AbortController() };
+        this.flight.starting.set(botId, entry);
+        void this.startAfterDelay(entry);
+      } else void this.pump();
     }
     this.emitStatus(botId);
     active.resolveDone();
@@ -770,6 +1229,7 @@ export class BotRuntime {
 
   private requestCancel(active: ActiveRun, cause: CancelCause): void {
     if (!active.stopCause || CANCEL_RANK[cause] > CANCEL_RANK[active.stopCause]) active.stopCause = cause;
+    active.pause?.abort();
     active.run?.cancel(cause);
   }
 
@@ -800,9 +1260,13 @@ export class BotRuntime {
       await this.cancelJob(job, 'Stopped by the user.', 'stopped');
       cancelled.push(job.taskId);
     }
-    // Claimed, not yet dispatched (a resume about to start): released and cancelled too.
+    // Claimed, not yet dispatched (a resume about to start), or queued by another worker: cancelled too.
     for (const row of await this.d.tasks.openWork({ botIds: [botId] })) {
-      if (row.claim_token === null || cancelled.includes(row.id)) continue;
+      if (cancelled.includes(row.id)) continue;
+      const queuedElsewhere = row.status === 'queued' && row.message_id !== null;
+      if (row.claim_token === null && !queuedElsewhere) continue;
+      if (row.message_id !== null) await this.d.coordinator.cancel({ key: jobKey(row.id, row.message_id) });
+      if (queuedElsewhere) await this.stopMessage(row.message_id!, 'Stopped by the user.');
       const done = await this.d.tasks.update(
         row.id,
         {
@@ -846,10 +1310,14 @@ export class BotRuntime {
       this.flight.starting.delete(row.bot_id);
       s.abort.abort();
       queued.push(s.job);
-      this.next(row.bot_id);
     }
+    if (s?.job.taskId === taskId) void this.pump();
     for (const job of queued) await this.cancelJob(job, 'Cancelled by the user.', 'stopped');
     if (queued.length === 0) {
+      // A job of it another worker queued (or one left from before a restart) goes too.
+      if (row.message_id !== null && (await this.d.coordinator.cancel({ key: jobKey(row.id, row.message_id) })) > 0) {
+        await this.stopMessage(row.message_id, 'Cancelled by the user.');
+      }
       if (FINAL_STATUSES.includes(row.status)) {
         throw new SubconsciousError('conflict', `Task "${taskId}" is already ${row.status}; nothing was changed.`, { details: { status: row.status } });
       }
@@ -876,6 +1344,7 @@ export class BotRuntime {
   /** The job's task is cancelled for good, its message stopped, its claim released. */
   private async cancelJob(job: Job, reason: string, why: DroppedJobInfo['reason']): Promise<void> {
     try {
+      await this.d.coordinator.cancel({ id: job.id });
       const row = await this.d.tasks.update(
         job.taskId,
         { status: 'cancelled', error_kind: 'cancelled', error: reason, claim_token: null, claim_at: null, claim_by: null, finished_at: this.d.clock.now() },
@@ -901,46 +1370,23 @@ export class BotRuntime {
 
   /**
    * Shutdown: nothing new starts; running jobs are cancelled and settle `failed` + `interrupted`
-   * (they can resume after the restart); waiting ones are marked the same way.
+   * (the heartbeat resumes them after the restart). Jobs that had not started stay queued in the
+   * coordinator: they are never "cut off", they simply run after the restart (or on another
+   * worker); one about to start is handed back when the coordinator stops.
    */
   async dispose(): Promise<void> {
     if (this.disposing) return;
     this.disposing = true;
     for (const c of this.flight.pulses.values()) c.abort(new SubconsciousError('cancelled', 'The bots host is shutting down.'));
-    const waiting: Job[] = [];
-    for (const botId of this.flight.queues.botIds()) waiting.push(...this.flight.queues.remove(botId));
+    for (const botId of this.flight.queues.botIds()) this.flight.queues.remove(botId);
     for (const [botId, s] of [...this.flight.starting]) {
       this.flight.starting.delete(botId);
       s.abort.abort();
-      waiting.push(s.job);
     }
     const actives = [...this.flight.runs.values()];
     for (const a of actives) this.requestCancel(a, 'external');
-    for (const job of waiting) {
-      try {
-        // A claimed resume never ran: its attempt is refunded, and like a queued job it is marked
-        // cut off by the shutdown, so the restart resumes it at once (heartbeat `start`).
-        const released = job.claimToken ? await this.d.tasks.releaseClaim(job.taskId, { token: job.claimToken, refund: true }) : undefined;
-        const row = await this.d.tasks.update(
-          job.taskId,
-          {
-            status: 'failed',
-            interrupted: 1,
-            error_kind: 'interrupted',
-            error: SHUTDOWN_BEFORE_START,
-            finished_at: this.d.clock.now(),
-          },
-          { status: released ? ['failed'] : ['queued'] },
-        );
-        if (row) this.d.emit('bots.task_changed', { task: toTask(row) });
-        const msg = await this.d.threads.updateMessage(job.messageId, { status: 'error', interrupted: true, error: 'Interrupted: the daemon shut down.' });
-        if (msg) this.d.emit('bots.message_changed', { message: msg });
-      } catch (err) {
-        this.d.log.warn({ err: describeError(err), task: job.taskId }, 'could not mark a waiting job interrupted at shutdown');
-      }
-      await this.tell(this.droppedListeners, { ...this.droppedInfo(job), reason: 'shutdown', refunded: job.claimToken !== null });
-    }
     await Promise.all(actives.map((a) => a.done));
+    await this.pumping;
   }
 
   // ── helpers ─────────────────────────────────────────────────────────────
@@ -974,4 +1420,28 @@ export class BotRuntime {
       }
     }
   }
+}
+
+/** A queued task a cut-off run left for its job to continue (`continueCutOff`). */
+function isContinued(row: TaskRow): boolean {
+  return row.status === 'queued' && row.interrupted === 1 && row.error === CONTINUED_ERROR;
+}
+
+/**
+ * The host's note to a run that continues a cut-off one: what was recorded (steps, text), fenced
+ * as data, and not to redo it — an effect the cut-off run had (a tool call that returned) must
+ * not happen twice.
+ */
+function continuationNote(row: TaskRow, message: { text: string } | undefined): string {
+  const cp = toTask(row).checkpoint;
+  const lines = ['[Host note: this reply was cut off when its worker stopped; this run continues it. Not a new message.]'];
+  if (cp && cp.steps.length > 0)
+    lines.push(
+      'Tool steps already taken (do not repeat them; their effects happened):',
+      fence(formatSteps(cp.steps), { label: 'checkpoint steps', maxChars: 3000 }),
+    );
+  const partial = message?.text.trim() ?? '';
+  if (partial) lines.push('What you had written when it stopped:', fence(partial, { label: 'partial reply', maxChars: 1500, keep: 'tail' }));
+  lines.push('Continue and finish the reply to the request above; do not redo completed work.');
+  return lines.join('\n');
 }

@@ -3,13 +3,17 @@
  * stop/cancel/dismiss, approvals, routines, the snapshot. Every input is checked before
  * anything is written, so a refused call changes nothing; every change is an event.
  */
-import type { ApprovalStore } from '../agent/index.js';
+import type { AnswerInput, ApprovalStore } from '../agent/index.js';
 import { SubconsciousError, isSubconsciousError, type Clock, type Logger } from '../core/index.js';
 import {
+  BOT_STATUSES,
   THREAD_PAGE_DEFAULT,
   type Bot,
   type BotApproval,
+  type BotStatus,
   type BotWithStatus,
+  type DispatchedTask,
+  type Message,
   type Routine,
   type SendResult,
   type Snapshot,
@@ -23,6 +27,7 @@ import type { ApprovalLinks } from './approval-links.js';
 import type { BotInput, BotPatch, BotStore } from './bot-store.js';
 import type { BotsEmit } from './events.js';
 import type { RoutineStore } from './routine-store.js';
+import type { SendKey, SendKeyStore } from './send-keys.js';
 import { toTask } from './rows.js';
 import type { BotRuntime } from './runtime.js';
 import type { TaskStore } from './task-store.js';
@@ -46,6 +51,12 @@ export type AttentionSource = () => Promise<{ thread_id: string; bot_id: string;
 
 const MENTION = /(?:^|[^\w@])@([a-z][a-z0-9_-]{0,31})\b/gi;
 const DAY_MS = 24 * 3600_000;
+/**
+ * A key whose first send has not finished dispatching (another worker's under way, or one cut
+ * off by a crash) is refused for this long after it was written; after that the send is taken as
+ * cut off, and a repeat finishes it.
+ */
+export const SEND_KEY_UNDERWAY_MS = 60_000;
 
 /** The @names a message mentions, lower-cased, in order, once each. */
 export function mentions(text: string): string[] {
@@ -64,14 +75,17 @@ export interface BotsServiceDeps {
   links: ApprovalLinks;
   routines: RoutineStore;
   runtime: BotRuntime;
-  approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny'>;
+  approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny' | 'answer'>;
   clock: Clock;
   log: Logger;
   emit: BotsEmit;
+  sendKeys: SendKeyStore;
 }
 
 export class BotsService {
   private readonly attention = new Set<AttentionSource>();
+  /** Keyed sends under way here (thread + key): a concurrent repeat waits for the first. */
+  private readonly keyedSends = new Map<string, Promise<SendResult>>();
   private readonly humanListeners = new Set<(a: HumanAction) => void | Promise<void>>();
 
   constructor(private readonly d: BotsServiceDeps) {}
@@ -113,15 +127,15 @@ export class BotsService {
   async createBot(input: BotInput): Promise<Bot> {
     const bot = await this.d.bots.create(input);
     const thread = await this.d.threads.direct(bot);
-    this.d.emit('bots.bot_changed', { id: bot.id, bot });
-    this.d.emit('bots.thread_changed', { id: thread.id, thread });
+    this.d.emit('bots.bot_changed', { bot_id: bot.id, id: bot.id, bot });
+    this.d.emit('bots.thread_changed', { thread_id: thread.id, id: thread.id, thread });
     return bot;
   }
 
   async updateBot(id: string, patch: BotPatch): Promise<Bot> {
     const bot = await this.d.bots.update(id, patch);
     if (patch.name !== undefined) await this.d.threads.renameDirect(id, bot.name);
-    this.d.emit('bots.bot_changed', { id: bot.id, bot });
+    this.d.emit('bots.bot_changed', { bot_id: bot.id, id: bot.id, bot });
     return bot;
   }
 
@@ -132,9 +146,10 @@ export class BotsService {
     const threads = await this.d.threads.list(id);
     const routines = await this.d.routines.list(id);
     await this.d.bots.delete(id);
-    this.d.emit('bots.bot_changed', { id, bot: null });
-    for (const t of threads) this.d.emit('bots.thread_changed', { id: t.id, thread: t.kind === 'direct' ? null : ((await this.d.threads.get(t.id)) ?? null) });
-    for (const r of routines) this.d.emit('bots.routine_changed', { id: r.id, routine: null });
+    this.d.emit('bots.bot_changed', { bot_id: id, id, bot: null });
+    for (const t of threads)
+      this.d.emit('bots.thread_changed', { thread_id: t.id, id: t.id, thread: t.kind === 'direct' ? null : ((await this.d.threads.get(t.id)) ?? null) });
+    for (const r of routines) this.d.emit('bots.routine_changed', { routine_id: r.id, id: r.id, routine: null });
     return { id, deleted: true };
   }
 
@@ -162,37 +177,89 @@ export class BotsService {
 
   /**
    * A person's message: to a bot's direct thread, or to a group thread where its @mentions say
-   * which bots answer (each gets a task). Checked in full before anything is written.
+   * which bots answer (each gets a task). Checked in full before anything is written. With an
+   * `idempotency_key`, a repeat (same thread) returns the first send's result and writes nothing.
    */
-  async sendMessage(p: { bot_id?: string | undefined; thread_id?: string | undefined; text: string }): Promise<SendResult> {
+  async sendMessage(p: {
+    bot_id?: string | undefined;
+    thread_id?: string | undefined;
+    text: string;
+    idempotency_key?: string | undefined;
+  }): Promise<SendResult> {
     const text = p.text.trim();
     let thread: Thread;
-    let targets: Bot[];
+    let members: Bot[];
     if (p.bot_id !== undefined) {
       const bot = await this.d.bots.require(p.bot_id);
       thread = await this.d.threads.direct(bot);
-      targets = [bot];
+      members = [bot];
     } else {
       thread = await this.d.threads.require(p.thread_id!);
       if (thread.kind === 'system') throw new SubconsciousError('conflict', `Thread "${thread.id}" is the Subconscious's notifications: it takes no messages.`);
-      const members = await this.d.bots.byIds(thread.bot_ids);
-      if (thread.kind === 'direct') targets = members;
-      else targets = this.mentioned(text, members);
+      members = await this.d.bots.byIds(thread.bot_ids);
     }
+    const key = p.idempotency_key;
+    if (key !== undefined) {
+      const kept = await this.d.sendKeys.get(thread.id, key);
+      if (kept?.dispatched) return this.keptSend(kept, kept.dispatched);
+    }
+    const targets = thread.kind === 'group' ? this.mentioned(text, members) : members;
     if (targets.length === 0) throw new SubconsciousError('conflict', `Thread "${thread.id}" has no bot left to answer.`);
+    if (key === undefined) return this.deliver(thread, targets, text, null);
 
-    const message = await this.d.threads.addMessage({ threadId: thread.id, role: 'user', text, status: 'done' });
-    await this.userActive(thread.id, true);
-    this.d.emit('bots.message_changed', { message });
-    // Told before the replies are dispatched: what a listener resolves for this message (the
-    // heartbeat's check-ins) can never be something those replies just created.
-    await this.human({ kind: 'message', threadId: thread.id, botIds: targets.map((b) => b.id), taskId: null });
-    const dispatched = [];
+    const local = `${thread.id}\n${key}`;
+    const underway = this.keyedSends.get(local);
+    if (underway) return underway;
+    const send = (async () => {
+      const { row, fresh } = await this.d.sendKeys.claim(thread.id, key);
+      if (row.dispatched) return this.keptSend(row, row.dispatched);
+      if (!fresh && this.d.clock.now() - row.createdAt < SEND_KEY_UNDERWAY_MS) {
+        throw new SubconsciousError('conflict', `A send with this idempotency_key in thread "${thread.id}" is still under way; nothing was written.`, {
+          hint: 'Repeat it in a minute: you get that send’s result.',
+        });
+      }
+      return this.deliver(thread, targets, text, row);
+    })().finally(() => this.keyedSends.delete(local));
+    this.keyedSends.set(local, send);
+    return send;
+  }
+
+  /**
+   * Write the person's message and dispatch one reply per target. Under a key, the message has
+   * the key's id (written once) and a bot its message already has a task for is not dispatched
+   * again (a first send cut off midway is finished, not doubled); the result is kept with the key.
+   */
+  private async deliver(thread: Thread, targets: Bot[], text: string, keyed: SendKey | null): Promise<SendResult> {
+    const input = { threadId: thread.id, role: 'user' as const, text, status: 'done' as const };
+    let message: Message | undefined = keyed ? await this.d.threads.addMessageOnce(keyed.messageId, input) : await this.d.threads.addMessage(input);
+    if (message) {
+      await this.userActive(thread.id, true);
+      this.d.emit('bots.message_changed', { message });
+      // Told before the replies are dispatched: what a listener resolves for this message (the
+      // heartbeat's check-ins) can never be something those replies just created.
+      await this.human({ kind: 'message', threadId: thread.id, botIds: targets.map((b) => b.id), taskId: null });
+    } else message = await this.d.threads.getMessage(keyed!.messageId);
+    if (!message) throw new SubconsciousError('conflict', 'The message of this idempotency_key is gone; send it with a new key.');
+    const earlier = keyed ? await this.d.tasks.byRequestMessage(message.id) : [];
+    const dispatched: DispatchedTask[] = [];
     for (const bot of targets) {
+      const had = earlier.find((t) => t.bot_id === bot.id && t.message_id !== null);
+      if (had) {
+        dispatched.push({ bot_id: bot.id, task_id: had.id, message_id: had.message_id! });
+        continue;
+      }
       const d = await this.d.runtime.dispatchToBot(bot.id, thread.id, text, { source: 'user', requestMessageId: message.id });
       dispatched.push({ bot_id: bot.id, task_id: d.taskId, message_id: d.messageId });
     }
+    if (keyed) await this.d.sendKeys.finish(thread.id, keyed.key, dispatched);
     return { thread_id: thread.id, message, dispatched };
+  }
+
+  /** The first send of a key, as it answered then (its message as it is now). */
+  private async keptSend(kept: SendKey, dispatched: DispatchedTask[]): Promise<SendResult> {
+    const message = await this.d.threads.getMessage(kept.messageId);
+    if (!message) throw new SubconsciousError('conflict', 'The message of this idempotency_key is gone; send it with a new key.');
+    return { thread_id: kept.threadId, message, dispatched };
   }
 
   private mentioned(text: string, members: Bot[]): Bot[] {
@@ -226,7 +293,7 @@ export class BotsService {
       });
     }
     const thread = await this.d.threads.createGroup(name, botIds);
-    this.d.emit('bots.thread_changed', { id: thread.id, thread });
+    this.d.emit('bots.thread_changed', { thread_id: thread.id, id: thread.id, thread });
     return thread;
   }
 
@@ -289,13 +356,15 @@ export class BotsService {
    * Answer a bot's approval once. A second answer, or one after expiry, is a `conflict` that
    * changes nothing. An answer is a human action: the task's heartbeat attempts reset (§7.5).
    */
-  async answerApproval(id: string, approve: boolean): Promise<BotApproval> {
+  /** `approve` (boolean) is the older form of accept / ignore; `answer` gives all four (issue 23). */
+  async answerApproval(id: string, input: boolean | AnswerInput): Promise<BotApproval> {
+    const answer: AnswerInput = typeof input === 'boolean' ? { answer: input ? 'accept' : 'ignore' } : input;
     const link = await this.d.links.get(id);
     if (!link)
       throw new SubconsciousError('not_found', `No bot approval with id "${id}".`, { hint: 'Pending approvals are in bots.snapshot and bots.thread.' });
     let answered;
     try {
-      answered = approve ? await this.d.approvals.approve(id) : await this.d.approvals.deny(id);
+      answered = await this.d.approvals.answer(id, answer);
     } catch (err) {
       // Expired or answered elsewhere: keep the link true to the store, then say so.
       if (isSubconsciousError(err, 'conflict')) {
@@ -326,7 +395,7 @@ export class BotsService {
   async routinesAdd(p: { bot_id: string; schedule: string; prompt: string; timezone?: string | undefined; enabled?: boolean | undefined }): Promise<Routine> {
     await this.d.bots.require(p.bot_id);
     const routine = await this.d.routines.add({ botId: p.bot_id, schedule: p.schedule, prompt: p.prompt, timezone: p.timezone, enabled: p.enabled });
-    this.d.emit('bots.routine_changed', { id: routine.id, routine });
+    this.d.emit('bots.routine_changed', { routine_id: routine.id, id: routine.id, routine });
     return routine;
   }
 
@@ -335,13 +404,13 @@ export class BotsService {
     patch: { schedule?: string | undefined; prompt?: string | undefined; timezone?: string | undefined; enabled?: boolean | undefined },
   ): Promise<Routine> {
     const routine = await this.d.routines.update(id, patch);
-    this.d.emit('bots.routine_changed', { id, routine });
+    this.d.emit('bots.routine_changed', { routine_id: id, id, routine });
     return routine;
   }
 
   async routinesRemove(id: string): Promise<Routine> {
     const routine = await this.d.routines.remove(id);
-    this.d.emit('bots.routine_changed', { id, routine: null });
+    this.d.emit('bots.routine_changed', { routine_id: id, id, routine: null });
     return routine;
   }
 
@@ -370,25 +439,44 @@ export class BotsService {
   }
 
   private async snapshotBots(): Promise<{ bots: BotWithStatus[]; extra: { thread_id: string; bot_id: string; count: number }[] }> {
-    const [list, reviews, approvals, extra] = await Promise.all([
+    const [list, reviews, approvals, extra, open] = await Promise.all([
       this.d.bots.list(),
       this.d.tasks.reviewCounts('bot_id'),
       this.d.links.pendingCounts('bot_id'),
       this.extraAttention(),
+      this.d.tasks.openByBot(),
     ]);
     const bots = list.map((bot) => {
-      const s = this.d.runtime.statusOf(bot.id);
+      const { status, queued, taskId } = this.statusOf(bot.id, open);
       const more = extra.filter((e) => e.bot_id === bot.id).reduce((n, e) => n + e.count, 0);
       return {
         ...bot,
-        status: s.status,
-        queued: s.queued,
-        task_id: s.taskId,
+        status,
+        queued: status === 'idle' ? 0 : queued,
+        task_id: status === 'working' ? taskId : null,
         needs_attention: (reviews.get(bot.id) ?? 0) + (approvals.get(bot.id) ?? 0) + more,
         checking: this.d.runtime.isChecking(bot.id),
       };
     });
     return { bots, extra };
+  }
+
+  /** How many bots are idle, queued and working (the `subconscious_bots` gauge): the same status `bots.list` gives each. */
+  async statusCounts(): Promise<Record<BotStatus, number>> {
+    const [ids, open] = await Promise.all([this.d.bots.ids(), this.d.tasks.openByBot()]);
+    const counts = Object.fromEntries(BOT_STATUSES.map((s) => [s, 0])) as Record<BotStatus, number>;
+    for (const id of ids) counts[this.statusOf(id, open).status]++;
+    return counts;
+  }
+
+  /** The store's view (every worker's work, issue 17) joined with this process's in-between states. */
+  private statusOf(botId: string, open: Map<string, { working: string | null; queued: number }>): { status: BotStatus; queued: number; taskId: string | null } {
+    const local = this.d.runtime.statusOf(botId);
+    const stored = open.get(botId);
+    const taskId = local.taskId ?? stored?.working ?? null;
+    const queued = Math.max(local.queued, stored?.queued ?? 0);
+    const status: BotStatus = local.status === 'working' || stored?.working ? 'working' : queued > 0 || local.status === 'queued' ? 'queued' : 'idle';
+    return { status, queued, taskId };
   }
 
   private async summaries(threads: Thread[], extra?: { thread_id: string; count: number }[]): Promise<ThreadSummary[]> {

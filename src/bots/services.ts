@@ -1,8 +1,15 @@
 /** The bots host, by key: the bots module provides it; the heartbeat world and the memory world use narrow APIs of it. */
 import { serviceKey } from '../core/services.js';
 import type { BotsHeartbeatApi } from './index.js';
+import type { ExternalHeartbeatHost } from './route.js';
 
 export const BotsHeartbeatKey = serviceKey<BotsHeartbeatApi>('bots.heartbeat');
+
+/**
+ * The bots of external agent runtimes (issue 18 §6), on the same API as the built-in host plus
+ * which ids are theirs: the heartbeat routes to it (`routeHeartbeatHosts`) when a module provides it.
+ */
+export const ExternalHeartbeatKey = serviceKey<ExternalHeartbeatHost>('bots.external_heartbeat');
 
 /**
  * The memory world's delegation hand-off (seed 4): the bots, and a new task for one of them —

@@ -10,6 +10,7 @@
  * The runtime moves a job from one to the next in one synchronous step, so no instant exists in
  * which work is pending and the bot looks idle.
  */
+import type { Job as CoordJob } from '../coordination/index.js';
 import type { BotStatus } from '../protocol/bots.js';
 import { JobQueues, type Job } from './queue.js';
 
@@ -22,6 +23,8 @@ export interface RuntimeStatus {
 export interface Starting {
   job: Job;
   abort: AbortController;
+  /** The coordinator's job once it is this worker's (unset: the gap after the bot's last run, before the fetch). */
+  held?: CoordJob;
 }
 
 export class SingleFlight<Active extends { job: Job }> {

@@ -93,6 +93,8 @@ export interface BotsTasksTable {
   /** The owner's lease: renewed by the owning process every host tick while the task is open (orphans are found by it). */
   owner_seen_at: number | null;
   run_id: string | null;
+  /** The worker whose run of it was cut off and which this one took over (issue 17 §5); null: none. */
+  taken_over_from: string | null;
   review_note: string | null;
   /** Compare-and-set: every write bumps it. */
   version: number;
@@ -155,6 +157,16 @@ export interface BotsNotesTable {
   created_at: number;
 }
 
+/** `bots.send_message` idempotency keys (`send-keys.ts`): unique per (thread, key). */
+export interface BotsSendKeysTable {
+  thread_id: string;
+  idempotency_key: string;
+  message_id: string;
+  /** JSON of the first send's dispatched replies; null until they all were. */
+  dispatched: string | null;
+  created_at: number;
+}
+
 export interface BotsTables {
   bots_bots: BotsBotsTable;
   bots_threads: BotsThreadsTable;
@@ -165,4 +177,5 @@ export interface BotsTables {
   bots_routines: BotsRoutinesTable;
   bots_thread_activity: BotsThreadActivityTable;
   bots_notes: BotsNotesTable;
+  bots_send_keys: BotsSendKeysTable;
 }

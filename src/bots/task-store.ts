@@ -9,19 +9,37 @@
  * refunds its attempt.
  */
 import type { Kysely, Selectable, Updateable } from 'kysely';
-import { SubconsciousError, type Clock, type IdGen } from '../core/index.js';
+import { SubconsciousError, ownerIsGone, type Clock, type IdGen } from '../core/index.js';
+import { perDatabase, precompile } from '../store/index.js';
 import type { Task, TaskErrorKind, TaskSource, TaskStatus } from '../protocol/bots.js';
 import { num, toTask } from './rows.js';
+import { claimTask, releaseTaskClaim, renewTaskClaim } from './task-claims.js';
 import type { BotsTables, BotsTasksTable } from './tables.js';
 
 export type TaskRow = Selectable<BotsTasksTable>;
 
-/** Statuses a task never leaves by itself: never resumed, never resurrected. */
-export const FINAL_STATUSES: readonly TaskStatus[] = ['done', 'cancelled', 'dismissed'];
+export { FINAL_STATUSES } from './task-claims.js';
 export const OPEN_STATUSES: readonly TaskStatus[] = ['queued', 'working'];
 
 /** Seed 2 §5.5: a claim older than this may be taken over by the next tick. */
 export const STALE_CLAIM_MS = 5 * 60_000;
+
+/** The heartbeat's sweeps run these on every tick: compiled once per database. */
+const sweepQueries = perDatabase((db: Kysely<BotsTables>) => ({
+  staleClaims: precompile(db, 2, (before: number, limit: number) =>
+    db.selectFrom('bots_tasks').selectAll().where('claim_at', '<', before).where('claim_token', 'is not', null).orderBy('claim_at').limit(limit),
+  ),
+  openSince: precompile(db, 2, (before: number, limit: number) =>
+    db
+      .selectFrom('bots_tasks')
+      .selectAll()
+      .where('status', 'in', [...OPEN_STATUSES])
+      .where('updated_at', '<', before)
+      .where((eb) => eb.or([eb('owner_seen_at', 'is', null), eb('owner_seen_at', '<', before)]))
+      .orderBy('updated_at')
+      .limit(limit),
+  ),
+}));
 
 export interface NewTask {
   botId: string;
@@ -79,6 +97,7 @@ export class TaskStore {
       owner_seen_at: t.owner ? now : null,
       run_id: null,
       review_note: null,
+      taken_over_from: null,
       version: 1,
       created_at: now,
       updated_at: now,
@@ -89,8 +108,29 @@ export class TaskStore {
     return row;
   }
 
+  /** The tasks a person's message asked for (one per bot it went to). */
+  async byRequestMessage(messageId: string): Promise<TaskRow[]> {
+    return this.db.selectFrom('bots_tasks').selectAll().where('request_message_id', '=', messageId).orderBy('created_at').execute();
+  }
+
   async row(id: string): Promise<TaskRow | undefined> {
     return this.db.selectFrom('bots_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /**
+   * This bot's tasks whose bot message is a heartbeat one still queued: heartbeat work that waits
+   * for a worker (any worker's), which a person's message sets aside (seed 2 §7.4).
+   */
+  async waitingHeartbeatOf(botId: string): Promise<TaskRow[]> {
+    return this.db
+      .selectFrom('bots_tasks as t')
+      .innerJoin('bots_messages as m', 'm.id', 't.message_id')
+      .selectAll('t')
+      .where('t.bot_id', '=', botId)
+      .where('t.status', '!=', 'working')
+      .where('m.heartbeat', '=', 1)
+      .where('m.status', '=', 'queued')
+      .execute();
   }
 
   async get(id: string): Promise<Task | undefined> {
@@ -143,35 +183,12 @@ export class TaskStore {
   async claim(id: string, c: { version: number; token: string; by: string; staleMs?: number }): Promise<TaskRow | undefined> {
     const now = this.o.clock.now();
     const staleBefore = now - (c.staleMs ?? STALE_CLAIM_MS);
-    const res = await this.db
-      .updateTable('bots_tasks')
-      .set((eb) => ({
-        claim_token: c.token,
-        claim_at: now,
-        claim_by: c.by,
-        attempts: eb('attempts', '+', 1),
-        last_heartbeat_at: now,
-        version: eb('version', '+', 1),
-        updated_at: now,
-      }))
-      .where('id', '=', id)
-      .where('version', '=', c.version)
-      .where('status', 'not in', [...FINAL_STATUSES, 'working'])
-      .where((eb) => eb.or([eb('claim_token', 'is', null), eb('claim_at', '<', staleBefore)]))
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1 ? this.row(id) : undefined;
+    return (await claimTask(this.db, 'bots_tasks', id, { version: c.version, token: c.token, by: c.by, now, staleBefore })) ? this.row(id) : undefined;
   }
 
   /** Keep a claim alive (its `at` moves to now). False when the token no longer holds it. */
   async renewClaim(id: string, token: string): Promise<boolean> {
-    const now = this.o.clock.now();
-    const res = await this.db
-      .updateTable('bots_tasks')
-      .set((eb) => ({ claim_at: now, version: eb('version', '+', 1), updated_at: now }))
-      .where('id', '=', id)
-      .where('claim_token', '=', token)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
+    return renewTaskClaim(this.db, 'bots_tasks', id, token, this.o.clock.now());
   }
 
   /**
@@ -179,44 +196,13 @@ export class TaskStore {
    * so its attempt is given back (seed 2 §7.4). Returns the row when a claim was released.
    */
   async releaseClaim(id: string, opts: { token?: string | undefined; refund?: boolean } = {}): Promise<TaskRow | undefined> {
-    const now = this.o.clock.now();
-    let q = this.db
-      .updateTable('bots_tasks')
-      .set((eb) => ({
-        claim_token: null,
-        claim_at: null,
-        claim_by: null,
-        ...(opts.refund
-          ? {
-              attempts: eb
-                .case()
-                .when('attempts', '>', 0)
-                .then(eb('attempts', '-', 1))
-                .else(0)
-                .end(),
-            }
-          : {}),
-        version: eb('version', '+', 1),
-        updated_at: now,
-      }))
-      .where('id', '=', id)
-      .where('claim_token', 'is not', null);
-    if (opts.token !== undefined) q = q.where('claim_token', '=', opts.token);
-    const res = await q.executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1 ? this.row(id) : undefined;
+    return (await releaseTaskClaim(this.db, 'bots_tasks', id, { ...opts, now: this.o.clock.now() })) ? this.row(id) : undefined;
   }
 
   /** Claims older than `staleMs` (crash safety: the next tick may reclaim them). */
   async staleClaims(staleMs = STALE_CLAIM_MS, limit = 100): Promise<TaskRow[]> {
     const before = this.o.clock.now() - staleMs;
-    return this.db
-      .selectFrom('bots_tasks')
-      .selectAll()
-      .where('claim_at', '<', before)
-      .where('claim_token', 'is not', null)
-      .orderBy('claim_at')
-      .limit(limit)
-      .execute();
+    return (await sweepQueries(this.db).staleClaims(before, limit)).rows;
   }
 
   /** A human action (approval, "Check now", a reply after settle) resets the attempt count (§7.5). */
@@ -248,11 +234,39 @@ export class TaskStore {
   }
 
   /**
+   * Per bot, what the store says runs and waits (issue 17 §3: every worker shows the same status):
+   * the working task (one per bot: the job's group) and the queued count. One grouped, indexed select on status.
+   */
+  async openByBot(): Promise<Map<string, { working: string | null; queued: number }>> {
+    const [queued, working] = await Promise.all([
+      this.db
+        .selectFrom('bots_tasks')
+        .select(['bot_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where(
+          'status',
+          'in',
+          OPEN_STATUSES.filter((s) => s !== 'working'),
+        )
+        .groupBy('bot_id')
+        .execute(),
+      this.db.selectFrom('bots_tasks').select(['bot_id', 'id', 'owner']).where('status', '=', 'working').execute(),
+    ]);
+    const out = new Map<string, { working: string | null; queued: number }>();
+    const at = (botId: string) => out.get(botId) ?? out.set(botId, { working: null, queued: 0 }).get(botId)!;
+    for (const r of queued) at(r.bot_id).queued += Number(r.n);
+    // A run whose process is gone (this host: its pid no longer runs) is not working: it was cut off
+    // and waits for its take-over; a remote owner is trusted until its lease lapses.
+    for (const r of working) if (!ownerIsGone(r.owner)) at(r.bot_id).working = r.id;
+    return out;
+  }
+
+  /**
    * Seed 2 rule 2's candidates: queued/working tasks not written since `before` whose owner's
    * lease was not renewed since then either (no owner, or an owner that stopped renewing: dead).
    * A live process's own work is told apart in memory by its runtime.
    */
   async openSince(before: number, opts: { botIds?: readonly string[] | undefined; limit?: number | undefined } = {}): Promise<TaskRow[]> {
+    if (!opts.botIds) return (await sweepQueries(this.db).openSince(before, opts.limit ?? 500)).rows;
     let q = this.db
       .selectFrom('bots_tasks')
       .selectAll()
@@ -291,13 +305,16 @@ export class TaskStore {
 
   async renewOwnerLease(owner: string, taskIds: readonly string[]): Promise<number> {
     let n = 0;
+    const now = this.o.clock.now();
     for (let i = 0; i < taskIds.length; i += 500) {
       const r = await this.db
         .updateTable('bots_tasks')
-        .set({ owner_seen_at: this.o.clock.now() })
+        .set({ owner_seen_at: now })
         .where('owner', '=', owner)
         .where('id', 'in', taskIds.slice(i, i + 500))
         .where('status', 'in', [...OPEN_STATUSES])
+        // Never backwards: a renewal that waited behind a later one (a slow tick) must not age the lease.
+        .where((w) => w.or([w('owner_seen_at', 'is', null), w('owner_seen_at', '<=', now)]))
         .executeTakeFirst();
       n += Number(r.numUpdatedRows);
     }

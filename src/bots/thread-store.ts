@@ -6,9 +6,24 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { SubconsciousError, type Clock, type IdGen } from '../core/index.js';
+import { perDatabase, precompile } from '../store/index.js';
 import type { Message, MessageRole, MessageStatus, Thread } from '../protocol/bots.js';
 import { num, toMessage, toThread } from './rows.js';
 import type { BotsMessagesTable, BotsTables, BotsThreadsTable } from './tables.js';
+
+/** The heartbeat's sweep for replies left streaming runs every tick: compiled once per database. */
+const staleQuery = perDatabase((db: Kysely<BotsTables>) =>
+  precompile(db, 2, (before: number, limit: number) =>
+    db
+      .selectFrom('bots_messages')
+      .selectAll()
+      .where('status', 'in', ['streaming', 'queued'])
+      .where('role', '=', 'bot')
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .limit(limit),
+  ),
+);
 
 export interface NewMessage {
   threadId: string;
@@ -232,15 +247,7 @@ export class ThreadStore {
    * (status, role) index: only messages being written are read, however many threads there are.
    */
   async staleBotMessages(before: number, limit = 100): Promise<Message[]> {
-    const rows = await this.db
-      .selectFrom('bots_messages')
-      .selectAll()
-      .where('status', 'in', ['streaming', 'queued'])
-      .where('role', '=', 'bot')
-      .where('updated_at', '<', before)
-      .orderBy('updated_at')
-      .limit(limit)
-      .execute();
+    const { rows } = await staleQuery(this.db)(before, limit);
     return rows.map(toMessage);
   }
 
@@ -293,6 +300,7 @@ export class ThreadStore {
       .innerJoin('bots_threads as t', 't.id', 'm.thread_id')
       .selectAll('m')
       .where('m.thread_id', 'in', [...threadIds])
+      .where('t.id', 'in', [...threadIds]) // as in triageTail: these threads by their key, not a scan of all
       .where((eb) => eb('m.seq', '>', eb('t.next_seq', '-', limit)))
       .orderBy('m.thread_id')
       .orderBy('m.seq')
@@ -301,6 +309,74 @@ export class ThreadStore {
       const list = out.get(r.thread_id) ?? [];
       list.push(toMessage(r));
       out.set(r.thread_id, list);
+    }
+    return out;
+  }
+
+  /**
+   * What triage's rules read of each thread (seed 2 §5.2): of its newest `limit` messages, only
+   * those the rules can look at — every message from the newest one that is a turn of the
+   * conversation (not a host note, not a live reply, not a possible check-in question), and from
+   * the newest settled reply of the thread's own bot, on; every live (queued/streaming) bot reply
+   * (rule 7); every interrupted one (a cut-off task's partial text). Older settled messages cannot
+   * change a rule's answer, so they are never read: the digest, which quotes them, reads the
+   * whole window (`recentMany`) for the bots that pulse. Each list comes with the thread's direct
+   * bot, the one "own" was measured against.
+   */
+  async triageTail(threadIds: readonly string[], limit: number): Promise<Map<string, { directBotId: string | null; messages: Message[] }>> {
+    const out = new Map<string, { directBotId: string | null; messages: Message[] }>();
+    if (threadIds.length === 0) return out;
+    const live = ['queued', 'streaming'] as const;
+    const rows = await this.db
+      .selectFrom('bots_messages as m')
+      .innerJoin('bots_threads as t', 't.id', 'm.thread_id')
+      .selectAll('m')
+      .select('t.direct_bot_id')
+      .where('m.thread_id', 'in', [...threadIds])
+      // Said of the threads too: Postgres does not carry an IN list across the join, and without it
+      // hashes every thread (a sequential scan of them all) instead of looking these up.
+      .where('t.id', 'in', [...threadIds])
+      .where((eb) => eb('m.seq', '>', eb('t.next_seq', '-', limit)))
+      .where((eb) => {
+        const newer = () => eb.selectFrom('bots_messages as n').select('n.id').whereRef('n.thread_id', '=', 'm.thread_id').whereRef('n.seq', '>', 'm.seq');
+        return eb.or([
+          eb.and([eb('m.role', '=', 'bot'), eb('m.status', 'in', [...live])]),
+          eb('m.interrupted', '=', 1),
+          // No newer turn of the conversation: a person's or bot's message, settled, not a possible
+          // check-in question (a bot message the host wrote, done: lastTurn skips those that are).
+          eb.not(
+            eb.exists(
+              newer().where((n) =>
+                n.and([
+                  n('n.role', '!=', 'system'),
+                  n.or([n('n.role', '!=', 'bot'), n('n.status', 'not in', [...live])]),
+                  n.not(n.and([n('n.role', '=', 'bot'), n('n.heartbeat', '=', 1), n('n.status', '=', 'done')])),
+                ]),
+              ),
+            ),
+          ),
+          // No newer settled reply of the thread's own bot (the same check-in exception).
+          eb.not(
+            eb.exists(
+              newer().where((n) =>
+                n.and([
+                  n('n.role', '=', 'bot'),
+                  n('n.status', 'not in', [...live]),
+                  n.not(n.and([n('n.heartbeat', '=', 1), n('n.status', '=', 'done')])),
+                  n(n.ref('n.bot_id'), '=', n.ref('t.direct_bot_id')),
+                ]),
+              ),
+            ),
+          ),
+        ]);
+      })
+      .orderBy('m.thread_id')
+      .orderBy('m.seq')
+      .execute();
+    for (const { direct_bot_id, ...r } of rows) {
+      let entry = out.get(r.thread_id);
+      if (!entry) out.set(r.thread_id, (entry = { directBotId: direct_bot_id, messages: [] }));
+      entry.messages.push(toMessage(r));
     }
     return out;
   }

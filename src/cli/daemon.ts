@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createApp, WEB_ROOT, type App } from '../app/app.js';
 import { openApiDocument } from '../app/openapi.js';
-import { readiness } from '../app/readiness.js';
+import { modelChecks, readiness } from '../app/readiness.js';
 import { createMcpHttp, type McpHttp } from '../mcp/index.js';
 import type { ApiRoutes } from '../server/api-routes.js';
 import { describeError } from '../core/errors.js';
@@ -62,7 +62,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     await app.close();
     throw err;
   }
-  const metrics = createMetrics(app.llm.ledger, app.events);
+  const metrics = createMetrics({ ledger: app.llm.ledger, events: app.events, jobs: app.coordinator, bots: app.botStatus });
   const mcp = createMcpHttp({
     call: (method, params) => app.rpc.call(method, params),
     subscribe: (listener) => app.events.subscribe(listener),
@@ -78,7 +78,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics: metrics.registry,
       webRoot: WEB_ROOT,
       log: app.log,
-      health: async () => ({ ...(await worldsSummary(app)), store: app.store.dialect }),
+      health: async () => ({ ...(await worldsSummary(app)), store: app.store.dialect, models: await modelChecks(app) }),
       bindHost: app.config.server.host,
       presence: app.presence,
       routes: daemonRoutes(app, mcp),

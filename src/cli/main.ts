@@ -9,14 +9,16 @@ import { Command, InvalidArgumentError } from 'commander';
 import { createApp, type App } from '../app/app.js';
 import { describeError, isSubconsciousError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import { createRpcClient, type ProductMethods } from '../protocol/index.js';
+import { createRpcClient, type ProductMethods, type StatusResult } from '../protocol/index.js';
+import { CliConnection } from './connection.js';
 import { announce, startDaemon, type Daemon } from './daemon.js';
+import { announceWorker, startWorker } from './worker.js';
+import { loadConfig } from '../app/config.js';
 import { productModules } from '../app/modules.js';
 import { parseHours, printSimulation, progressLine, simulate } from '../app/simulate.js';
 import { printStatus, printTickOutcomes } from './format.js';
 import { registerModuleCommands } from './modules.js';
 import { serveMcpStdio } from './mcp.js';
-import { callInProcess } from './rpc-result.js';
 import { requireWorkspace, UsageError } from './workspace.js';
 
 /** package.json sits two folders up from both src/cli/ and dist/cli/. */
@@ -58,9 +60,10 @@ program
   .option(...workspaceOption)
   .option('-p, --port <n>', 'HTTP port (default 7777, or SUBCONSCIOUS_PORT)', port)
   .option('-H, --host <host>', 'address to bind (default 127.0.0.1)')
-  .action(async (opts: { workspace: string; port?: number; host?: string }) => {
+  .option('--worker', 'a worker with no HTTP face: scheduler and job workers only, beside a face on the same Postgres (or [server] face = false)')
+  .action(async (opts: { workspace: string; port?: number; host?: string; worker?: boolean }) => {
     // Handlers first: a SIGTERM that arrives while the daemon is still starting must stop it cleanly too.
-    let daemon: Daemon | null = null;
+    let daemon: Pick<Daemon, 'stop'> | null = null;
     let requested: string | null = null;
     let stopping = false;
     const stop = (signal: string) => {
@@ -78,9 +81,19 @@ program
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
-    daemon = await startDaemon(opts);
+    if (opts.worker || !loadConfig({ workspace: opts.workspace, modules: productModules }).server.face) {
+      if (opts.port !== undefined || opts.host !== undefined)
+        throw new UsageError('a worker has no HTTP face, so --port and --host mean nothing to it', 'leave them out, or run the face with `subconscious start`');
+      const worker = await startWorker({ workspace: opts.workspace });
+      daemon = worker;
+      if (requested) return stop(requested);
+      announceWorker(worker, (line) => console.log(line));
+      return;
+    }
+    const face = await startDaemon(opts);
+    daemon = face;
     if (requested) return stop(requested);
-    await announce(daemon, (line) => console.log(line));
+    await announce(face, (line) => console.log(line));
   });
 
 program
@@ -114,10 +127,16 @@ program
   .option(...workspaceOption)
   .option('--json', 'print the same JSON as the subconscious.status RPC')
   .action(async (opts: { workspace: string; json?: boolean }) => {
-    // The protocol's typed client over this process's dispatcher: the result is a StatusResult by contract.
-    const status = await withApp(opts.workspace, (app) =>
-      createRpcClient<ProductMethods>((method, params) => callInProcess(app.rpc, method, params))('subconscious.status'),
-    );
+    // The running daemon when there is one (it also says what a hand edit of subconscious.toml left,
+    // and answers when the file is broken), else the store itself; the protocol's typed client over
+    // either: the result is a StatusResult by contract.
+    const connection = new CliConnection(() => opts.workspace);
+    let status: StatusResult;
+    try {
+      status = await createRpcClient<ProductMethods>((method, params) => connection.call(method, params as Record<string, unknown>))('subconscious.status');
+    } finally {
+      await connection.close();
+    }
     if (opts.json) console.log(JSON.stringify(status, null, 2));
     else printStatus(status, (l) => console.log(l));
   });

@@ -12,7 +12,16 @@
  * The event stream reconnects by itself and sends `Last-Event-ID`, so a daemon that keeps a
  * backlog replays what was missed.
  */
-import { createRpcClient, type EventMap, type MethodMap, type ProductEvents, type ProductMethods, type RpcCall, type WireEvent } from '../protocol/index.js';
+import {
+  WEBHOOK_TOLERANCE_SECONDS,
+  createRpcClient,
+  type EventMap,
+  type MethodMap,
+  type ProductEvents,
+  type ProductMethods,
+  type RpcCall,
+  type WireEvent,
+} from '../protocol/index.js';
 
 export interface ClientOptions {
   /** The daemon's origin, e.g. `http://127.0.0.1:7777` (what `subconscious start` prints, without `/?token=…`). */
@@ -250,4 +259,40 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export type { ProductMethods, ProductEvents, WireEvent, RpcCall } from '../protocol/index.js';
+/**
+ * Check a webhook from the daemon (the heartbeat's dispatches to your own agent runtime): the
+ * `x-subconscious-signature` header (`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`)
+ * against your secret, over the raw body exactly as received, and its timestamp within
+ * `toleranceSeconds` of `now` (a replay is refused). WebCrypto only: Node 20+ and browsers.
+ *
+ *   if (!(await verifyWebhookSignature({ secret, body: rawBody, header: req.headers['x-subconscious-signature'] }))) return res.writeHead(401).end();
+ */
+export async function verifyWebhookSignature(opts: {
+  secret: string;
+  /** The request body as received (a string, or its bytes), before any JSON parsing. */
+  body: string | Uint8Array;
+  header: string | null | undefined;
+  /** Epoch ms (default `Date.now()`). */
+  now?: number;
+  toleranceSeconds?: number;
+}): Promise<boolean> {
+  if (!opts.header) return false;
+  const parts = new Map(opts.header.split(',').map((p) => p.trim().split('=', 2) as [string, string | undefined]));
+  const t = Number(parts.get('t'));
+  const given = parts.get('v1');
+  const now = opts.now ?? Date.now();
+  if (!Number.isInteger(t) || !given || Math.abs(now / 1000 - t) > (opts.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS)) return false;
+  const encoder = new TextEncoder();
+  const body = typeof opts.body === 'string' ? opts.body : new TextDecoder().decode(opts.body);
+  const key = await crypto.subtle.importKey('raw', encoder.encode(opts.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(`${t}.${body}`)));
+  const expected = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
+  // Constant time over the whole length.
+  if (given.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
+  return diff === 0;
+}
+
+export type { ProductMethods, ProductEvents, WireEvent, RpcCall, RuntimeWebhook, RuntimeDispatch } from '../protocol/index.js';
+export { WEBHOOK_SIGNATURE_HEADER, WEBHOOK_IDEMPOTENCY_HEADER, WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_HEADER } from '../protocol/index.js';

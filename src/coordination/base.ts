@@ -11,11 +11,28 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { leaseHolder, takeLease } from './leases.js';
 import type { CoordinationTables } from './tables.js';
-import type { Coordinator, Job, JobSpec, JsonValue, Lease, QueueSize, WorkContext, WorkOptions, WorkerInfo } from './types.js';
+import type {
+  CancelOptions,
+  CancelTarget,
+  Coordinator,
+  DeadLetter,
+  Job,
+  JobSpec,
+  JsonValue,
+  Lease,
+  QueueSize,
+  WorkContext,
+  WorkOptions,
+  WorkerInfo,
+} from './types.js';
 import { WorkersRegistry } from './workers.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
+/** Finished jobs are kept this long (then pruned by the maintenance loop). */
+export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
 const DEFAULT_POLL_MS = 2_000;
+/** The maintenance loop prunes at most this often (and at start). */
+const PRUNE_EVERY_MS = 3_600_000;
 
 export interface CoordinatorOptions {
   db: Kysely<CoordinationTables>;
@@ -25,6 +42,8 @@ export interface CoordinatorOptions {
   /** Default `host:pid:<random>`: `host:pid` lets this host notice a holder process that is gone. */
   workerId?: string;
   leaseMs?: number;
+  /** How long finished jobs are kept (default 24 h). */
+  retentionMs?: number;
 }
 
 export function newWorkerId(): string {
@@ -34,6 +53,7 @@ export function newWorkerId(): string {
 export abstract class BaseCoordinator implements Coordinator {
   readonly workerId: string;
   readonly leaseMs: number;
+  readonly retentionMs: number;
   protected readonly db: Kysely<CoordinationTables>;
   protected readonly clock: Clock;
   protected readonly log: Logger;
@@ -53,6 +73,7 @@ export abstract class BaseCoordinator implements Coordinator {
     this.log = opts.log;
     this.workerId = opts.workerId ?? newWorkerId();
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    this.retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
     this.registry = new WorkersRegistry(this.db, this.workerId, opts.role ?? 'face', () => this.clock.now(), this.leaseMs);
   }
 
@@ -61,10 +82,14 @@ export abstract class BaseCoordinator implements Coordinator {
   abstract renew(jobId: string): Promise<boolean>;
   abstract checkpoint(jobId: string, data: JsonValue): Promise<boolean>;
   protected abstract settle(jobId: string, how: { complete: JsonValue | undefined } | { fail: string; retry: boolean }): Promise<boolean>;
-  abstract cancel(target: { id: string } | { key: string } | { group: string; queue?: string }): Promise<number>;
+  protected abstract settleMany(jobIds: readonly string[]): Promise<string[]>;
+  abstract cancel(target: CancelTarget, opts?: CancelOptions): Promise<number>;
   abstract deadLetter(jobId: string, reason: string): Promise<void>;
   abstract getJob<P extends JsonValue>(jobId: string): Promise<Job<P> | null>;
+  abstract liveJob<P extends JsonValue>(key: string): Promise<Job<P> | null>;
   abstract sizes(): Promise<QueueSize[]>;
+  abstract deadLetters(limit?: number): Promise<DeadLetter[]>;
+  abstract prune(olderThan: number): Promise<number>;
   /** Jobs held per worker (active, under a lease). */
   protected abstract jobsHeld(): Promise<Map<string, number>>;
   /** Put this worker's jobs back in line (a clean stop). */
@@ -75,8 +100,14 @@ export abstract class BaseCoordinator implements Coordinator {
     await this.registry.register();
     const stop = new AbortController();
     this.heartbeat = stop;
+    let prunedAt = Number.NEGATIVE_INFINITY;
     this.heartbeatDone = (async () => {
       for (;;) {
+        // Maintenance: finished jobs older than the retention go, at start and then hourly.
+        if (this.clock.now() - prunedAt >= Math.min(PRUNE_EVERY_MS, this.retentionMs)) {
+          prunedAt = this.clock.now();
+          await this.maintain();
+        }
         try {
           await this.clock.sleep(this.leaseMs / 3, stop.signal);
         } catch {
@@ -97,12 +128,28 @@ export abstract class BaseCoordinator implements Coordinator {
     this.heartbeat = null;
   }
 
+  /** One maintenance pass: prune finished jobs past the retention (and stopped workers' rows of a day ago). */
+  private async maintain(): Promise<void> {
+    try {
+      const n = await this.prune(this.clock.now() - this.retentionMs);
+      await this.registry.prune(this.clock.now() - Math.max(this.retentionMs, 86_400_000));
+      if (n > 0) this.log.info({ jobs: n }, 'pruned finished jobs past their retention');
+    } catch (err) {
+      this.log.warn({ err }, 'could not prune finished jobs; trying again later');
+    }
+  }
+
   /** What an implementation stops last (pg-boss's timers). */
   protected async shutdown(): Promise<void> {}
 
   complete(jobId: string, output?: JsonValue): Promise<boolean> {
     this.settled.add(jobId);
     return this.settle(jobId, { complete: output });
+  }
+
+  completeMany(jobIds: readonly string[]): Promise<string[]> {
+    for (const id of jobIds) this.settled.add(id);
+    return jobIds.length === 0 ? Promise.resolve([]) : this.settleMany([...new Set(jobIds)]);
   }
 
   fail(jobId: string, reason: string, opts: { retry?: boolean } = {}): Promise<boolean> {

@@ -15,7 +15,7 @@ import type { Coordinator, WorkerInfo } from './types.js';
 
 export type * from './types.js';
 export { coordinationMigrations } from './migrations/index.js';
-export { DEFAULT_LEASE_MS } from './base.js';
+export { DEFAULT_LEASE_MS, DEFAULT_RETENTION_MS } from './base.js';
 export { localLeases, type LeaseProvider } from './leases.js';
 export type { CoordinationTables } from './tables.js';
 
@@ -35,6 +35,8 @@ export interface CreateCoordinatorOptions {
   workerId?: string;
   /** The lease period (default 60 s): a dead worker's jobs are taken over within two. */
   leaseMs?: number;
+  /** How long finished jobs are kept before the maintenance loop prunes them (default 24 h). */
+  retentionMs?: number;
   /** Postgres: pg-boss's schema. Default `pgboss`, or `<store schema>_pgboss` for a store in its own schema. */
   bossSchema?: string;
 }
@@ -49,6 +51,7 @@ export async function createCoordinator(opts: CreateCoordinatorOptions): Promise
     ...(opts.role ? { role: opts.role } : {}),
     ...(opts.workerId ? { workerId: opts.workerId } : {}),
     ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
+    ...(opts.retentionMs ? { retentionMs: opts.retentionMs } : {}),
   };
   if (opts.store.dialect === 'sqlite') return new SqliteCoordinator({ ...base, ids: opts.ids });
   const { PgBossCoordinator } = await import('./pgboss.js');

@@ -6,6 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { ownerIsGone } from '../core/process-identity.js';
+import { precompile } from '../store/index.js';
 import type { CoordinationTables } from './tables.js';
 import type { Lease } from './types.js';
 
@@ -17,17 +18,11 @@ export async function takeLease(
   now: () => number,
   held: Map<string, number>,
 ): Promise<Lease | null> {
-  const take = (onlyFrom?: string) => {
+  const q = leaseQueries(db);
+  const take = async (onlyFrom?: string) => {
     const at = now();
-    return db
-      .updateTable('tick_leases')
-      .set({ holder, expires_at: at + ttlMs, generation: sql<number>`generation + 1` })
-      .where('world', '=', name)
-      .where((eb) =>
-        onlyFrom !== undefined ? eb('holder', '=', onlyFrom) : eb.or([eb('holder', 'is', null), eb('expires_at', '<=', at), eb('holder', '=', holder)]),
-      )
-      .returning('generation')
-      .executeTakeFirst();
+    const result = onlyFrom !== undefined ? await q.takeFrom(holder, at + ttlMs, name, onlyFrom) : await q.take(holder, at + ttlMs, name, at);
+    return result.rows[0];
   };
   let row = await take();
   if (!row) {
@@ -50,27 +45,62 @@ export async function takeLease(
     name,
     generation,
     async renew() {
-      const res = await db
-        .updateTable('tick_leases')
-        .set({ expires_at: now() + ttlMs })
-        .where('world', '=', name)
-        .where('holder', '=', holder)
-        .where('generation', '=', generation)
-        .executeTakeFirst();
-      const ok = Number(res.numUpdatedRows) === 1;
+      const res = await q.renew(now() + ttlMs, name, holder, generation);
+      const ok = Number(res.numAffectedRows) === 1;
+      if (!ok && held.get(name) === generation) held.delete(name);
+      return ok;
+    },
+    async held() {
+      const row = (await q.current(name)).rows[0];
+      const ok = !!row && row.holder === holder && Number(row.generation) === generation && Number(row.expires_at) > now();
       if (!ok && held.get(name) === generation) held.delete(name);
       return ok;
     },
     async release() {
       if (held.get(name) === generation) held.delete(name);
-      await db
+      await q.release(name, holder, generation);
+    },
+  };
+}
+
+type LeaseQueries = ReturnType<typeof compileLeaseQueries>;
+const compiledFor = new WeakMap<Kysely<CoordinationTables>, LeaseQueries>();
+
+/** A quiet tick takes and releases a lease: its statements are compiled once per database. */
+function leaseQueries(db: Kysely<CoordinationTables>): LeaseQueries {
+  let q = compiledFor.get(db);
+  if (!q) compiledFor.set(db, (q = compileLeaseQueries(db)));
+  return q;
+}
+
+function compileLeaseQueries(db: Kysely<CoordinationTables>) {
+  const takeWhere = (holder: string, expiresAt: number, name: string) =>
+    db
+      .updateTable('tick_leases')
+      .set({ holder, expires_at: expiresAt, generation: sql<number>`generation + 1` })
+      .where('world', '=', name)
+      .returning('generation');
+  return {
+    /** Free, lapsed, or already ours. */
+    take: precompile(db, 4, (holder: string, expiresAt: number, name: string, at: number) =>
+      takeWhere(holder, expiresAt, name).where((eb) => eb.or([eb('holder', 'is', null), eb('expires_at', '<=', at), eb('holder', '=', holder)])),
+    ),
+    /** Compare-and-set on a dead holder. */
+    takeFrom: precompile(db, 4, (holder: string, expiresAt: number, name: string, from: string) =>
+      takeWhere(holder, expiresAt, name).where('holder', '=', from),
+    ),
+    renew: precompile(db, 4, (expiresAt: number, name: string, holder: string, generation: number) =>
+      db.updateTable('tick_leases').set({ expires_at: expiresAt }).where('world', '=', name).where('holder', '=', holder).where('generation', '=', generation),
+    ),
+    current: precompile(db, 1, (name: string) => db.selectFrom('tick_leases').select(['holder', 'generation', 'expires_at']).where('world', '=', name)),
+    release: precompile(db, 3, (name: string, holder: string, generation: number) =>
+      db
         .updateTable('tick_leases')
         .set({ holder: null, expires_at: 0 })
         .where('world', '=', name)
         .where('holder', '=', holder)
-        .where('generation', '=', generation)
-        .execute();
-    },
+        .where('generation', '=', generation),
+    ),
   };
 }
 

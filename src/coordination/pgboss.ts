@@ -1,8 +1,10 @@
 /**
  * The coordinator on Postgres, on pg-boss 10 (several workers on one database). pg-boss holds the
- * jobs (its schema, `pgboss` in the product), orders and claims them (`fetch` with `batchSize`,
- * priority, SKIP LOCKED), completes, fails and cancels them. What pg-boss 10 does not have, a side
- * table `coord_holds` adds, keyed by pg-boss's job id:
+ * jobs (its schema, `pgboss` in the product), fails and cancels them and keeps its tables (archive,
+ * expiry). The hot path — claiming a batch and completing it — is one statement each that moves
+ * pg-boss's job row and ours together (pgboss-batch.ts), not pg-boss's `fetch` / `complete` plus
+ * ours in a transaction. What pg-boss 10 does not have, a side table `coord_holds` adds, keyed by
+ * pg-boss's job id:
  *
  * - Leases under the injected clock: pg-boss's `expireInSeconds` is a run timeout with no renewal,
  *   so its jobs get the longest expiry it allows and `coord_holds` says who holds each under a
@@ -19,17 +21,22 @@
  *
  * pg-boss's `data` is `{ payload }` (it takes objects only); the payload of record is ours.
  */
+import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import PgBoss from 'pg-boss';
 import { ownerIsGone } from '../core/process-identity.js';
 import { BaseCoordinator, nextSeq, parseJson, queueSizes, retryDelay, type CoordinatorOptions } from './base.js';
+import { claimBatch, completeBatch } from './pgboss-batch.js';
 import type { CoordHoldsTable, CoordinationTables } from './tables.js';
-import type { Job, JobSpec, JobState, JsonValue, QueueSize } from './types.js';
+import type { CancelOptions, CancelTarget, DeadLetter, Job, JobSpec, JobState, JsonValue, QueueSize } from './types.js';
 
 /** Just under pg-boss's 24 h cap: the lease (ours) decides, not pg-boss's run timeout. */
 const BOSS_EXPIRE_SECONDS = 23 * 3600;
 const LIVE = ['waiting', 'queued', 'active', 'released'];
+/** Live and held by no worker. */
+const WAITING = ['waiting', 'queued', 'released'];
+const FINISHED = ['completed', 'cancelled', 'failed', 'dead'];
 
 export interface PgBossCoordinatorOptions extends CoordinatorOptions {
   /** pg-boss's schema (`pgboss` in the product; one per test run). */
@@ -39,11 +46,28 @@ export interface PgBossCoordinatorOptions extends CoordinatorOptions {
 type Db = Kysely<CoordinationTables>;
 
 /** pg-boss's `db` option over our pool (or a transaction), so its statements join ours. */
-function bossDb(db: Db): PgBoss.Db {
+/**
+ * pg-boss's statements on our pool. Its schema creation and migrations are one text
+ * `BEGIN; …; COMMIT;`: when a statement in it fails — two workers starting at once both create
+ * the schema, and the second gets "already exists", which pg-boss expects and ignores — the
+ * session is left inside the aborted transaction. Back in the pool, that connection fails
+ * whatever query it is given next ("current transaction is aborted, commands ignored until end
+ * of transaction block"), so a daemon started beside another fell over. Such a text runs on one
+ * connection, rolled back on failure before the connection goes back.
+ */
+export function bossDb(db: Db): PgBoss.Db {
   return {
     async executeSql(text: string, values?: unknown[]) {
-      const res = await db.executeQuery(CompiledQuery.raw(text, values ?? []));
-      return { rows: res.rows };
+      const query = CompiledQuery.raw(text, values ?? []);
+      if (!/^\s*BEGIN\b/i.test(text)) return { rows: (await db.executeQuery(query)).rows };
+      return db.connection().execute(async (conn) => {
+        try {
+          return { rows: (await conn.executeQuery(query)).rows };
+        } catch (err) {
+          await conn.executeQuery(CompiledQuery.raw('ROLLBACK')).catch(() => undefined);
+          throw err;
+        }
+      });
     },
   } as PgBoss.Db;
 }
@@ -62,7 +86,16 @@ export class PgBossCoordinator extends BaseCoordinator {
   /** pg-boss starts at the first job operation: a process that only takes tick leases never pays for it. */
   private boss(): Promise<PgBoss> {
     this.booting ??= (async () => {
-      const boss = new PgBoss({ db: bossDb(this.db), schema: this.schema, schedule: false });
+      // pg-boss's own retention matches ours: finished jobs are archived after it, then deleted.
+      const keep = Math.max(60, Math.round(this.retentionMs / 1000));
+      const boss = new PgBoss({
+        db: bossDb(this.db),
+        schema: this.schema,
+        schedule: false,
+        archiveCompletedAfterSeconds: keep,
+        archiveFailedAfterSeconds: keep,
+        deleteAfterSeconds: keep,
+      });
       boss.on('error', (err) => this.log.warn({ err }, 'pg-boss reported an error'));
       await boss.start();
       return boss;
@@ -120,6 +153,7 @@ export class PgBossCoordinator extends BaseCoordinator {
           reason: null,
           created_at: now,
           seq: nextSeq(),
+          settled_at: null,
         })
         .onConflict((oc) => oc.doNothing())
         .returning('job_id')
@@ -156,55 +190,33 @@ export class PgBossCoordinator extends BaseCoordinator {
     const batch = Math.max(1, opts.batchSize ?? 1);
     const me = this.workerId;
     const now = this.clock.now();
-    const out: CoordHoldsTable[] = [];
-    // 1. Jobs pg-boss already runs that no live worker holds: lapsed or dead holders, retries, released.
-    const held = await this.db
-      .selectFrom('coord_holds')
-      .select(['job_id', 'state', 'holder', 'lease_until', 'start_after'])
-      .where('queue', '=', queue)
-      .where((eb) =>
-        eb.or([eb.and([eb('state', '=', 'active'), eb('holder', '!=', me)]), eb.and([eb('state', '=', 'released'), eb('start_after', '<=', now)])]),
-      )
-      .orderBy('priority', 'desc')
-      .orderBy('created_at')
-      .orderBy('seq')
-      .execute();
-    for (const h of held) {
+    const leaseUntil = now + this.leaseMs;
+    await this.ensureQueue(queue);
+    const claim = (limit: number, deferToWaiting: boolean) =>
+      claimBatch(this.db, this.schema, { queue, limit, holder: me, now, leaseUntil, hostPrefix: `${os.hostname()}:`, deferToWaiting });
+    // 1. One statement: lapsed and released jobs taken over, then queued ones claimed — unless a
+    //    waiting job's turn came (its group is free), which is promoted first (step 3).
+    const first = await claim(batch, true);
+    const out: CoordHoldsTable[] = [...first.rows];
+    // 2. A holder on this host whose process is gone loses its jobs at once (a check only this
+    //    process can make, so after the statement: with a full batch it waits for the next fetch).
+    for (const h of first.busyHere) {
       if (out.length >= batch) break;
-      const lapsed = h.state === 'released' || h.lease_until <= now || ownerIsGone(h.holder);
-      if (!lapsed) continue;
+      if (!ownerIsGone(h.holder)) continue;
       const took = await this.db
         .updateTable('coord_holds')
-        .set({ state: 'active', holder: me, lease_until: now + this.leaseMs, attempt: sql`attempt + 1`, lapsed_from: h.state === 'active' ? h.holder : null })
+        .set({ state: 'active', holder: me, lease_until: leaseUntil, attempt: sql`attempt + 1`, lapsed_from: h.holder })
         .where('job_id', '=', h.job_id)
-        .where('state', '=', h.state)
-        .where((eb) => (h.holder === null ? eb('holder', 'is', null) : eb('holder', '=', h.holder)))
+        .where('state', '=', 'active')
+        .where('holder', '=', h.holder)
         .returningAll()
         .executeTakeFirst();
       if (took) out.push(took);
     }
-    // 2. Send each free group's best waiting job (and due delayed ones) to pg-boss.
-    await this.promote(queue, now);
-    // 3. pg-boss claims the rest.
-    if (out.length < batch) {
-      await this.ensureQueue(queue);
-      const boss = await this.boss();
-      const jobs = await boss.fetch(queue, { batchSize: batch - out.length });
-      if (jobs.length > 0) {
-        const ids = jobs.map((j) => j.id);
-        const took = await this.db
-          .updateTable('coord_holds')
-          .set({ state: 'active', holder: me, lease_until: now + this.leaseMs, attempt: sql`attempt + 1` })
-          .where('job_id', 'in', ids)
-          .where('state', '=', 'queued')
-          .returningAll()
-          .execute();
-        // Cancelled between pg-boss's claim and ours: pg-boss hears it too.
-        const stray = ids.filter((i) => !took.some((t) => t.job_id === i));
-        if (stray.length > 0) await boss.cancel(queue, stray);
-        took.sort((a, b) => b.priority - a.priority || Number(a.created_at) - Number(b.created_at) || Number(a.seq) - Number(b.seq));
-        out.push(...took);
-      }
+    // 3. Send each free group's best waiting job (and due delayed ones) to pg-boss, then claim.
+    if (first.waitingDue) {
+      await this.promote(queue, now);
+      if (out.length < batch) out.push(...(await claim(batch - out.length, false)).rows);
     }
     const jobs: Job<P>[] = [];
     for (const row of out) {
@@ -280,8 +292,13 @@ export class PgBossCoordinator extends BaseCoordinator {
   }
 
   protected async settle(jobId: string, how: { complete: JsonValue | undefined } | { fail: string; retry: boolean }): Promise<boolean> {
-    const boss = await this.boss();
     const now = this.clock.now();
+    if ('complete' in how) {
+      await this.boss(); // its schema exists before we write to it
+      const output = JSON.stringify({ value: how.complete ?? null });
+      return (await completeBatch(this.db, this.schema, [jobId], this.workerId, now, output)).length === 1;
+    }
+    const boss = await this.boss();
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .selectFrom('coord_holds')
@@ -292,10 +309,7 @@ export class PgBossCoordinator extends BaseCoordinator {
         .forUpdate()
         .executeTakeFirst();
       if (!row) return false;
-      if ('complete' in how) {
-        await this.mine(jobId, { state: 'completed', holder: null }, trx);
-        await boss.complete(row.queue, jobId, { value: how.complete ?? null }, { db: bossDb(trx) });
-      } else if (how.retry && row.retries < row.retry_limit) {
+      if (how.retry && row.retries < row.retry_limit) {
         // Stays active in pg-boss; claimable again (by any worker) once the delay passed.
         const delay = retryDelay(Number(row.retry_delay_ms), row.retry_backoff === 1, row.retries);
         await this.mine(
@@ -304,30 +318,32 @@ export class PgBossCoordinator extends BaseCoordinator {
           trx,
         );
       } else {
-        await this.mine(jobId, { state: 'failed', holder: null, reason: how.fail }, trx);
+        await this.mine(jobId, { state: 'failed', holder: null, reason: how.fail, settled_at: now }, trx);
         await boss.fail(row.queue, jobId, { reason: how.fail }, { db: bossDb(trx) });
       }
       return true;
     });
   }
 
-  async cancel(target: { id: string } | { key: string } | { group: string; queue?: string }): Promise<number> {
-    return this.moveAside(target, 'cancelled', null);
+  /** One statement for the whole batch, here and in pg-boss (see pgboss-batch.ts). */
+  protected async settleMany(jobIds: readonly string[]): Promise<string[]> {
+    await this.boss(); // its schema exists before we write to it
+    return completeBatch(this.db, this.schema, jobIds, this.workerId, this.clock.now(), null);
+  }
+
+  async cancel(target: CancelTarget, opts: CancelOptions = {}): Promise<number> {
+    return this.moveAside(target, 'cancelled', null, opts.waitingOnly ? WAITING : LIVE);
   }
 
   async deadLetter(jobId: string, reason: string): Promise<void> {
-    await this.moveAside({ id: jobId }, 'dead', reason);
+    await this.moveAside({ id: jobId }, 'dead', reason, LIVE);
   }
 
   /** Cancel or dead-letter live jobs here and in pg-boss, in one transaction. */
-  private async moveAside(
-    target: { id: string } | { key: string } | { group: string; queue?: string },
-    state: 'cancelled' | 'dead',
-    reason: string | null,
-  ): Promise<number> {
+  private async moveAside(target: CancelTarget, state: 'cancelled' | 'dead', reason: string | null, from: readonly string[]): Promise<number> {
     const boss = await this.boss();
     return this.db.transaction().execute(async (trx) => {
-      let q = trx.updateTable('coord_holds').set({ state, holder: null, reason }).where('state', 'in', LIVE);
+      let q = trx.updateTable('coord_holds').set({ state, holder: null, reason, settled_at: this.clock.now() }).where('state', 'in', from);
       if ('id' in target) q = q.where('job_id', '=', target.id);
       else if ('key' in target) q = q.where('key', '=', target.key);
       else {
@@ -350,6 +366,11 @@ export class PgBossCoordinator extends BaseCoordinator {
     return row ? toJob<P>(row) : null;
   }
 
+  async liveJob<P extends JsonValue>(key: string): Promise<Job<P> | null> {
+    const row = await this.db.selectFrom('coord_holds').selectAll().where('key', '=', key).where('state', 'in', LIVE).executeTakeFirst();
+    return row ? toJob<P>(row) : null;
+  }
+
   async sizes(): Promise<QueueSize[]> {
     const rows = await this.db
       .selectFrom('coord_holds')
@@ -358,6 +379,42 @@ export class PgBossCoordinator extends BaseCoordinator {
       .groupBy(['queue', 'state'])
       .execute();
     return queueSizes(rows.map((r) => ({ ...r, state: publicState(r.state) })));
+  }
+
+  async deadLetters(limit = 50): Promise<DeadLetter[]> {
+    const rows = await this.db
+      .selectFrom('coord_holds')
+      .selectAll()
+      .where('state', '=', 'dead')
+      .orderBy(sql`coalesce(settled_at, created_at)`, 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: r.job_id,
+      queue: r.queue,
+      key: r.key,
+      group: r.grp,
+      reason: r.reason ?? 'moved aside',
+      createdAt: Number(r.created_at),
+      movedAt: r.settled_at === null ? null : Number(r.settled_at),
+    }));
+  }
+
+  /** Our rows past the retention, and the same jobs in pg-boss (its own archive settings keep the rest bounded). */
+  async prune(olderThan: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const gone = await trx
+        .deleteFrom('coord_holds')
+        .where('state', 'in', FINISHED)
+        .where(sql<boolean>`coalesce(settled_at, created_at) < ${olderThan}`)
+        .returning('job_id')
+        .execute();
+      if (gone.length === 0) return 0;
+      const ids = gone.map((g) => g.job_id);
+      await this.boss(); // its schema exists before we delete from it
+      for (const table of ['job', 'archive']) await sql`DELETE FROM ${sql.id(this.schema, table)} WHERE id = ANY(${ids}::uuid[])`.execute(trx);
+      return gone.length;
+    });
   }
 
   protected async jobsHeld(): Promise<Map<string, number>> {

@@ -9,9 +9,10 @@ import { sql } from 'kysely';
 import { ownerIsGone } from '../core/process-identity.js';
 import { BaseCoordinator, nextSeq, parseJson, queueSizes, retryDelay, type CoordinatorOptions } from './base.js';
 import type { CoordJobsTable } from './tables.js';
-import type { Job, JobSpec, JobState, JsonValue, QueueSize } from './types.js';
+import type { CancelOptions, CancelTarget, DeadLetter, Job, JobSpec, JobState, JsonValue, QueueSize } from './types.js';
 
 const LIVE: JobState[] = ['queued', 'active'];
+const FINISHED: JobState[] = ['completed', 'cancelled', 'failed', 'dead'];
 
 export interface SqliteCoordinatorOptions extends CoordinatorOptions {
   ids: () => string;
@@ -184,6 +185,18 @@ export class SqliteCoordinator extends BaseCoordinator {
     return this.mine(jobId, { state: 'failed', holder: null, reason: how.fail, updated_at: now });
   }
 
+  protected async settleMany(jobIds: readonly string[]): Promise<string[]> {
+    const rows = await this.db
+      .updateTable('coord_jobs')
+      .set({ state: 'completed', holder: null, output: null, updated_at: this.clock.now() })
+      .where('id', 'in', jobIds)
+      .where('state', '=', 'active')
+      .where('holder', '=', this.workerId)
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   /** An update of a job this worker holds now; false when it is not ours (any more). */
   private async mine(jobId: string, set: Partial<CoordJobsTable>): Promise<boolean> {
     const res = await this.db
@@ -196,8 +209,11 @@ export class SqliteCoordinator extends BaseCoordinator {
     return Number(res.numUpdatedRows) === 1;
   }
 
-  async cancel(target: { id: string } | { key: string } | { group: string; queue?: string }): Promise<number> {
-    let q = this.db.updateTable('coord_jobs').set({ state: 'cancelled', holder: null, updated_at: this.clock.now() }).where('state', 'in', LIVE);
+  async cancel(target: CancelTarget, opts: CancelOptions = {}): Promise<number> {
+    let q = this.db
+      .updateTable('coord_jobs')
+      .set({ state: 'cancelled', holder: null, updated_at: this.clock.now() })
+      .where('state', 'in', opts.waitingOnly ? ['queued'] : LIVE);
     if ('id' in target) q = q.where('id', '=', target.id);
     else if ('key' in target) q = q.where('key', '=', target.key);
     else {
@@ -221,6 +237,11 @@ export class SqliteCoordinator extends BaseCoordinator {
     return row ? toJob<P>(row) : null;
   }
 
+  async liveJob<P extends JsonValue>(key: string): Promise<Job<P> | null> {
+    const row = await this.db.selectFrom('coord_jobs').selectAll().where('key', '=', key).where('state', 'in', LIVE).executeTakeFirst();
+    return row ? toJob<P>(row) : null;
+  }
+
   /** Why a job ended as it did (`fail` / `deadLetter` reason), or null. */
   async reason(jobId: string): Promise<string | null> {
     const row = await this.db.selectFrom('coord_jobs').select('reason').where('id', '=', jobId).executeTakeFirst();
@@ -235,6 +256,24 @@ export class SqliteCoordinator extends BaseCoordinator {
       .groupBy(['queue', 'state'])
       .execute();
     return queueSizes(rows);
+  }
+
+  async deadLetters(limit = 50): Promise<DeadLetter[]> {
+    const rows = await this.db.selectFrom('coord_jobs').selectAll().where('state', '=', 'dead').orderBy('updated_at', 'desc').limit(limit).execute();
+    return rows.map((r) => ({
+      id: r.id,
+      queue: r.queue,
+      key: r.key,
+      group: r.grp,
+      reason: r.reason ?? 'moved aside',
+      createdAt: Number(r.created_at),
+      movedAt: Number(r.updated_at),
+    }));
+  }
+
+  async prune(olderThan: number): Promise<number> {
+    const res = await this.db.deleteFrom('coord_jobs').where('state', 'in', FINISHED).where('updated_at', '<', olderThan).executeTakeFirst();
+    return Number(res.numDeletedRows);
   }
 
   protected async jobsHeld(): Promise<Map<string, number>> {

@@ -66,6 +66,8 @@ export interface CoordHoldsTable {
   reason: string | null;
   created_at: number;
   seq: number;
+  /** When it finished (completed / failed / cancelled / dead): retention prunes from here. */
+  settled_at: number | null;
 }
 
 export interface TickLeasesTable {

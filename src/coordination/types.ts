@@ -44,6 +44,13 @@ export interface JobSpec<P extends JsonValue = JsonValue> {
   retryBackoff?: boolean | undefined;
 }
 
+export type CancelTarget = { id: string } | { key: string } | { group: string; queue?: string };
+
+export interface CancelOptions {
+  /** Only jobs that wait (no worker holds them). */
+  waitingOnly?: boolean;
+}
+
 export interface Job<P extends JsonValue = JsonValue> {
   id: string;
   queue: string;
@@ -82,6 +89,18 @@ export interface QueueSize {
   dead: number;
 }
 
+/** A job moved aside (`deadLetter`, or a payload that no longer parses), with why. */
+export interface DeadLetter {
+  id: string;
+  queue: string;
+  key: string | null;
+  group: string | null;
+  reason: string;
+  createdAt: number;
+  /** When it was moved aside (null where the implementation does not keep it). */
+  movedAt: number | null;
+}
+
 /** A named exclusive lease (a world's tick lock): one holder at a time, renewed while held. */
 export interface Lease {
   name: string;
@@ -89,6 +108,8 @@ export interface Lease {
   generation: number;
   /** Extend; false when the lease was lost (it lapsed and another worker took it). */
   renew(): Promise<boolean>;
+  /** Still held by this holder at this generation and not lapsed: a read, no write. */
+  held(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -124,10 +145,18 @@ export interface Coordinator {
   /** Save progress with the job, so a take-over continues from here. */
   checkpoint(jobId: string, data: JsonValue): Promise<boolean>;
   complete(jobId: string, output?: JsonValue): Promise<boolean>;
+  /**
+   * Complete several held jobs at once (added: a batch worker's one round trip instead of one per
+   * job); returns the ids completed — a job not held by this worker any more is left out, unchanged.
+   */
+  completeMany(jobIds: readonly string[]): Promise<string[]>;
   /** Fail (retried per its spec unless `retry: false`). */
   fail(jobId: string, reason: string, opts?: { retry?: boolean }): Promise<boolean>;
-  /** Cancel queued or active jobs by id or key (no holder needed: a person's stop). */
-  cancel(target: { id: string } | { key: string } | { group: string; queue?: string }): Promise<number>;
+  /**
+   * Cancel queued or active jobs by id or key (no holder needed: a person's stop); with
+   * `waitingOnly`, only jobs no worker holds (a job another worker runs is left to it).
+   */
+  cancel(target: CancelTarget, opts?: CancelOptions): Promise<number>;
   /** Move a job aside with a reason (a payload that no longer parses). */
   deadLetter(jobId: string, reason: string): Promise<void>;
 
@@ -140,6 +169,15 @@ export interface Coordinator {
   leaseHolder(name: string): Promise<string | null>;
 
   getJob<P extends JsonValue>(jobId: string): Promise<Job<P> | null>;
+  /** The queued or active job of a `key`, or null: a read, nothing sent (added: restart repair asks it). */
+  liveJob<P extends JsonValue>(key: string): Promise<Job<P> | null>;
   workers(): Promise<WorkerInfo[]>;
   sizes(): Promise<QueueSize[]>;
+  /** The newest jobs moved aside, with their reasons (added: the page lists them). */
+  deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /**
+   * Delete finished jobs (completed, cancelled, failed, dead) last changed before `olderThan`
+   * (epoch ms); returns how many (added: retention; the maintenance loop calls it).
+   */
+  prune(olderThan: number): Promise<number>;
 }

@@ -37,6 +37,11 @@ export class WorkersRegistry {
     await this.db.updateTable('coord_workers').set({ stopped_at: this.now(), last_seen_at: this.now() }).where('id', '=', this.id).execute();
   }
 
+  /** Forget workers not seen since `before` (they no longer show in the list anyway). */
+  async prune(before: number): Promise<void> {
+    await this.db.deleteFrom('coord_workers').where('last_seen_at', '<', before).execute();
+  }
+
   /** Every worker seen in the last day, newest first; `held` counts jobs and leases per worker. */
   async list(held: Map<string, number>): Promise<WorkerInfo[]> {
     const at = this.now();

@@ -10,8 +10,15 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Every cancelled sleep makes one (each tick cancels two): no stack, which would only say "a timer". */
 function abortError(): SubconsciousError {
-  return new SubconsciousError('cancelled', 'Cancelled while waiting.');
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new SubconsciousError('cancelled', 'Cancelled while waiting.');
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 export const systemClock: Clock = {

@@ -24,6 +24,7 @@
  *   graph_invalid       a state graph is mis-wired (or a router returned an undeclared target)
  *   graph_step_limit    a graph run exceeded its step limit (a cycle)
  *   mcp_unavailable     an MCP tool server could not be started or died during a call (restarted on next use)
+ *   source_unreachable  a memory source failed its test connection; details.failure says which step (host, tls, auth, folder)
  *   over_budget         a request (a batch) used up its running time; its remaining calls did not run: send them again
  */
 export class SubconsciousError extends Error {

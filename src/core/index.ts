@@ -9,3 +9,5 @@ export { isTimeZone, startOfZonedDay, systemTimeZone, zonedDate } from './time-z
 export { untilAborted } from './abort.js';
 export { Services, serviceKey, provide, type ServiceKey, type Provision } from './services.js';
 export { Presence, PresenceKey } from './presence.js';
+export { BotStatusKey, ExternalBotStatusKey, combineBotStatus, type BotStatusCount, type BotStatusSource } from './metric-sources.js';
+export { configIssueReason, plural } from './words.js';

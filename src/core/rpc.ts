@@ -66,6 +66,13 @@ export interface RpcDispatcherOptions {
   requestBudgetMs?: number;
   /** A method whose calls take this long on average is heavy: its single calls take turns in the lane too (default {@link HEAVY_CALL_MS}). */
   heavyMs?: number;
+  /**
+   * Methods whose single calls never take the lane, whatever their calls have cost: the lane is
+   * there so heavy work cannot hold these up. The app names `subconscious.status`: on a loaded
+   * machine its calls averaged over 10 ms (the process descheduled mid-call), it counted as heavy,
+   * and a status call then queued behind 100 `usage.summary` for 18 s.
+   */
+  neverQueued?: readonly string[];
   /** How long one batch member holds the lane before the next may start (default 250 ms). */
   laneHoldMs?: number;
   /** Monotonic milliseconds, for the budget (default `performance.now`). */
@@ -166,11 +173,14 @@ class BatchLane {
 
 export class RpcDispatcher {
   private readonly methods = new Map<string, RpcMethod>();
+  /** `method:param` pairs whose deprecation was logged already (once per process). */
+  private readonly deprecationsSaid = new Set<string>();
   private readonly log: Logger | undefined;
   private readonly maxBatch: number;
   private readonly budgetMs: number;
   private readonly lane: BatchLane;
   private readonly cost: MethodCost;
+  private readonly neverQueued: ReadonlySet<string>;
   private readonly now: () => number;
   private readonly errorId: () => string;
 
@@ -180,6 +190,7 @@ export class RpcDispatcher {
     this.budgetMs = opts.requestBudgetMs ?? REQUEST_BUDGET_MS;
     this.lane = new BatchLane(opts.laneHoldMs ?? 250);
     this.cost = new MethodCost(opts.heavyMs ?? HEAVY_CALL_MS);
+    this.neverQueued = new Set(opts.neverQueued ?? []);
     this.now = opts.now ?? (() => performance.now());
     this.errorId = opts.errorId ?? (() => randomBytes(6).toString('hex'));
     for (const m of methods) this.add(m);
@@ -259,6 +270,30 @@ export class RpcDispatcher {
     return res?.result;
   }
 
+  /**
+   * Old param names (a rename keeps them for a release): moved to their new name unless that is
+   * given too, with one deprecation line per method and name in this process's log.
+   */
+  private renameParams(method: RpcMethod, params: unknown, opts: HandleOptions): unknown {
+    if (!method.renamed || params === null || typeof params !== 'object' || Array.isArray(params)) return params;
+    let out: Record<string, unknown> | null = null;
+    for (const [from, to] of Object.entries(method.renamed)) {
+      if (!Object.hasOwn(params, from)) continue;
+      out ??= { ...(params as Record<string, unknown>) };
+      if (!Object.hasOwn(out, to)) out[to] = out[from];
+      delete out[from];
+      const said = `${method.name}:${from}`;
+      if (!this.deprecationsSaid.has(said)) {
+        this.deprecationsSaid.add(said);
+        (opts.log ?? this.log)?.warn(
+          { method: method.name, param: from, now: to },
+          `${method.name}: the param "${from}" is now "${to}"; the old name works for one more release`,
+        );
+      }
+    }
+    return out ?? params;
+  }
+
   /** `single`: a call of its own (not a batch member), which takes the lane only when its method has proved heavy. */
   private async one(raw: unknown, opts: HandleOptions, single = false): Promise<Outcome> {
     const req = requestShape.safeParse(raw);
@@ -284,7 +319,7 @@ export class RpcDispatcher {
       return { response: answer(failure(id ?? null, RPC_INVALID_PARAMS, `Invalid params for ${name}: ${issue.field}: ${issue.message}`, { issues: [issue] })) };
     }
     try {
-      const checked = method.params.safeParse(params === undefined ? {} : params);
+      const checked = method.params.safeParse(this.renameParams(method, params === undefined ? {} : params, opts));
       if (!checked.success) {
         const issues = checked.error.issues.map((i) => ({ field: i.path.join('.') || '(params)', message: i.message }));
         const first = issues[0];
@@ -302,7 +337,8 @@ export class RpcDispatcher {
           this.cost.record(name, this.now() - started);
         }
       };
-      const result = single && this.cost.heavy(name) ? await this.lane.run(run) : await run();
+      const queued = single && !this.neverQueued.has(name) && this.cost.heavy(name);
+      const result = queued ? await this.lane.run(run) : await run();
       return { response: answer({ jsonrpc: '2.0', id: id ?? null, result: result ?? null }) };
     } catch (err) {
       if (err instanceof SubconsciousError) {

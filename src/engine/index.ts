@@ -4,6 +4,7 @@ export { Scheduler, type SchedulerOptions } from './scheduler.js';
 export { Registry } from './registry.js';
 export { readStatus, type EngineKeys, type OpenTick } from './status.js';
 export { TickLease, LEASE_TTL_MS } from './lease.js';
+export { QuietCounters, QUIET_FLUSH_MS } from './quiet-counters.js';
 export { InstanceState, WorldKeys, stateKey } from './state.js';
 export { engineRpcHandlers } from './rpc.js';
 export type { EngineTables, InstanceStateTable, TickLeasesTable } from './tables.js';

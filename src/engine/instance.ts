@@ -13,6 +13,7 @@ import type { Llm } from '../llm/index.js';
 import type { EngineEvents } from '../protocol/engine.js';
 import { ProviderGate } from './gate.js';
 import { LEASE_TTL_MS, TickLease } from './lease.js';
+import { QuietCounters } from './quiet-counters.js';
 import { InstanceState, WorldKeys } from './state.js';
 import { readStatus, type EngineKeys } from './status.js';
 import type { EngineTables } from './tables.js';
@@ -47,7 +48,8 @@ export interface InstanceOptions {
   enabledByDefault?: boolean;
   /**
    * Why the instance is off whatever the toggle says (e.g. `[worlds.tasks] enabled = false` in the
-   * config file): it never ticks, and switching it on is refused with this reason.
+   * config file): it does not tick, and switching it on is refused with this reason, until
+   * `setDisabledBy(null)` (the setting changed live).
    */
   disabledBy?: string | undefined;
   /** A lease holder of its own within this process (tests run two "processes" in one). */
@@ -71,7 +73,7 @@ export class Instance {
   private readonly gate: ProviderGate;
   private readonly runner: TickRunner;
   private readonly enabledByDefault: boolean;
-  private readonly disabledBy: string | null;
+  private disabledBy: string | null;
   private current: RunHandle | null = null;
 
   constructor(
@@ -101,12 +103,14 @@ export class Instance {
       opts.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS,
       (...a) => this.outcome(...a),
       deps.events,
+      (keys) => this.enabledFrom(keys),
+      new QuietCounters(this.engineKeys, now),
     );
   }
 
-  /** Read from the store only: never waits for a running tick. */
-  status(): Promise<InstanceStatus> {
-    return readStatus(this.deps.db, this.name, {
+  /** Read from the store (with the quiet-tick counters not written yet): never waits for a running tick. */
+  async status(): Promise<InstanceStatus> {
+    const status = await readStatus(this.deps.db, this.name, {
       description: this.opts.description ?? '',
       tab: this.opts.tab ?? null,
       intervalMinutes: this.world.intervalMinutes(),
@@ -114,6 +118,7 @@ export class Instance {
       disabledBy: this.disabledBy,
       now: this.deps.clock.now(),
     });
+    return this.runner.counters.overlay(status);
   }
 
   get running(): boolean {
@@ -141,7 +146,7 @@ export class Instance {
    */
   async offReason(): Promise<string | null> {
     if (this.disabledBy !== null) {
-      return `${this.disabledBy} (set enabled = true under [worlds.${this.world.kind}] and restart)`;
+      return `${this.disabledBy} (set enabled = true under [worlds.${this.world.kind}] in Settings on the Subconscious tab: it applies at once)`;
     }
     return (await this.isEnabled()) ? null : 'switched off on the page (switch it on first)';
   }
@@ -151,10 +156,20 @@ export class Instance {
     return this.disabledBy === null && (keys.enabled ?? this.enabledByDefault);
   }
 
+  /**
+   * The config's hard off changed while running (`[worlds.<kind>] enabled` through config_set):
+   * the scheduler's next pass and a running tick's next check read it; null switches it back on.
+   */
+  setDisabledBy(reason: string | null): void {
+    if (reason === this.disabledBy) return;
+    this.disabledBy = reason;
+    this.changed();
+  }
+
   async setEnabled(enabled: boolean): Promise<void> {
     if (enabled && this.disabledBy !== null) {
       throw new SubconsciousError('forbidden', `${this.name} cannot be switched on here: ${this.disabledBy}.`, {
-        hint: 'Change that setting and restart the daemon.',
+        hint: `Set enabled = true under [worlds.${this.world.kind}] (Settings on the Subconscious tab, or subconscious.config_set): it applies at once.`,
       });
     }
     await this.engineKeys.set('enabled', enabled);
@@ -170,8 +185,8 @@ export class Instance {
   }
 
   /** Engine keys for the scheduler (last tick, next tick, open tick). */
-  keys(): Promise<Partial<EngineKeys>> {
-    return this.engineKeys.all();
+  async keys(): Promise<Partial<EngineKeys>> {
+    return this.runner.counters.overlay(await this.engineKeys.all());
   }
 
   async setNextTickAt(at: number | null): Promise<void> {
@@ -191,10 +206,8 @@ export class Instance {
     const controller = new AbortController();
     const handle: RunHandle = { controller, startedAt, done: Promise.resolve(undefined as never) };
     this.current = handle;
-    handle.done = (async () => {
-      if (!(await this.isEnabled())) return this.outcome('skipped', 'disabled', startedAt, false);
-      return this.runner.run(controller, startedAt);
-    })();
+    // Whether it is on is read with the tick's other keys (one read), after its lease.
+    handle.done = this.runner.run(controller, startedAt);
     try {
       return await handle.done;
     } finally {
@@ -205,9 +218,11 @@ export class Instance {
   /** Stop the running tick (shutdown): it stays checkpointed and resumes at the next start. */
   async stop(): Promise<void> {
     const running = this.current;
-    if (!running) return;
-    running.controller.abort(new Shutdown('daemon shutting down'));
-    await running.done;
+    if (running) {
+      running.controller.abort(new Shutdown('daemon shutting down'));
+      await running.done;
+    }
+    await this.runner.counters.flush().catch((err) => this.deps.log.warn({ err, world: this.name }, 'could not write the quiet-tick counters'));
   }
 
   /** `countsAsFailure`: the tick raised consecutive_failures (a failure, or a provider-gate skip). */

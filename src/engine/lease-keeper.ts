@@ -19,8 +19,10 @@ export function keepLease(opts: {
   tick: AbortController;
   committing: () => boolean;
 }): () => void {
-  const stop = new AbortController();
-  const both = AbortSignal.any([opts.tick.signal, stop.signal]);
+  // The tick's own signal ends the loop (the runner aborts it whenever a tick ends, before it
+  // stops the keeper); `stopped` covers a stop without it. No combined signal: one per tick is dear.
+  let stopped = false;
+  const both = opts.tick.signal;
   void (async () => {
     for (;;) {
       try {
@@ -28,14 +30,17 @@ export function keepLease(opts: {
       } catch {
         return;
       }
+      if (stopped) return;
       const ok = await opts.lease.renew().catch((err) => {
         opts.log.warn({ err, world: opts.world }, 'could not renew the tick lease; trying again');
         return true;
       });
-      if (ok || both.aborted) continue;
+      if (ok || both.aborted || stopped) continue;
       opts.log.warn({ world: opts.world }, 'tick lease lost to another worker');
       if (!opts.committing()) opts.tick.abort(new LeaseLost('the tick lease was lost to another worker'));
     }
   })();
-  return () => stop.abort();
+  return () => {
+    stopped = true;
+  };
 }

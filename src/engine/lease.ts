@@ -3,14 +3,15 @@
  * processes (several workers on one Postgres). It has a short TTL and is renewed while the tick
  * runs; a holder that died (SIGKILL) stops renewing and its lease lapses; on this host a lease
  * whose holder process is gone is taken at once. A quiet tick costs one conditional UPDATE to
- * take it and one to release it (coordination/leases.ts).
+ * take it, one read to check it before commit, and one UPDATE to release it
+ * (coordination/leases.ts).
  */
 import type { Lease, LeaseProvider } from '../coordination/index.js';
 
 export const LEASE_TTL_MS = 120_000;
 
 export class TickLease {
-  private held: Lease | null = null;
+  private current: Lease | null = null;
 
   constructor(
     private readonly leases: LeaseProvider,
@@ -20,18 +21,23 @@ export class TickLease {
 
   /** Take the lease if free, lapsed, ours, or left by a dead local process; its generation, or null. */
   async acquire(): Promise<{ generation: number } | null> {
-    this.held = await this.leases.lease(this.world, this.ttlMs);
-    return this.held ? { generation: this.held.generation } : null;
+    this.current = await this.leases.lease(this.world, this.ttlMs);
+    return this.current ? { generation: this.current.generation } : null;
   }
 
   /** Extend the lease; false when it was lost (another holder took it, or took and left it). */
   renew(): Promise<boolean> {
-    return this.held ? this.held.renew() : Promise.resolve(false);
+    return this.current ? this.current.renew() : Promise.resolve(false);
+  }
+
+  /** Still ours (a read, no write): what a quiet tick checks before it commits. */
+  held(): Promise<boolean> {
+    return this.current ? this.current.held() : Promise.resolve(false);
   }
 
   async release(): Promise<void> {
-    const held = this.held;
-    this.held = null;
+    const held = this.current;
+    this.current = null;
     await held?.release();
   }
 

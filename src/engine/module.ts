@@ -134,6 +134,12 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
   /** Whether its world runs when nobody switched it (default true). */
   enabledByDefault?: boolean;
   /**
+   * Keys of its section that may change while it runs (`subconscious.config_set`): the module
+   * reads them from `ctx.config` at each use (never copied at `create`), and a change is written
+   * over that object after the whole section validated with it.
+   */
+  live?: readonly string[];
+  /**
    * A host (the bots runtime, the harness): no world, so no tick to switch off. Its section has
    * no `enabled` key, and `create` must not return a world (a world module must).
    */
@@ -163,6 +169,8 @@ export interface SharedContext {
 
 export interface ModuleInstance {
   world?: World;
+  /** Take new values of the module's live keys (the section as raw input, validated whole first; throws on a bad value, changing nothing). */
+  reconfigure(rawConfig: unknown): void;
   methods: BoundMethod[];
   provides: Provision[];
   start?(): void | Promise<void>;
@@ -190,6 +198,8 @@ export interface WorldModule {
   readonly provides: readonly ServiceKey<unknown>[];
   readonly tab: string | undefined;
   readonly enabledByDefault: boolean;
+  /** Section keys that change without a restart (see `ModuleDefinition.live`). */
+  readonly live: readonly string[];
   readonly host: boolean;
   readonly cli: { name: string; description: string; register(command: Command, setup: CliSetup): void } | undefined;
   readonly simulate:
@@ -227,6 +237,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
     provides: def.provides ?? [],
     tab: def.tab,
     enabledByDefault: def.enabledByDefault ?? true,
+    live: def.live ?? [],
     host: def.host ?? false,
     cli: def.cli && {
       name: def.cli.name,
@@ -261,10 +272,11 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         if (!def.contract.events.includes(type)) throw new Error(`module ${def.kind} emitted "${type}", which its contract does not list`);
         shared.events.publish(type, data);
       };
+      const config = parse(rawConfig);
       const ctx: ModuleContext<z.output<S>, T, EventsOf<C>> = {
         name: def.kind,
         workspace: shared.workspace,
-        config: parse(rawConfig),
+        config,
         db: tablesView<T>(shared.db),
         dialect: shared.dialect,
         llm: shared.llm,
@@ -286,6 +298,10 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
       }
       return {
         ...(parts.world ? { world: parts.world } : {}),
+        reconfigure(raw) {
+          const next = parse(raw) as Record<string, unknown>;
+          for (const key of def.live ?? []) (config as Record<string, unknown>)[key] = next[key];
+        },
         methods: implement(def.contract, parts.handlers),
         provides: parts.provides ?? [],
         ...(parts.start ? { start: parts.start } : {}),

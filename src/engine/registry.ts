@@ -91,6 +91,18 @@ export class Registry {
     if (enabled) this.scheduler.dueNow(name);
   }
 
+  /** The config's hard off changed live (see `Instance.setDisabledBy`); back on, it ticks at once when its switch is on. */
+  async setDisabledBy(name: string, reason: string | null): Promise<void> {
+    const instance = this.get(name);
+    instance.setDisabledBy(reason);
+    if (reason === null && (await instance.isEnabled())) this.scheduler.dueNow(name);
+  }
+
+  /** The world's interval changed: move its next tick (see `Scheduler.reschedule`). */
+  reschedule(name: string): Promise<number | null> {
+    return this.scheduler.reschedule(this.get(name));
+  }
+
   /** Lift a world's rate-cap halt and tick it at once (it halts again if the requests still do not fit). */
   async clearHalt(name: string): Promise<boolean> {
     const instance = this.get(name);

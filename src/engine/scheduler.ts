@@ -96,6 +96,24 @@ export class Scheduler {
     this.wake();
   }
 
+  /**
+   * The world's cadence changed (a live setting): its next tick moves to its last tick plus the new
+   * interval (never before now), is kept as `next_tick_at` and the loop recomputes. A tick running
+   * now, or a world that never ticked (its initial delay), or one backing off after failures, is
+   * left alone: each already ends on the new cadence. Returns the next tick time, or null when
+   * nothing moved.
+   */
+  async reschedule(instance: Instance): Promise<number | null> {
+    if (instance.running || this.inflight.has(instance.name)) return null;
+    const keys = await instance.keys();
+    if (keys.open_tick || !keys.last_tick_at || (keys.consecutive_failures ?? 0) > 1) return null;
+    const next = Math.max(this.clock.now(), keys.last_tick_at + instance.world.intervalMinutes() * 60_000);
+    this.nextDue.set(instance.name, next);
+    await instance.setNextTickAt(next);
+    this.wake();
+    return next;
+  }
+
   /** Start a tick outside the cadence; with `supersede` it discards a running one (an overrun). */
   fire(instance: Instance, supersede: boolean): Promise<TickOutcome> {
     const previous = this.inflight.get(instance.name);

@@ -2,8 +2,35 @@
  * Instance state: a key/value store namespaced `<world>:<key>` (seed 4), so every world keeps
  * its own cursors, baselines and counters. Values are JSON.
  */
-import type { Kysely } from 'kysely';
+import { SqliteAdapter, type Kysely } from 'kysely';
+import { precompile } from '../store/index.js';
 import type { EngineTables } from './tables.js';
+
+type StateQueries = ReturnType<typeof compileStateQueries>;
+const compiledFor = new WeakMap<Kysely<EngineTables>, StateQueries>();
+
+/** Every tick reads its keys: the two reads are compiled once per database. */
+function stateQueries(db: Kysely<EngineTables>): StateQueries {
+  let q = compiledFor.get(db);
+  if (!q) compiledFor.set(db, (q = compileStateQueries(db)));
+  return q;
+}
+
+function compileStateQueries(db: Kysely<EngineTables>) {
+  const like = precompile(db, 1, (pattern: string) => db.selectFrom('instance_state').select(['key', 'value']).where('key', 'like', pattern));
+  // SQLite's LIKE cannot use the primary key (it is case-insensitive): a world's keys are the
+  // range [`w:`, `w;`) there (binary order; `;` follows `:`). Postgres keeps LIKE (its text order
+  // follows the database's collation, where that range is not the prefix).
+  const range = precompile(db, 2, (from: string, to: string) =>
+    db.selectFrom('instance_state').select(['key', 'value']).where('key', '>=', from).where('key', '<', to),
+  );
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  return {
+    get: precompile(db, 1, (key: string) => db.selectFrom('instance_state').select('value').where('key', '=', key)),
+    /** Every key under `prefix` (which ends in `:`). */
+    all: sqlite ? (prefix: string) => range(prefix, `${prefix.slice(0, -1)};`) : (prefix: string) => like(`${prefix}%`),
+  };
+}
 
 export function stateKey(world: string, key: string): string {
   if (!world || world.includes(':')) throw new Error(`invalid world name for state key: "${world}"`);
@@ -17,14 +44,14 @@ export class InstanceState {
   ) {}
 
   async get<T>(world: string, key: string): Promise<T | undefined> {
-    const row = await this.db.selectFrom('instance_state').select('value').where('key', '=', stateKey(world, key)).executeTakeFirst();
+    const row = (await stateQueries(this.db).get(stateKey(world, key))).rows[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
   /** Every key of one world, without the namespace prefix. */
   async all(world: string): Promise<Record<string, unknown>> {
     const prefix = stateKey(world, '');
-    const rows = await this.db.selectFrom('instance_state').select(['key', 'value']).where('key', 'like', `${prefix}%`).execute();
+    const { rows } = await stateQueries(this.db).all(prefix);
     const out: Record<string, unknown> = {};
     for (const row of rows) {
       if (row.key.startsWith(prefix)) out[row.key.slice(prefix.length)] = JSON.parse(row.value);
@@ -36,22 +63,16 @@ export class InstanceState {
     await this.setMany(world, { [key]: value });
   }
 
-  /** Several keys in one transaction: they move together or not at all. */
+  /** Several keys in one statement (one multi-row upsert): they move together or not at all. */
   async setMany(world: string, values: Record<string, unknown>, db: Kysely<EngineTables> = this.db): Promise<void> {
     const at = this.now();
     const rows = Object.entries(values).map(([key, value]) => ({ key: stateKey(world, key), value: JSON.stringify(value ?? null), updated_at: at }));
     if (rows.length === 0) return;
-    const write = async (trx: Kysely<EngineTables>) => {
-      for (const row of rows) {
-        await trx
-          .insertInto('instance_state')
-          .values(row)
-          .onConflict((oc) => oc.column('key').doUpdateSet({ value: row.value, updated_at: row.updated_at }))
-          .execute();
-      }
-    };
-    if (db.isTransaction) await write(db);
-    else await db.transaction().execute(write);
+    await db
+      .insertInto('instance_state')
+      .values(rows)
+      .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at') })))
+      .execute();
   }
 
   async delete(world: string, key: string): Promise<void> {

@@ -16,12 +16,15 @@ import type { EngineEvents } from '../protocol/engine.js';
 import { GateClosed, modelErrorKind, type ProviderGate } from './gate.js';
 import { LEASE_TTL_MS, type TickLease } from './lease.js';
 import { LeaseLost, keepLease } from './lease-keeper.js';
+import type { QuietCounters } from './quiet-counters.js';
 import type { InstanceState, WorldKeys } from './state.js';
 import type { EngineKeys, OpenTick } from './status.js';
 import type { AbandonReason, CommitSummary, Observation, TickContext, TickOutcome, World, WorldState } from './types.js';
 import type { EngineDeps } from './instance.js';
 
 export class Superseded extends Error {}
+/** The reason a finished tick's signal is aborted with (its timers stop): one shared error, not one per tick. */
+const TICK_FINISHED = new SubconsciousError('cancelled', 'tick finished');
 export class Shutdown extends Error {}
 
 interface TickState {
@@ -50,6 +53,9 @@ export class TickRunner {
     private readonly tickTimeoutMs: number,
     private readonly outcome: (kind: TickOutcome['kind'], message: string, startedAt: number, resumed: boolean, countsAsFailure?: boolean) => TickOutcome,
     private readonly events: Emitter<EngineEvents>,
+    /** Whether the instance is on, from its keys (read once per tick, with the rest). */
+    private readonly enabled: (keys: Partial<EngineKeys>) => boolean,
+    readonly counters: QuietCounters,
   ) {
     this.graph = this.buildGraph();
   }
@@ -59,6 +65,10 @@ export class TickRunner {
   }
 
   async run(controller: AbortController, startedAt: number): Promise<TickOutcome> {
+    if (this.world.probe) {
+      const quiet = await this.probeQuiet(controller, startedAt);
+      if (quiet) return quiet;
+    }
     const { clock, log } = this.deps;
     const lease = await this.lease.acquire().catch((err) => {
       log.error({ err, world: this.name }, 'could not take the tick lease');
@@ -76,7 +86,8 @@ export class TickRunner {
     let usedGraph = false;
     let observed: Observation<unknown> | undefined;
     try {
-      const keys = await this.keys.all();
+      const keys = this.counters.overlay(await this.keys.all());
+      if (!this.enabled(keys)) return this.outcome('skipped', 'disabled', startedAt, false);
       const halted = await this.gate.haltReason(keys.halt);
       if (halted) return this.skipAndRecord(`halted: ${halted}`, startedAt);
 
@@ -121,10 +132,56 @@ export class TickRunner {
       return await this.fail(err, controller.signal, ctx, startedAt, resumed, openWritten, observed);
     } finally {
       this.stage = null;
-      if (!controller.signal.aborted) controller.abort(new SubconsciousError('cancelled', 'tick finished'));
+      if (!controller.signal.aborted) controller.abort(TICK_FINISHED);
       stopRenewal();
       await this.lease.release().catch((err) => log.warn({ err, world: this.name }, 'could not release the tick lease'));
     }
+  }
+
+  /**
+   * The world's read-only probe, before any lease: a tick it finds surely quiet ends here (keys
+   * read, the probe's reads, nothing written; its counters wait in memory like any quiet tick's).
+   * Null: run the full tick under the lease — also when the tick has an open tick to resume, is
+   * halted, or the probe failed (the full tick then reports what is wrong).
+   */
+  private async probeQuiet(controller: AbortController, startedAt: number): Promise<TickOutcome | null> {
+    const { signal } = controller;
+    let tick: OpenTick;
+    let keys: Partial<EngineKeys>;
+    let summary: string | null;
+    const generation = this.generation;
+    try {
+      keys = this.counters.overlay(await this.keys.all());
+      if (!this.enabled(keys)) return this.outcome('skipped', 'disabled', startedAt, false);
+      if (keys.open_tick || keys.halt) return null;
+      tick = { tickId: this.deps.ids(), startedAt, since: keys.last_tick_at ?? null };
+      this.stage = 'observe';
+      summary = await this.world.probe!(this.context(tick, generation, signal, false));
+    } catch (err) {
+      if (signal.aborted) return this.probeStopped(signal.reason, startedAt);
+      this.deps.log.debug({ err, world: this.name }, 'probe failed; running the full tick');
+      return null;
+    } finally {
+      this.stage = null;
+    }
+    if (signal.aborted || generation !== this.generation) return this.probeStopped(signal.reason, startedAt);
+    if (summary === null) return null;
+    this.events.emit('tick.started', { world: this.name, generation, resumed: false });
+    try {
+      await this.succeed(tick, keys, { summary }, true, false, false);
+    } catch (err) {
+      // Its one write (the status it changed) failed: the full tick runs and reports the store's error.
+      this.deps.log.debug({ err, world: this.name }, 'could not record a probed quiet tick; running the full tick');
+      return null;
+    }
+    return this.outcome('quiet', summary, startedAt, false);
+  }
+
+  /** A probe stopped by shutdown or a newer tick: nothing was written, nothing is left open. */
+  private async probeStopped(reason: unknown, startedAt: number): Promise<TickOutcome> {
+    if (reason instanceof Shutdown) return this.outcome('skipped', 'stopped by shutdown', startedAt, false);
+    await this.keys.set('last_outcome', 'superseded').catch(() => undefined);
+    return this.outcome('superseded', 'superseded by a newer tick; result discarded', startedAt, false);
   }
 
   /** A skip a person should be able to see (why did Run now do nothing?): kept in status. */
@@ -139,7 +196,9 @@ export class TickRunner {
    */
   private async commit(ctx: TickContext, state: TickState): Promise<CommitSummary> {
     if (ctx.generation !== this.generation || abortedBy(ctx.signal, Superseded)) throw new Superseded('superseded before commit');
-    if (!(await this.lease.renew())) throw new LeaseLost('the tick lease was lost to another worker before commit');
+    // A quiet tick only checks the lease (a read; the keeper renews a long tick), a busy one extends it.
+    const held = state.observation!.quiet && state.reflection === undefined ? await this.lease.held() : await this.lease.renew();
+    if (!held) throw new LeaseLost('the tick lease was lost to another worker before commit');
     this.stage = 'commit';
     ctx.tainted = state.observation!.tainted;
     const input = state.reflection === undefined ? { observation: state.observation! } : { observation: state.observation!, reflection: state.reflection };
@@ -198,7 +257,7 @@ export class TickRunner {
     if (keys.last_summary !== summary.summary) updates.last_summary = summary.summary;
     if (keys.last_error) updates.last_error = null;
     if (openWritten) updates.open_tick = null;
-    await this.keys.setMany(updates);
+    await this.counters.record(updates);
     if (usedGraph) await this.deps.checkpointer.prune(this.threadId(open.tickId));
   }
 

@@ -90,6 +90,15 @@ export interface World<O = unknown, C = unknown, R = unknown> {
    * probes them too but never closes for them: status says which did not answer, and why.
    */
   readonly optionalRoles?: readonly ModelRole[];
+  /**
+   * Optional: a read-only look the engine takes before the tick lease. It returns the summary of a
+   * tick that is surely quiet — observe would find nothing, and commit would write nothing — and
+   * the tick ends there, quiet, having written nothing and taken no lease (a quiet tick at the
+   * floor). It returns null when there may be work: the engine then takes the lease and runs the
+   * full tick, observe included. It must write nothing (it runs without the lease, maybe beside
+   * another worker's tick); an error in it only means the full tick runs.
+   */
+  probe?(ctx: TickContext): Promise<string | null>;
   /** Deterministic, 0 tokens. May write bookkeeping (e.g. `in_progress` rows). */
   observe(ctx: TickContext): Promise<Observation<O>>;
   prepareContext(ctx: TickContext, observation: Observation<O>): Promise<C>;

@@ -16,6 +16,7 @@ import type { LedgerTables } from './tables.js';
 import { classifyModelError } from './errors.js';
 import { Ledger } from './ledger.js';
 import { meteredModel, type MeterHooks, type ProviderModel } from './meter.js';
+import { findingTable } from './findings.js';
 import { StructuredOutputs, guardedModel } from './output-guard.js';
 import { Prober } from './probe.js';
 import { capReply } from './reply-cap.js';
@@ -59,7 +60,8 @@ export function createLlm(opts: CreateLlmOptions): LlmService {
   const ledger = new Ledger(opts.db, opts.ids, opts.owner ?? processOwner(`llm-${randomBytes(4).toString('hex')}`));
   const prober = new Prober({ clock: opts.clock, timeoutMs: opts.probeTimeoutMs, cacheMs: opts.probeCacheMs });
   const providers = new Map<string, ProviderModel>();
-  const structured = new StructuredOutputs(() => opts.clock.now(), opts.log);
+  // What `auto` learned is kept in the store (not for the in-process dry-run model: nothing is asked there).
+  const structured = new StructuredOutputs(() => opts.clock.now(), opts.log, opts.inProcessModel ? undefined : findingTable(opts.db));
 
   /** The role's endpoint, with the call's own model when it names one. */
   const endpointFor = (ctx: Omit<CallContext, 'signal'>): ModelEndpointConfig =>

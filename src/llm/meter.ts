@@ -120,7 +120,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
         const timer = callTimer(deps.endpoint.timeoutMs, params.abortSignal);
         let result: GenerateResult;
         try {
-          result = await model.doGenerate({ ...params, abortSignal: timer.signal });
+          result = await model.doGenerate({ ...params, ...withCallId(params.headers, pending), abortSignal: timer.signal });
         } catch (err) {
           const error = classifyModelError(err, errorContext(timer, params.abortSignal));
           await record(pending, error.kind, undefined, startedAt, started, error);
@@ -152,7 +152,7 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
         const timer = callTimer(deps.endpoint.timeoutMs, params.abortSignal);
         let result: StreamResult;
         try {
-          result = await model.doStream({ ...params, abortSignal: timer.signal });
+          result = await model.doStream({ ...params, ...withCallId(params.headers, pending), abortSignal: timer.signal });
         } catch (err) {
           timer.clear();
           const error = classifyModelError(err, errorContext(timer, params.abortSignal));
@@ -216,6 +216,18 @@ export function meteredModel(base: ProviderModel, ctx: Omit<CallContext, 'signal
 }
 
 /** The server's usage figures; whatever is missing is estimated at 4 chars/token and flagged. */
+/**
+ * The request carries its ledger row's id as `X-Client-Request-Id` (the header OpenAI's API logs
+ * for a client's own id; other OpenAI-compatible servers pass it by): a server's request log joins
+ * the ledger row for row, and a row closed as interrupted whose id no server saw was never sent.
+ */
+const CALL_ID_HEADER = 'x-client-request-id';
+
+function withCallId(headers: CallOptions['headers'], ledgerId: string | null): Pick<CallOptions, 'headers'> {
+  if (ledgerId === null) return headers ? { headers } : {};
+  return { headers: { ...headers, [CALL_ID_HEADER]: ledgerId } };
+}
+
 function usageOf(usage: ProviderUsage | undefined, params: CallOptions, outChars: number): Usage {
   const input = usage?.inputTokens.total;
   const output = usage?.outputTokens.total;

@@ -24,14 +24,33 @@ type Format = Exclude<StructuredOutputMode, 'auto'>;
 /** The default `max_tokens` of an endpoint that sets none. */
 export const DEFAULT_MAX_TOKENS = 2048;
 
-/** What `auto` learned per endpoint (`baseUrl|model`), for this process; shown in status. */
+/** Where what `auto` learned is kept (a table: a restart, or another worker, does not probe again). */
+export interface FindingStore {
+  load(): Promise<Array<{ endpoint: string; finding: StructuredFinding }>>;
+  save(endpoint: string, finding: StructuredFinding): Promise<void>;
+}
+
+/** What `auto` learned per endpoint (`baseUrl|model`), loaded from and saved to `store`; shown in status. */
 export class StructuredOutputs {
   private readonly found = new Map<string, StructuredFinding>();
+  /** Settled once the stored findings are in (a call waits for it, so a restart never probes again). */
+  readonly ready: Promise<void>;
 
   constructor(
     private readonly now: () => number,
     private readonly log?: Logger | undefined,
-  ) {}
+    private readonly store?: FindingStore | undefined,
+  ) {
+    this.ready = store
+      ? store.load().then(
+          (rows) => {
+            // A finding made while loading is newer than the stored one.
+            for (const { endpoint, finding } of rows) if (!this.found.has(endpoint)) this.found.set(endpoint, finding);
+          },
+          (err: unknown) => this.log?.warn({ err }, 'could not read what structured_output = "auto" learned earlier; it is found out again'),
+        )
+      : Promise.resolve();
+  }
 
   /** The format a call sends now. */
   format(endpoint: ModelEndpointConfig): Format {
@@ -44,7 +63,9 @@ export class StructuredOutputs {
   refused(role: ModelRole, endpoint: ModelEndpointConfig, from: Format, reason: string): Format | undefined {
     const next: Format | undefined = from === 'json_schema' ? 'json_object' : from === 'json_object' ? 'off' : undefined;
     if (!next) return undefined;
-    this.found.set(keyOf(endpoint), { mode: next, learned_at: this.now(), reason: `the server refused response_format ${from}: ${reason.slice(0, 300)}` });
+    const finding: StructuredFinding = { mode: next, learned_at: this.now(), reason: `the server refused response_format ${from}: ${reason.slice(0, 300)}` };
+    this.found.set(keyOf(endpoint), finding);
+    this.store?.save(keyOf(endpoint), finding).catch((err: unknown) => this.log?.warn({ err }, 'could not keep what structured_output = "auto" learned'));
     this.log?.warn(
       { role, baseUrl: endpoint.baseUrl, model: endpoint.model, refused: from, now: next },
       `model endpoint refused response_format ${from}; using ${next === 'off' ? 'the prompt only' : next} from now on (set structured_output in [models.${role}] to pin it)`,
@@ -76,6 +97,7 @@ export function guardedModel(base: ProviderModel, opts: GuardOptions): ProviderM
 
   /** Call, falling back once per refused format while `auto` has one left. */
   async function attempt<T>(params: CallOptions, call: (p: CallOptions) => PromiseLike<T>): Promise<T> {
+    await opts.structured.ready;
     let format = opts.structured.format(opts.endpoint);
     for (;;) {
       try {

@@ -94,7 +94,7 @@ export function readJsonReply(text: string, accept: (value: unknown) => boolean 
   const whole = parseRepaired(body) ?? parseRepaired(wholeFence(body) ?? '');
   if (whole) return accept(whole.value) ? whole : undefined;
 
-  const { blocks, prose, unclosed } = splitFences(body);
+  const { blocks, prose, unclosed } = splitFences(body, jsonSpans(body));
   const found: JsonReply[] = [];
   let broken: string | undefined;
   for (const block of blocks) {
@@ -134,34 +134,52 @@ function wholeFence(body: string): string | undefined {
   return m[2]!.trim();
 }
 
-/** Fenced blocks (json or untagged) and the prose outside all fences. */
-function splitFences(body: string): { blocks: string[]; prose: string; unclosed: boolean } {
+/**
+ * Fenced blocks (json or untagged) and the prose outside all fences. A ``` inside one of `json`'s
+ * spans (the reply's own JSON values) is part of a string there, not a fence.
+ */
+function splitFences(body: string, json: Span[]): { blocks: string[]; prose: string; unclosed: boolean } {
   const blocks: string[] = [];
   const prose: string[] = [];
-  let rest = body;
-  for (;;) {
-    const open = /```([A-Za-z][\w+.-]*)?[ \t]*\n?/.exec(rest);
-    if (!open) break;
-    prose.push(rest.slice(0, open.index));
-    const after = rest.slice(open.index + open[0].length);
-    const close = after.indexOf('```');
-    const tag = open[1]?.toLowerCase();
-    const inner = close < 0 ? after : after.slice(0, close);
+  const nextFence = (from: number): number => {
+    let at = body.indexOf('```', from);
+    while (at >= 0 && json.some(([start, end]) => at > start && at < end)) at = body.indexOf('```', at + 1);
+    return at;
+  };
+  let pos = 0;
+  for (let open = nextFence(0); open >= 0; open = nextFence(pos)) {
+    prose.push(body.slice(pos, open));
+    const marker = /^```([A-Za-z][\w+.-]*)?[ \t]*\n?/.exec(body.slice(open))!;
+    const innerStart = open + marker[0].length;
+    const close = nextFence(innerStart);
+    const tag = marker[1]?.toLowerCase();
     // A block labelled as another language (```python) is code, not the answer.
-    if (!tag || tag === 'json') blocks.push(inner);
+    if (!tag || tag === 'json') blocks.push(body.slice(innerStart, close < 0 ? undefined : close));
     if (close < 0) return { blocks, prose: prose.join('\n'), unclosed: true };
-    rest = after.slice(close + 3);
+    pos = close + 3;
   }
-  prose.push(rest);
+  prose.push(body.slice(pos));
   return { blocks, prose: prose.join('\n'), unclosed: false };
+}
+
+/** [start, end) of a part of a text. */
+type Span = [number, number];
+
+/** The spans of the text's top-level containers that are JSON as they stand. */
+function jsonSpans(text: string): Span[] {
+  return containerSpans(text).filter(([start, end]) => parseRepaired(text.slice(start, end)) !== undefined);
+}
+
+function containers(text: string): string[] {
+  return containerSpans(text).map(([start, end]) => text.slice(start, end));
 }
 
 /**
  * Each balanced top-level `{…}` / `[…]` in prose, in one pass: quotes count only inside a
  * container (an apostrophe in prose is not a string), and a stray closer at the top is skipped.
  */
-function containers(text: string): string[] {
-  const out: string[] = [];
+function containerSpans(text: string): Span[] {
+  const out: Span[] = [];
   const stack: string[] = [];
   let start = -1;
   let inString = false;
@@ -182,7 +200,7 @@ function containers(text: string): string[] {
           stack.length = 0; // mismatched: not JSON; look for the next opening
           continue;
         }
-        if (stack.length === 0) out.push(text.slice(start, i + 1));
+        if (stack.length === 0) out.push([start, i + 1]);
       }
     }
   }

@@ -1,5 +1,6 @@
 /**
- * The model layer's table: the ledger. Created by the store's base migration `0001_core`.
+ * The model layer's tables: the ledger (base migration `0001_core`) and what `auto` learned
+ * about each endpoint's structured output (`0012_model_structured_output`).
  * Conventions (both dialects): timestamps are epoch milliseconds (`bigint`, read back as
  * number), booleans are integers 0/1, structured values are JSON text.
  */
@@ -28,6 +29,16 @@ export interface ModelCallsTable {
   finished_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
+/** What `structured_output = "auto"` learned per endpoint (`baseUrl|model`). Migration 0011. */
+export interface ModelStructuredOutputTable {
+  endpoint: string;
+  /** `json_object` or `off`: the format the endpoint takes. */
+  mode: string;
+  learned_at: number;
+  reason: string;
+}
+
 export interface LedgerTables {
   model_calls: ModelCallsTable;
+  model_structured_output: ModelStructuredOutputTable;
 }

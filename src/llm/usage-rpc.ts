@@ -6,23 +6,24 @@
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import { startOfZonedDay, zonedDate } from '../core/time-zone.js';
+import { zonedDate } from '../core/time-zone.js';
 import type { Handlers } from '../protocol/contract.js';
 import type { UsageBreakdown, UsageCalls, UsageDay, UsageFigures, UsageGroup, UsageSummary, usageContract } from '../protocol/usage.js';
 import { Ledger } from './ledger.js';
+import { dayGrid } from './usage-days.js';
 import type { LedgerTables } from './tables.js';
 
 /** `defaultTimeZone`: the zone days are counted in when the caller names none. */
 export function usageRpcHandlers(db: Kysely<LedgerTables>, clock: Clock, defaultTimeZone = 'UTC'): Handlers<(typeof usageContract)['methods']> {
   return {
-    'usage.summary': ({ days, time_zone }) => usageSummary(db, clock.now(), days, time_zone ?? defaultTimeZone),
+    'usage.summary': ({ days, timezone }) => usageSummary(db, clock.now(), days, timezone ?? defaultTimeZone),
     'usage.calls': (p) => usageCalls(db, p),
   };
 }
 
 export async function usageSummary(db: Kysely<LedgerTables>, now: number, days: number, timeZone = 'UTC'): Promise<UsageSummary> {
-  // Days are counted back from today's start: DST days are 23 or 25 hours long.
-  const dayStarts = Array.from({ length: days }, (_, i) => startOfZonedDay(now, timeZone, i - (days - 1)));
+  const grid = dayGrid(now, days, timeZone);
+  const dayStarts = grid.starts;
   const from = dayStarts[0]!;
   const todayStart = dayStarts[days - 1]!;
   const grouped = await ledgerOf(db).aggregate({ since: from, until: now, dayStarts, by: ['day', 'world', 'purpose'] });
@@ -34,11 +35,12 @@ export async function usageSummary(db: Kysely<LedgerTables>, now: number, days: 
     perDay.get(row.dayStart!)?.add(row.world!, row.purpose!, figures);
     total.add(row.world!, row.purpose!, figures);
   }
-  const perDayList = [...perDay.entries()].map(([start, acc]) => acc.day(start, timeZone));
-  const today = perDayList[perDayList.length - 1] ?? new Accumulator().day(todayStart, timeZone);
+  const perDayList = [...perDay.entries()].map(([start, acc], i) => acc.day(start, grid.dates[i]!));
+  const today = perDayList[perDayList.length - 1] ?? new Accumulator().day(todayStart, zonedDate(todayStart, timeZone));
   const totals = total.breakdown();
   return {
     days,
+    timezone: timeZone,
     time_zone: timeZone,
     from,
     to: now,
@@ -94,8 +96,8 @@ class Accumulator {
     return { ...this.sum, by_world: groups(this.worlds), by_purpose: groups(this.purposes) };
   }
 
-  day(start: number, timeZone: string): UsageDay {
-    return { date: zonedDate(start, timeZone), start, ...this.breakdown() };
+  day(start: number, date: string): UsageDay {
+    return { date, start, ...this.breakdown() };
   }
 }
 

@@ -73,7 +73,7 @@ export function createMcpFace(deps: McpFaceDeps): { server: McpServer; close(): 
     'Pause (or resume with paused=false) a task by id.',
     { id: z.string().min(1), paused: z.boolean().default(true) },
     false,
-    ({ id, paused }) => call('subconscious.tasks_update', { id, enabled: !paused }),
+    ({ id, paused }) => call('subconscious.tasks_update', { task_id: id, enabled: !paused }),
   );
   tool(
     'escalations_list',
@@ -102,12 +102,15 @@ export function createMcpFace(deps: McpFaceDeps): { server: McpServer; close(): 
   );
   tool(
     'bot_send_message',
-    "Send a message to a bot's direct thread.",
-    { bot_id: z.string().min(1), text: z.string().min(1).max(20_000) },
+    "Send a message to a bot's direct thread. Give an idempotency_key (1–200 characters, yours) to make a retry safe: a repeat with it returns the first send's result.",
+    { bot_id: z.string().min(1), text: z.string().min(1).max(20_000), idempotency_key: z.string().min(1).max(200).optional() },
     false,
-    ({ bot_id, text: message }) => call('bots.send_message', { bot_id, text: message }),
+    ({ bot_id, text: message, idempotency_key }) =>
+      call('bots.send_message', { bot_id, text: message, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }),
   );
   if (deps.allowAnswers) {
+    // The stored row says who answered and through which door: the MCP client's own name, over MCP.
+    const who = () => ({ by: server.server.getClientVersion()?.name?.trim().slice(0, 80) || 'an MCP client', via: 'mcp' as const });
     tool(
       'escalation_answer',
       'Answer an escalation for the person: approve (runs its action once) or dismiss.',
@@ -115,7 +118,7 @@ export function createMcpFace(deps: McpFaceDeps): { server: McpServer; close(): 
       false,
       async ({ id, approve }) => {
         deps.log.info({ escalation_id: id, approve, via: 'mcp' }, 'escalation answered over MCP');
-        return approve ? call('subconscious.escalations_approve', { id }) : call('subconscious.escalations_dismiss', { id });
+        return approve ? call('subconscious.escalations_approve', { id, ...who() }) : call('subconscious.escalations_dismiss', { id, ...who() });
       },
     );
     tool(
@@ -125,7 +128,7 @@ export function createMcpFace(deps: McpFaceDeps): { server: McpServer; close(): 
       false,
       async ({ id, resolution }) => {
         deps.log.info({ checkin_id: id, resolution, via: 'mcp' }, 'check-in answered over MCP');
-        return call('bots.resolve_checkin', { id, resolution });
+        return call('bots.resolve_checkin', { id, resolution, ...who() });
       },
     );
   }

@@ -98,8 +98,90 @@ export const icsSourceSchema = z.strictObject({
   sync_interval_minutes: z.number().min(1, 'must be at least 1').max(1440, 'at most 1440').default(15),
 });
 
-export const memorySourceSchema = z.discriminatedUnion('kind', [folderSourceSchema, imapSourceSchema, icsSourceSchema], {
-  error: (issue) => (issue.code === 'invalid_union' ? 'kind must be "folder", "imap" or "ics"' : undefined),
+/** A CalDAV account: the calendars at `url` (a calendar, or the calendar home holding several). */
+export const caldavSourceSchema = z
+  .strictObject({
+    kind: z.literal('caldav'),
+    namespace: namespaceSchema,
+    label: labelSchema,
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of a calendar or of the calendar home' }),
+    user: z.string().trim().min(1, 'must name the account'),
+    /** `basic` (a password or app password) or `bearer` (the secret is an OAuth2 access token). */
+    auth: z.enum(['basic', 'bearer']).default('basic'),
+    ...secretFields,
+    /** Calendar names or paths to follow; empty: every calendar under `url`. */
+    calendars: z.array(z.string().min(1)).default([]),
+    past_days: z.number().int().min(0).max(3650).default(30),
+    future_days: z.number().int().min(1).max(3650).default(180),
+    sync_interval_minutes: z.number().min(1, 'must be at least 1').max(1440, 'at most 1440').default(15),
+    max_body_chars: z.number().int().min(1000).max(5_000_000).default(200_000),
+  })
+  .superRefine(oneSecret);
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * An MCP server's resources (Notion, Slack, Google Drive… through their servers): started as a
+ * child process (`command`, stdio) or reached at `url` (streamable HTTP). Its secrets come from
+ * the daemon's environment (`env_from`: the server's variable → ours) or, for `url`, a bearer
+ * token from `token_env` / `token_file`: never written in the TOML.
+ */
+export const mcpSourceSchema = z
+  .strictObject({
+    kind: z.literal('mcp'),
+    namespace: namespaceSchema,
+    label: labelSchema,
+    command: z.string().trim().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    /** Plain settings for the server's environment (no secrets: use env_from). */
+    env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
+    /** The server's variable ← the daemon's: `env_from = { NOTION_TOKEN = "MY_NOTION_TOKEN" }`. */
+    env_from: z
+      .record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string().regex(ENV_NAME, 'must be an environment variable name'))
+      .default({}),
+    cwd: z.string().trim().min(1).optional(),
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of a streamable HTTP MCP server' }).optional(),
+    token_env: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+    token_file: z.string().trim().min(1, 'must name a file').optional(),
+    /** Only resources whose URI starts with one of these (empty: all). */
+    include: z.array(z.string().min(1)).default([]),
+    /** What the documents are for the conscious loop: notes, chat, email, calendar, docs… */
+    document_kind: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be 1–32 lower-case letters, digits, _ or -')
+      .default('notes'),
+    /** Follow list_changed and subscriptions (when the server offers them). */
+    watch: z.boolean().default(true),
+    debounce_ms: z.number().int().min(0).max(60_000).default(2_000),
+    sync_interval_minutes: z.number().min(1, 'must be at least 1').max(1440, 'at most 1440').default(15),
+    max_resources: z.number().int().min(1).max(100_000).default(5_000),
+    max_body_chars: z.number().int().min(1000).max(5_000_000).default(200_000),
+    /** Read a resource again after this many hours even when nothing says it changed (0: every sync). */
+    reread_hours: z.number().min(0).max(8760).default(24),
+    /**
+     * Resources that nothing says the edits of (a server with no subscribe whose list gives no
+     * lastModified, such as Google Drive's) read again each sync, those read longest ago first:
+     * an edit reaches memory within ceil(resources / poll_reads) syncs (0: only after reread_hours).
+     */
+    poll_reads: z.number().int().min(0).max(10_000).default(25),
+  })
+  .superRefine((s, ctx) => {
+    if ((s.command === undefined) === (s.url === undefined))
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'set exactly one of command (a stdio server) or url (streamable HTTP)' });
+    if (s.url !== undefined && (s.args.length || Object.keys(s.env).length || Object.keys(s.env_from).length || s.cwd))
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'args, env, env_from and cwd only apply to a stdio server (command)' });
+    if (s.command !== undefined && (s.token_env !== undefined || s.token_file !== undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_env'],
+        message: 'token_env and token_file only apply to a url server; give a stdio server its secrets with env_from',
+      });
+    if (s.token_env !== undefined && s.token_file !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['token_env'], message: 'set at most one of token_env or token_file' });
+  });
+
+export const memorySourceSchema = z.discriminatedUnion('kind', [folderSourceSchema, imapSourceSchema, icsSourceSchema, caldavSourceSchema, mcpSourceSchema], {
+  error: (issue) => (issue.code === 'invalid_union' ? 'kind must be "folder", "imap", "ics", "caldav" or "mcp"' : undefined),
 });
 
 export const memorySourcesSchema = z
@@ -117,6 +199,8 @@ export const memorySourcesSchema = z
 export type FolderSourceConfig = z.output<typeof folderSourceSchema>;
 export type ImapSourceConfig = z.output<typeof imapSourceSchema>;
 export type IcsSourceConfig = z.output<typeof icsSourceSchema>;
+export type CaldavSourceConfig = z.output<typeof caldavSourceSchema>;
+export type McpSourceConfig = z.output<typeof mcpSourceSchema>;
 export type MemorySourceConfig = z.output<typeof memorySourceSchema>;
 
 /** A source path as an absolute path: `~` is the home folder, a relative path is under the workspace. */

@@ -48,15 +48,23 @@ export {
   folderSourceSchema,
   imapSourceSchema,
   icsSourceSchema,
+  caldavSourceSchema,
+  mcpSourceSchema,
   resolveSourcePath,
   type MemorySourceConfig,
   type FolderSourceConfig,
   type ImapSourceConfig,
   type IcsSourceConfig,
+  type CaldavSourceConfig,
+  type McpSourceConfig,
 } from './config.js';
 export { FolderSource, type FolderSourceDeps, type FolderSourceOptions, type SyncResult, type SkippedFile } from './sources/folder.js';
 export { MemorySources, RETRY_MIN_MS, type MemorySourcesDeps } from './sources/manager.js';
 export { IcsSource, type IcsSourceDeps, type IcsSourceOptions } from './sources/ics.js';
+export { CaldavSource, type CaldavSourceDeps, type CaldavSourceOptions } from './sources/caldav.js';
+export { discoverCalendars, calendarObjects, type DavAuth, type DavCalendar, type DavObject } from './sources/dav.js';
+export { McpSource, type McpSourceDeps, type McpSourceOptions, type McpSourceServer } from './sources/mcp.js';
+export { SyncBookkeeping, writeSnapshot } from './sources/bookkeeping.js';
 export { calendarDocuments, type CalendarDocument } from './sources/calendar.js';
 export { ImapSource, type ImapSourceDeps, type ImapSourceOptions } from './sources/imap.js';
 export { SyncGate, type MemorySource, type SourceKind, type SyncProgress } from './sources/source.js';

@@ -6,6 +6,7 @@
 import { SubconsciousError } from '../core/errors.js';
 import type { Handlers } from '../protocol/contract.js';
 import type { MemorySourceMethods, MemoryStoreMethods } from '../protocol/memory.js';
+import { memorySourceSchema, type MemorySourceConfig } from './config.js';
 import type { MemorySources } from './sources/manager.js';
 import type { MemoryStore } from './store.js';
 
@@ -61,6 +62,43 @@ export function memoryStoreHandlers(store: MemoryStore, owner: SourceOwner = () 
 export function memorySourcesHandlers(sources: MemorySources): Handlers<MemorySourceMethods> {
   return {
     'memory.sources': () => sources.status(),
+    'memory.sources_test': async (p) => {
+      const failure = p.source ? await sources.test(parseSource(p.source)) : await sources.testNamespace(p.namespace!);
+      return { ok: failure === null, failure, message: failure ? `${failure.kind} failed: ${failure.message}. ${failure.hint}` : 'Connection works.' };
+    },
+    'memory.sources_add': async (p) => {
+      const config = parseSource(p.source);
+      const { failure } = await sources.add(config, { force: p.force });
+      return {
+        namespace: config.namespace,
+        failure,
+        message: failure
+          ? `Added ${config.namespace} despite its failed test (${failure.kind}: ${failure.message}); it retries with backoff.`
+          : `Added ${config.namespace}; its first sync is running (memory.synced tells how it went).`,
+      };
+    },
+    'memory.sources_pause': async (p) => {
+      await sources.pause(p.namespace, p.paused);
+      return {
+        namespace: p.namespace,
+        paused: p.paused,
+        message: p.paused ? `Paused ${p.namespace}: no syncs until resumed; its documents stay.` : `Resumed ${p.namespace}: syncing now.`,
+      };
+    },
+    'memory.sources_resync': async (p) => {
+      await sources.resync(p.namespace);
+      return { namespace: p.namespace, message: `Reading ${p.namespace} again from the start; what is gone becomes a removal.` };
+    },
+    'memory.sources_remove': async (p) => {
+      const r = await sources.remove(p.namespace, { keepDocuments: p.keep_documents });
+      return {
+        namespace: p.namespace,
+        ...r,
+        message: p.keep_documents
+          ? `Removed the source ${p.namespace}; its ${r.kept_documents} documents stay as a plain namespace (memory.delete_document may remove them).`
+          : `Removed the source ${p.namespace} and its ${r.removed_documents} documents (removals in the memory diff).`,
+      };
+    },
     'memory.sync': (p) => {
       const started = sources.syncNow(p.namespace);
       return {
@@ -71,4 +109,14 @@ export function memorySourcesHandlers(sources: MemorySources): Handlers<MemorySo
       };
     },
   };
+}
+
+/** A source from RPC validated as the TOML's would be: a typed error names the field. */
+function parseSource(raw: Record<string, unknown>): MemorySourceConfig {
+  const parsed = memorySourceSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new SubconsciousError('invalid_params', `source.${issue.path.join('.') || 'kind'}: ${issue.message}`, {
+    hint: 'Give the source as in [[worlds.memory.sources]] (README "Memory sources"); secrets by password_env or password_file.',
+  });
 }

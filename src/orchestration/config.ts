@@ -12,8 +12,12 @@ export const EVICTION_BAND = { min: 0.8, max: 0.9 } as const;
 const clampEviction = (v: number) => Math.min(EVICTION_BAND.max, Math.max(EVICTION_BAND.min, v));
 
 export const orchestrationConfigSchema = z.strictObject({
-  /** `offline`: deterministic stand-ins (no model). `live`: local model, agent runner, memory store. */
-  mode: z.enum(['offline', 'live'], { error: 'must be "offline" or "live"' }).default('offline'),
+  /**
+   * `auto` (default): live when the memory store and the agent runner are there and the local model
+   * answers its probe, else the offline stand-ins for that cycle (the cycle and the state say which
+   * and why). `offline`: always the stand-ins (no model). `live`: always the models.
+   */
+  mode: z.enum(['auto', 'offline', 'live'], { error: 'must be "auto", "offline" or "live"' }).default('auto'),
   /** Utilisation at which semantic history is evicted; outside 0.8–0.9 it is clamped into that band. */
   eviction_threshold: z
     .number({ error: 'must be a number between 0.8 and 0.9' })

@@ -3,7 +3,10 @@
  * reflects on it), its `[worlds.orchestration]` section, its tables, the `orchestration.*`
  * methods and events, `subconscious example closed-loop`, and `HarnessKey` for the steering world.
  *
- *   mode = "offline"  (default) deterministic stand-ins: no model, no memory store needed.
+ *   mode = "auto"     (default) live when the memory store and the agent runner are there and the
+ *                     local model answers its probe; otherwise that cycle runs on the stand-ins,
+ *                     and the cycle's mode and the state's `mode_reason` say so.
+ *   mode = "offline"  deterministic stand-ins: no model, no memory store needed.
  *   mode = "live"     the quick tier on the `local` model, the reasoning tier on the app's agent
  *                     runner, retrieval and eviction on the memory store (the memory module,
  *                     earlier in the module list). Without a memory store (no module provides
@@ -50,9 +53,19 @@ export const orchestrationModule = defineModule<typeof orchestrationConfigSchema
   },
   create(ctx) {
     const config = ctx.config;
+    // `live` requires its parts (a config error names the missing one); `auto` uses them when they are there.
     const live = config.mode === 'live';
-    const memory = live ? requireService(ctx.services.find(HarnessMemoryKey), HarnessMemoryKey.id, 'the memory store (retrieval and eviction)') : undefined;
-    const agent = live ? requireService(ctx.services.find(HarnessAgentKey), HarnessAgentKey.id, 'the agent runner (the reasoning tier)') : undefined;
+    const found = { memory: ctx.services.find(HarnessMemoryKey), agent: ctx.services.find(HarnessAgentKey) };
+    const memory = live
+      ? requireService(found.memory, HarnessMemoryKey.id, 'the memory store (retrieval and eviction)')
+      : config.mode === 'auto'
+        ? found.memory
+        : undefined;
+    const agent = live
+      ? requireService(found.agent, HarnessAgentKey.id, 'the agent runner (the reasoning tier)')
+      : config.mode === 'auto'
+        ? found.agent
+        : undefined;
 
     const layer = () => ctx.services.find(SubconsciousLayerKey);
     const steering: SteeringSource = { forCycle: async (seq) => (await layer()?.forCycle(seq)) ?? null };

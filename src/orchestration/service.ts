@@ -28,7 +28,15 @@ import type { Logger } from '../core/logger.js';
 import { ownedByThisProcess, ownerIsGone, processOwner } from '../core/process-identity.js';
 import { MemoryCheckpointer, type Checkpointer } from '../graph/index.js';
 import type { Llm } from '../llm/types.js';
-import { channelParam, messageTextParam, type CycleRow, type GateReason, type HarnessStateView, type SendResult } from '../protocol/orchestration.js';
+import {
+  channelParam,
+  messageTextParam,
+  type CycleRow,
+  type GateReason,
+  type HarnessMode,
+  type HarnessStateView,
+  type SendResult,
+} from '../protocol/orchestration.js';
 import type { OrchestrationConfig } from './config.js';
 import type { OrchestrationEmit } from './events.js';
 import { buildHarnessGraph } from './graph.js';
@@ -57,7 +65,7 @@ export interface HarnessServiceDeps {
   eviction?: EvictionSink | undefined;
   /** Live mode: the steering world's current directive. */
   steering?: SteeringSource | undefined;
-  /** Use this runtime instead of the one the mode names. */
+  /** Use this runtime instead of the one the mode names (for every cycle). */
   runtime?: HarnessRuntime | undefined;
   /** Where each node's checkpoint goes (default: in memory; a store checkpointer makes a killed cycle resume). */
   checkpointer?: Checkpointer | undefined;
@@ -82,7 +90,10 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 export class HarnessService {
   readonly store: HarnessStore;
+  /** The runtime the mode names: live in `live`, and in `auto` where the live parts exist; else offline. */
   readonly runtime: HarnessRuntime;
+  /** `auto`: the stand-ins a cycle falls back to while the local model does not answer. */
+  private readonly fallback: HarnessRuntime | undefined;
   private readonly graph;
   private readonly checkpointer: Checkpointer;
   private readonly owner: string;
@@ -101,6 +112,37 @@ export class HarnessService {
     this.graph = buildHarnessGraph({ checkpointer: this.checkpointer });
     this.owner = processOwner(deps.ownerTag ?? 'harness');
     this.runtime = deps.runtime ?? this.makeRuntime();
+    this.fallback = !deps.runtime && this.settings.mode === 'auto' && this.runtime.mode === 'live' ? offlineRuntime({ steering: deps.steering }) : undefined;
+  }
+
+  /**
+   * The mode of the next cycle, and why when `auto` chose the stand-ins: live needs the local
+   * model to answer its probe (cached for a few seconds), so a daemon with no model server still
+   * answers its channels, and says so.
+   */
+  async nextMode(): Promise<{ mode: HarnessMode; reason: string | null }> {
+    const configured = this.settings.mode;
+    if (this.deps.runtime || configured !== 'auto') return { mode: this.runtime.mode, reason: null };
+    const llm = this.deps.llm;
+    if (!this.fallback || !llm)
+      return { mode: 'offline', reason: 'auto: the memory store or the agent runner is not configured, so the offline stand-ins answer' };
+    const probe = await llm.probe('local').catch((err: unknown) => ({ available: false, reason: describeError(err) }));
+    if (probe.available) return { mode: 'live', reason: null };
+    return { mode: 'offline', reason: `auto: the local model does not answer (${probe.reason ?? 'no reply'}), so the offline stand-ins answer until it does` };
+  }
+
+  /** The runtime a cycle queued in `mode` runs on (a live cycle whose live parts are gone fails, saying so). */
+  private runtimeFor(mode: HarnessMode): HarnessRuntime {
+    if (mode === this.runtime.mode) return this.runtime;
+    if (mode === 'offline' && this.fallback) return this.fallback;
+    if (mode === 'offline') return offlineRuntime({ steering: this.deps.steering });
+    throw new SubconsciousError(
+      'config_invalid',
+      'This cycle was queued in live mode, which this harness cannot run now (worlds.orchestration.mode changed).',
+      {
+        details: { key: 'worlds.orchestration.mode' },
+      },
+    );
   }
 
   get settings(): OrchestrationConfig {
@@ -116,10 +158,12 @@ export class HarnessService {
     const id = this.deps.ids();
     const cronDue = opts.cronDue === true;
     // Numbered and queued under one lock, so cycles run in the order of their numbers.
+    const { mode, reason } = await this.nextMode();
+    if (reason) this.deps.log.info({ cycle: id, reason }, 'harness cycle runs offline');
     const queued = this.queueing.then(async () => {
-      const seq = await this.store.queue({ id, channel: ch, text: body, mode: this.runtime.mode, owner: this.owner, cronDue, at: this.deps.clock.now() });
+      const seq = await this.store.queue({ id, channel: ch, text: body, mode, owner: this.owner, cronDue, at: this.deps.clock.now() });
       this.emitCycle({ id, seq, status: 'queued', channel: ch });
-      return { seq, done: this.enqueue(id, seq, ch, body, cronDue) };
+      return { seq, done: this.enqueue(id, seq, ch, body, cronDue, mode) };
     });
     this.queueing = queued.then(
       () => undefined,
@@ -141,8 +185,11 @@ export class HarnessService {
     const stored = await this.store.loadState();
     const s = stored?.state ?? initialState();
     const settings = this.settings;
+    const next = await this.nextMode();
     return {
-      mode: this.runtime.mode,
+      mode: next.mode,
+      configured_mode: settings.mode,
+      mode_reason: next.reason,
       cycle: stored?.cycle ?? 0,
       running: this.runningId,
       queued: this.waiting,
@@ -177,7 +224,7 @@ export class HarnessService {
       const orphan = c.owner === null || ownerIsGone(c.owner) || ownedByThisProcess(c.owner);
       if (!orphan || !(await this.store.claim(c.id, c.owner, this.owner))) continue;
       this.deps.log.info({ cycle: c.id, seq: c.seq, status: c.status }, 'picking up an unfinished harness cycle');
-      void this.enqueue(c.id, c.seq, c.channel, c.text, c.cronDue);
+      void this.enqueue(c.id, c.seq, c.channel, c.text, c.cronDue, c.mode);
       n++;
     }
     return n;
@@ -201,14 +248,14 @@ export class HarnessService {
     await this.tail;
   }
 
-  private enqueue(id: string, seq: number, channel: string, text: string, cronDue: boolean): Promise<void> {
+  private enqueue(id: string, seq: number, channel: string, text: string, cronDue: boolean, mode: HarnessMode): Promise<void> {
     this.waiting++;
     const done = this.tail.then(async () => {
       this.waiting--;
       if (this.controller.signal.aborted) return; // shutdown: stays queued for the next start
       this.runningId = id;
       try {
-        await this.run(id, seq, channel, text, cronDue);
+        await this.run(id, seq, channel, text, cronDue, mode);
       } finally {
         this.runningId = null;
       }
@@ -220,7 +267,7 @@ export class HarnessService {
     return settled;
   }
 
-  private async run(id: string, seq: number, channel: string, text: string, cronDue: boolean): Promise<void> {
+  private async run(id: string, seq: number, channel: string, text: string, cronDue: boolean, mode: HarnessMode): Promise<void> {
     const { clock, log } = this.deps;
     const threadId = `orchestration:${id}`;
     let path: SystemState['path'] = [];
@@ -233,7 +280,7 @@ export class HarnessService {
         now: clock.now(),
         consolidateEveryMs: this.settings.consolidation_minutes * 60_000,
       });
-      const ctx: CycleContext = { runtime: this.runtime, settings: this.settings, now: () => clock.now(), signal: this.controller.signal };
+      const ctx: CycleContext = { runtime: this.runtimeFor(mode), settings: this.settings, now: () => clock.now(), signal: this.controller.signal };
       const result = await this.graph.run(initial, { threadId, ctx, signal: this.controller.signal });
       const state = result.state;
       path = state.path;
@@ -266,10 +313,10 @@ export class HarnessService {
    */
   private async storeEvictions(state: SystemState, version: number, ctx: CycleContext): Promise<void> {
     const docs = state.unstored_evictions ?? [];
-    if (!docs.length || !this.runtime.storeEvicted) return;
+    if (!docs.length || !ctx.runtime.storeEvicted) return;
     const { log, clock } = this.deps;
     try {
-      await this.runtime.storeEvicted(docs, ctx);
+      await ctx.runtime.storeEvicted(docs, ctx);
       // When another commit got in first it carries these docs and writes them again, in place.
       await this.store.replaceState({ ...state, unstored_evictions: [] }, version, clock.now());
     } catch (err) {
@@ -315,6 +362,7 @@ export class HarnessService {
   private makeRuntime(): HarnessRuntime {
     if (this.settings.mode === 'offline') return offlineRuntime({ steering: this.deps.steering });
     const { llm, agent, retriever, eviction } = this.deps;
+    if (this.settings.mode === 'auto' && (!llm || !agent || !retriever || !eviction)) return offlineRuntime({ steering: this.deps.steering });
     const missing = [!llm && 'the model layer', !agent && 'the agent runner', !retriever && 'memory recall', !eviction && 'memory storage'].filter(Boolean);
     if (missing.length || !llm || !agent || !retriever || !eviction) {
       throw new SubconsciousError('config_invalid', `worlds.orchestration.mode = "live" needs ${missing.join(', ')}, which this host did not provide.`, {

@@ -205,10 +205,12 @@ export class HarnessStore {
   }
 
   /** Queued and running cycles, oldest first (what a restarted process picks up). */
-  async open(): Promise<Array<{ id: string; seq: number; status: CycleStatus; owner: string | null; channel: string; text: string; cronDue: boolean }>> {
+  async open(): Promise<
+    Array<{ id: string; seq: number; status: CycleStatus; mode: HarnessMode; owner: string | null; channel: string; text: string; cronDue: boolean }>
+  > {
     const rows = await this.db
       .selectFrom('orchestration_cycles')
-      .select(['id', 'seq', 'status', 'owner', 'channel', 'text', 'cron_due'])
+      .select(['id', 'seq', 'status', 'mode', 'owner', 'channel', 'text', 'cron_due'])
       .where('status', 'in', ['queued', 'running'])
       .orderBy('seq')
       .execute();
@@ -216,6 +218,7 @@ export class HarnessStore {
       id: r.id,
       seq: Number(r.seq),
       status: r.status as CycleStatus,
+      mode: r.mode as HarnessMode,
       owner: r.owner,
       channel: r.channel,
       text: r.text,

@@ -32,7 +32,4 @@ export function firstSentence(text: string, max: number): string {
   return oneLine(m ? m[1]! : flat, max);
 }
 
-/** `n thing` / `n things`. */
-export function plural(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
+export { plural } from '../core/index.js';

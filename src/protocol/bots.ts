@@ -6,6 +6,7 @@
 import { USER_THREAD } from './memory.js';
 import { z } from 'zod';
 import { defineContract, method } from './contract.js';
+import { APPROVAL_ANSWERS, answeredByParams } from './agent.js';
 
 export const BOT_STATUSES = ['idle', 'queued', 'working'] as const;
 export type BotStatus = (typeof BOT_STATUSES)[number];
@@ -152,6 +153,8 @@ export interface Task {
   claimed_at: number | null;
   /** What the bot recommends the person decide (a `review` task). */
   review_note: string | null;
+  /** The worker this task's job was taken over from (its run was cut off there); null: none. */
+  taken_over_from?: string | null;
   version: number;
   created_at: number;
   updated_at: number;
@@ -285,7 +288,7 @@ export const botCreateParams = z.strictObject({
 });
 export const botUpdateParams = z
   .strictObject({
-    id,
+    bot_id: id,
     name: name.optional(),
     label: label.optional(),
     description: description.optional(),
@@ -296,8 +299,15 @@ export const botUpdateParams = z
   .refine(hasOne(['name', 'label', 'description', 'persona', 'model', 'tools']), {
     message: 'give at least one of name, label, description, persona, model, tools',
   });
+/** `bots.send_message`'s client-chosen key: a send repeated with it (same thread) returns the first send's result. */
+export const IDEMPOTENCY_KEY_MAX = 200;
+const idempotencyKey = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(IDEMPOTENCY_KEY_MAX, `at most ${IDEMPOTENCY_KEY_MAX} characters`)
+  .describe('A key of your choosing (1–200 characters): a send repeated with it in the same thread returns the first send’s result and stores nothing new.');
 export const sendMessageParams = z
-  .strictObject({ bot_id: id.optional(), thread_id: id.optional(), text })
+  .strictObject({ bot_id: id.optional(), thread_id: id.optional(), text, idempotency_key: idempotencyKey.optional() })
   .refine((p) => (p.bot_id === undefined) !== (p.thread_id === undefined), {
     message: 'give exactly one of bot_id (its direct thread) or thread_id (a group thread, with @name mentions)',
   });
@@ -323,9 +333,17 @@ export const routinesUpdateParams = z
 // ── events ──────────────────────────────────────────────────────────────────
 
 export type BotsEvents = {
-  'bots.bot_changed': { id: string; bot: Bot | null };
+  'bots.bot_changed': {
+    bot_id: string;
+    /** @deprecated The same as `bot_id` (the naming convention's old name), sent for one more release. */ id: string;
+    bot: Bot | null;
+  };
   'bots.status_changed': { bot_id: string; status: BotStatus; queued: number; task_id: string | null; checking: boolean };
-  'bots.thread_changed': { id: string; thread: Thread | null };
+  'bots.thread_changed': {
+    thread_id: string;
+    /** @deprecated The same as `thread_id` (the naming convention's old name), sent for one more release. */ id: string;
+    thread: Thread | null;
+  };
   /** A message was written or changed status (its full text; deltas stream separately). */
   'bots.message_changed': { message: Message };
   /** Text a bot just produced for `message_id` (control lines never appear). */
@@ -345,7 +363,11 @@ export type BotsEvents = {
     output: string | null;
   };
   'bots.approval_changed': { approval: BotApproval };
-  'bots.routine_changed': { id: string; routine: Routine | null };
+  'bots.routine_changed': {
+    routine_id: string;
+    /** @deprecated The same as `routine_id` (the naming convention's old name), sent for one more release. */ id: string;
+    routine: Routine | null;
+  };
   /** A routine's slot came: it dispatched `task_id`, or was `skipped` (why). */
   'bots.routine_fired': { routine_id: string; bot_id: string; at: number; task_id: string | null; skipped: string | null };
   'bots.note_added': { note: Note };
@@ -362,8 +384,12 @@ export const botsContract = defineContract<BotsEvents>()({
       botCreateParams,
       'Create a bot: {name (@mention handle), label?, description?, persona?, model?, tools? (MCP server names)}.',
     ).returns<Bot>(),
-    'bots.update': method(botUpdateParams, 'Update a bot: {id, name?, label?, description?, persona?, model?, tools?}.').returns<Bot>(),
-    'bots.delete': method(z.strictObject({ id }), 'Delete a bot: its run is stopped, its direct thread, tasks and routines removed.').returns<{
+    'bots.update': method(botUpdateParams, 'Update a bot: {bot_id, name?, label?, description?, persona?, model?, tools?}.', {
+      renamed: { id: 'bot_id' },
+    }).returns<Bot>(),
+    'bots.delete': method(z.strictObject({ bot_id: id }), 'Delete a bot: {bot_id}. Its run is stopped, its direct thread, tasks and routines removed.', {
+      renamed: { id: 'bot_id' },
+    }).returns<{
       id: string;
       deleted: true;
     }>(),
@@ -373,23 +399,36 @@ export const botsContract = defineContract<BotsEvents>()({
     ).returns<ThreadSummary[]>(),
     'bots.thread': method(
       z.strictObject({
-        id,
+        thread_id: id,
         before: z.number().int().min(1).optional(),
         limit: z.number().int().min(1).max(THREAD_PAGE_MAX, `at most ${THREAD_PAGE_MAX}`).optional(),
       }),
       `A thread's messages (the newest ${THREAD_PAGE_DEFAULT} by default; before = a message seq pages back), with their tasks and approvals.`,
+      { renamed: { id: 'thread_id' } },
     ).returns<ThreadView>(),
     'bots.send_message': method(
       sendMessageParams,
-      "Send a message: {bot_id, text} to a bot's direct thread, or {thread_id, text} to a group thread where @name mentions say who answers.",
+      "Send a message: {bot_id, text} to a bot's direct thread, or {thread_id, text} to a group thread where @name mentions say who answers. Optional idempotency_key (1–200 characters, yours): a send repeated with the same key in the same thread — its answer lost, the daemon restarted — returns the first send's result (same message and task ids) and stores nothing new.",
     ).returns<SendResult>(),
     'bots.create_group': method(createGroupParams, 'Create a group thread: {name, bot_ids (2 or more)}.').returns<Thread>(),
-    'bots.stop_bot': method(z.strictObject({ id }), 'Stop a bot: cancel its run and its queue for good.').returns<StopResult>(),
+    'bots.stop_bot': method(z.strictObject({ bot_id: id }), 'Stop a bot: {bot_id}. Cancel its run and its queue for good.', {
+      renamed: { id: 'bot_id' },
+    }).returns<StopResult>(),
     'bots.cancel_intent': method(z.strictObject({ task_id: id }), 'Cancel a task (queued, working, failed or in review): it is never resumed.').returns<Task>(),
     'bots.dismiss_task': method(z.strictObject({ task_id: id }), 'Dismiss a finished, failed or review task (hide it; it is never resumed).').returns<Task>(),
     'bots.answer_approval': method(
-      z.strictObject({ id, approve: z.boolean() }),
-      'Answer a bot’s pending tool approval once: approve runs the tool, deny tells the bot it was denied. Twice, or after expiry, is a conflict.',
+      z
+        .strictObject({
+          id,
+          /** The older form: true = accept, false = ignore. */
+          approve: z.boolean().optional(),
+          answer: z.enum(APPROVAL_ANSWERS).optional(),
+          arguments: z.record(z.string(), z.unknown()).optional(),
+          text: z.string().trim().min(1, 'must not be empty').max(4000, 'at most 4000 characters').optional(),
+          ...answeredByParams,
+        })
+        .refine((p) => (p.approve === undefined) !== (p.answer === undefined), { path: ['answer'], message: 'give exactly one of answer or approve' }),
+      'Answer a bot’s pending tool approval once: {id, answer: accept | edit (arguments, checked against the tool’s schema) | respond (text: the tool does not run, the bot continues with it) | ignore, by?, via?} — or the older {id, approve: true | false}. Twice, or after expiry, is a conflict.',
     ).returns<BotApproval>(),
     'bots.routines_list': method(z.strictObject({ bot_id: id.optional() }), 'List routines (scheduled prompts), of one bot with bot_id.').returns<Routine[]>(),
     'bots.routines_add': method(routinesAddParams, 'Add a routine: {bot_id, schedule (cron), prompt, timezone?, enabled?}.').returns<Routine>(),

@@ -42,6 +42,18 @@ export interface Actionable {
   run_id: string;
   /** Its memory document (`memory.get_document` / memory search find it there). */
   memory: { namespace: string; external_id: string };
+  /**
+   * The recalled memory document it came from (`memory.get_document`), matched by its words when
+   * it was extracted; null when none covers it (a synthesized insight), or for items from before.
+   */
+  source_document: SourceDocumentRef | null;
+}
+
+/** A memory document an actionable names (`memory.get_document` opens it). */
+export interface SourceDocumentRef {
+  namespace: string;
+  external_id: string;
+  title: string;
 }
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'interrupted'] as const;

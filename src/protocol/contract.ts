@@ -18,13 +18,28 @@ import type { z } from 'zod';
 export interface MethodSpec<P extends z.ZodType = z.ZodType, R = unknown> {
   readonly params: P;
   readonly description: string;
+  /** Old param name → its new name: still accepted for one release (one deprecation line in the log). */
+  readonly renamed?: Readonly<Record<string, string>>;
   /** Never set: carries the result type. */
   readonly __result?: R;
 }
 
-/** `method(params, description).returns<Result>()`. */
-export function method<P extends z.ZodType>(params: P, description: string): { returns<R>(): MethodSpec<P, R> } {
-  return { returns: () => ({ params, description }) };
+/**
+ * `method(params, description).returns<Result>()`. `renamed` keeps old param names working for a
+ * release (the README's naming convention): the description says so, the dispatcher renames them.
+ */
+export function method<P extends z.ZodType>(
+  params: P,
+  description: string,
+  opts: { renamed?: Readonly<Record<string, string>> } = {},
+): { returns<R>(): MethodSpec<P, R> } {
+  const renamed = opts.renamed && Object.keys(opts.renamed).length ? opts.renamed : undefined;
+  const said = renamed
+    ? ` Deprecated param names, accepted for one release: ${Object.entries(renamed)
+        .map(([from, to]) => `${from} (now ${to})`)
+        .join(', ')}.`
+    : '';
+  return { returns: () => ({ params, description: description + said, ...(renamed ? { renamed } : {}) }) };
 }
 
 export type MethodMap = { readonly [name: string]: MethodSpec };
@@ -80,6 +95,8 @@ export interface BoundMethod {
   readonly name: string;
   readonly params: z.ZodType;
   readonly description: string;
+  /** Old param name → new name (see {@link MethodSpec.renamed}). */
+  readonly renamed?: Readonly<Record<string, string>>;
   readonly handler: (params: never) => unknown;
 }
 
@@ -89,6 +106,6 @@ export function implement<M extends MethodMap>(contract: Contract<M, EventMap> |
     const spec = contract.methods[name]!;
     const handler = handlers[name as keyof M & string];
     if (typeof handler !== 'function') throw new Error(`no handler for RPC method ${name}`);
-    return { name, params: spec.params, description: spec.description, handler };
+    return { name, params: spec.params, description: spec.description, handler, ...(spec.renamed ? { renamed: spec.renamed } : {}) };
   });
 }

@@ -44,6 +44,65 @@ export type InstanceStatus = {
   backoff: Backoff | null;
 };
 
+/** A structured-output mode: how a JSON schema is sent as `response_format` (`[models.<role>] structured_output`). */
+export type StructuredOutputMode = 'auto' | 'json_schema' | 'json_object' | 'off';
+
+/**
+ * How one model role's endpoint takes structured output: the configured mode, the one in use,
+ * and what `auto` learned (the server refused a `response_format`), kept across restarts.
+ */
+export type ModelStructuredOutput = {
+  role: ModelRole;
+  base_url: string;
+  model: string;
+  configured: StructuredOutputMode;
+  in_use: Exclude<StructuredOutputMode, 'auto'>;
+  /** null: nothing refused (or the mode is pinned). */
+  learned: { mode: Exclude<StructuredOutputMode, 'auto'>; learned_at: number; reason: string } | null;
+};
+
+/** One process of the cluster (on SQLite: the one daemon, and any CLI that started work). */
+export type WorkerStatus = {
+  id: string;
+  host: string;
+  pid: number;
+  /** `face`: HTTP + scheduler + workers; `worker`: scheduler and job workers, no HTTP (`start --worker`). */
+  role: 'face' | 'worker';
+  started_at: number;
+  last_seen_at: number;
+  /** Jobs and tick leases it holds now. */
+  jobs_held: number;
+  /** Not stopped, seen within two lease periods, and (on this host) its process still runs. */
+  alive: boolean;
+};
+
+/** Jobs per queue now. */
+export type QueueSizeStatus = { queue: string; queued: number; active: number; failed: number; dead: number };
+
+/** A job moved aside (its payload no longer parses, or its work can never run), with why. */
+export type DeadLetterStatus = {
+  id: string;
+  queue: string;
+  key: string | null;
+  group: string | null;
+  reason: string;
+  created_at: number;
+  moved_at: number | null;
+};
+
+/** The cluster's workers, queues and dead letters (`subconscious.status`'s `cluster`). */
+export type ClusterStatus = {
+  /** `sqlite` (one process owns the file) or `postgres` (several workers share it). */
+  store: 'sqlite' | 'postgres';
+  /** The lease period (ms): a dead worker's jobs are taken over within two. */
+  lease_ms: number;
+  /** Workers seen in the last day, newest first. */
+  workers: WorkerStatus[];
+  queues: QueueSizeStatus[];
+  /** The newest jobs moved aside (at most 50). */
+  dead_letters: DeadLetterStatus[];
+};
+
 /**
  * Every world's status in `instances`, in registration order (the module list's order).
  *
@@ -63,6 +122,15 @@ export type StatusResult = {
   consecutive_failures: number;
   /** Legacy: `instances[0].last_tick_at` (null when there is no world). */
   last_tick_at: number | null;
+  /** Per model role (`local`, `agent`): how its endpoint takes structured output (empty without a model layer). */
+  structured_output: ModelStructuredOutput[];
+  /** The cluster's workers, queue sizes and dead letters (absent from an engine run without a coordinator). */
+  cluster?: ClusterStatus;
+  /**
+   * subconscious.toml as last edited by hand (absent from an engine without a file): `error` when
+   * it cannot be used (the daemon keeps the last good settings), the keys that need a restart.
+   */
+  config_file?: { error: string | null; needs_restart: string[] };
 };
 
 export type EngineEvents = {
@@ -90,19 +158,65 @@ export type EngineEvents = {
     counts_as_failure: boolean;
   };
   'status.changed': { world: string };
+  /**
+   * A setting was changed live (`subconscious.config_set`): read `subconscious.config` again.
+   * `worker` took the change; `adopted`: that worker applied another worker's change to itself.
+   */
+  'config.changed': { key: string; value: number | boolean | string; worker: string; adopted?: boolean };
+  /**
+   * subconscious.toml was edited by hand and what that left changed: `error` (the file does not
+   * parse or validate; the daemon keeps the last good settings; null once it is fixed) and the keys
+   * it sets that apply only at the next start. Read `subconscious.config` again.
+   */
+  'config.file': { error: string | null; needs_restart: string[] };
 };
 
 export const worldName = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a world name such as "tasks"');
+
+/** Where a configuration value came from: its default, `subconscious.toml`, a `SUBCONSCIOUS_*` variable, or a command-line flag. */
+export type ConfigSource = 'default' | 'file' | 'environment' | 'command line';
+
+/** One value of the effective configuration (`subconscious.config`). Secrets are never sent: `value` says only whether one is set. */
+export type ConfigValue = {
+  /** Dotted key as in subconscious.toml: `models.local.model`, `worlds.tasks.interval_minutes`. */
+  key: string;
+  value: unknown;
+  source: ConfigSource;
+  /** A secret (an API key, a database URL with its password): `value` is `"(set)"`. */
+  secret: boolean;
+  /** Where it can be changed without a restart, in words (null: edit the file and restart). */
+  live: string | null;
+  /**
+   * `subconscious.config_set` takes this key: it is written to subconscious.toml and applied at
+   * once. False for everything else, and for a value the environment or the command line set
+   * (those win over the file, so the page cannot change them).
+   */
+  editable: boolean;
+};
+
+export type EffectiveConfig = {
+  /** The configuration file read at start (null: none, every value is a default or from the environment). */
+  file: string | null;
+  values: ConfigValue[];
+  /**
+   * The file was edited by hand into something the daemon cannot use (bad TOML, an unknown or
+   * ill-typed key): what is wrong, where. The daemon keeps running on the last good settings.
+   */
+  file_error: string | null;
+  /** Keys the file now sets differently from what the daemon runs with: they apply at the next start. */
+  needs_restart: string[];
+};
 
 export const engineContract = defineContract<EngineEvents>()({
   methods: {
     'subconscious.status': method(
       z.strictObject({}),
-      'Status of every world instance, read from the store. The legacy top-level fields (enabled, total_ticks, consecutive_failures, last_tick_at) mirror the first registered world only.',
+      "Status of every world instance, read from the store, and the cluster's workers (id, host, pid, role, last seen, jobs held, alive), queue sizes and dead letters (jobs moved aside, with their reason) in `cluster`. The legacy top-level fields (enabled, total_ticks, consecutive_failures, last_tick_at) mirror the first registered world only.",
     ).returns<StatusResult>(),
     'subconscious.trigger': method(
-      z.strictObject({ kind: z.union([z.literal('all'), worldName]).optional() }),
+      z.strictObject({ world: z.union([z.literal('all'), worldName]).optional() }),
       'Run a tick now in the background (while one runs, one more follows it; a running tick is never superseded); returns at once. A world that is off is not run: asked by name, that is a world_off error saying why; asked for all, it is listed in skipped with why.',
+      { renamed: { kind: 'world' } },
     ).returns<{ triggered: string[]; skipped: Array<{ world: string; reason: string }> }>(),
     'subconscious.set_enabled': method(
       z.strictObject({ world: worldName, enabled: z.boolean() }),
@@ -112,7 +226,18 @@ export const engineContract = defineContract<EngineEvents>()({
       z.strictObject({ world: worldName }),
       "Lift a world's rate-cap halt after changing what made its requests too large (what its halt_reason says to change); it ticks at once and halts again if they still do not fit. {cleared: false} when it was not halted.",
     ).returns<{ world: string; cleared: boolean }>(),
+    'subconscious.config': method(
+      z.strictObject({}),
+      'The effective configuration the daemon runs with (resolved at start, with any change made since by subconscious.config_set or by a hand edit of subconscious.toml, which the daemon watches): every value with where it came from (default, file, environment, command line), whether config_set takes it (editable) and, for those that can change without a restart, where. Secrets are never sent (only whether one is set). file_error: the file as edited by hand cannot be used (the last good settings stay); needs_restart: keys the file changed that apply at the next start.',
+    ).returns<EffectiveConfig>(),
+    'subconscious.config_set': method(
+      z.strictObject({
+        key: z.string().min(1).max(200),
+        value: z.union([z.number(), z.boolean(), z.string().max(10_000)]),
+      }),
+      "Change one setting that is safe to change live (one whose `editable` is true in subconscious.config: a world's on/off, its interval, its budgets): the value is checked against the setting's rules (invalid_params names the key and the reason, and nothing changes), written to subconscious.toml keeping the rest of the file and its comments, and applied at once (a new interval moves the world's next tick; `worlds.<kind>.enabled` false stops its ticks, true ticks it now). Every other worker on the same database takes the change from the cluster event feed (config.changed carries the value) into its own file and memory. A key the environment or the command line set is refused (forbidden), as is one that needs a restart.",
+    ).returns<{ value: ConfigValue; file: string }>(),
     'rpc.methods': method(z.strictObject({}), 'The methods this daemon serves.').returns<Array<{ name: string; description: string }>>(),
   },
-  events: ['hello', 'events.gap', 'tick.started', 'tick.finished', 'status.changed'],
+  events: ['hello', 'events.gap', 'tick.started', 'tick.finished', 'status.changed', 'config.changed', 'config.file'],
 });

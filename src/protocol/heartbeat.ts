@@ -5,6 +5,7 @@
  * Browser-safe: zod only.
  */
 import { z } from 'zod';
+import { answeredByParams, type AnswerVia } from './agent.js';
 import { defineContract, method } from './contract.js';
 import { isTimeZone } from './time-zone.js';
 
@@ -87,8 +88,13 @@ export type FollowUpState = (typeof FOLLOWUP_STATES)[number];
 
 export const MAX_REASON_CHARS = 200;
 export const MAX_INSTRUCTION_CHARS = 400;
-export const LOG_CAP_PER_BOT = 200;
+/** The heartbeat log keeps its newest 200 entries, store-wide (seed 2 §10.2). */
+export const LOG_CAP = 200;
+/** @deprecated The cap was per bot; it is store-wide now. Use `LOG_CAP`. */
+export const LOG_CAP_PER_BOT = LOG_CAP;
 export const PENDING_CHECKINS_CAP = 50;
+/** How many answered check-ins `bots.heartbeat_snapshot` sends in `answered_checkins`. */
+export const ANSWERED_CHECKINS_SHOWN = 20;
 export const FOLLOWUPS_CAP_PER_BOT = 20;
 
 export interface QuietHours {
@@ -200,6 +206,10 @@ export interface Checkin {
   state: CheckinState;
   created_at: number;
   resolved_at: number | null;
+  /** Who answered it (a person's name, "you" by default; null: pending, resolved by the heartbeat, or an older row). */
+  answered_by: string | null;
+  /** Through which face it was answered (`page`, `cli`, `rpc`, `mcp`; null as for answered_by). */
+  answered_via: AnswerVia | null;
 }
 
 export interface FollowUp {
@@ -230,6 +240,13 @@ export interface HeartbeatSnapshot {
   bots: BotHeartbeat[];
   /** Pending check-ins (of the bots asked for, or all). */
   checkins: Checkin[];
+  /**
+   * Check-ins a person resolved lately, newest first (at most `ANSWERED_CHECKINS_SHOWN`): answered
+   * in the thread (`state: 'answered'`, `answered_via: null`) or answered, dismissed or retried
+   * through a face (`answered_via`: `page`, `cli`, `rpc`, `mcp`; `answered_by`: who). Added in
+   * issue 18 §5 so the page can say how each was answered; older daemons do not send it.
+   */
+  answered_checkins?: Checkin[];
   followups: FollowUp[];
   /** The newest log entries (of the bots asked for, or all). */
   log: HeartbeatLogEntry[];
@@ -243,6 +260,9 @@ export interface HeartbeatSnapshot {
  */
 export interface HeartbeatUsage {
   days: number;
+  /** The IANA zone the days are counted in. */
+  timezone: string;
+  /** @deprecated The same as `timezone` (the naming convention's old name), sent for one more release. */
   time_zone: string;
   from: number;
   to: number;
@@ -326,7 +346,7 @@ export const GLOBAL_ONLY_KEYS = [
 const r = heartbeatRanges;
 export const setHeartbeatSettingsParams = z
   .strictObject({
-    id: id.optional(),
+    bot_id: id.optional(),
     enabled: z.boolean().optional(),
     mode: z.enum(HEARTBEAT_MODES).nullable().optional(),
     tick_seconds: r.tick_seconds.nullable().optional(),
@@ -347,14 +367,14 @@ export const setHeartbeatSettingsParams = z
     model: r.model.nullable().optional(),
     timezone: r.timezone.nullable().optional(),
   })
-  .refine((p) => Object.keys(p).some((k) => k !== 'id' && (p as Record<string, unknown>)[k] !== undefined), {
+  .refine((p) => Object.keys(p).some((k) => k !== 'bot_id' && (p as Record<string, unknown>)[k] !== undefined), {
     message: 'give at least one setting to change (null puts a setting back to the inherited value)',
   })
-  .refine((p) => p.id === undefined || GLOBAL_ONLY_KEYS.every((k) => p[k] === undefined), {
-    message: `${GLOBAL_ONLY_KEYS.join(', ')} are store-wide: leave out id to change them`,
+  .refine((p) => p.bot_id === undefined || GLOBAL_ONLY_KEYS.every((k) => p[k] === undefined), {
+    message: `${GLOBAL_ONLY_KEYS.join(', ')} are store-wide: leave out bot_id to change them`,
   })
-  .refine((p) => p.id !== undefined || p.enabled === undefined, {
-    message: 'enabled is per bot: give id (switch the whole heartbeat with mode, or [worlds.heartbeat] enabled in the config file)',
+  .refine((p) => p.bot_id !== undefined || p.enabled === undefined, {
+    message: 'enabled is per bot: give bot_id (switch the whole heartbeat with mode, or [worlds.heartbeat] enabled in the config file)',
   });
 export type SetHeartbeatSettingsParams = z.output<typeof setHeartbeatSettingsParams>;
 
@@ -379,20 +399,23 @@ export type HeartbeatEvents = {
 export const heartbeatContract = defineContract<HeartbeatEvents>()({
   methods: {
     'bots.set_heartbeat': method(
-      z.strictObject({ id, enabled: z.boolean() }),
-      "Switch one bot's heartbeat on or off: {id, enabled}. On again, its pulse-error count starts over.",
+      z.strictObject({ bot_id: id, enabled: z.boolean() }),
+      "Switch one bot's heartbeat on or off: {bot_id, enabled}. On again, its pulse-error count starts over.",
+      { renamed: { id: 'bot_id' } },
     ).returns<BotHeartbeat>(),
     'bots.heartbeat_now': method(
-      z.strictObject({ id }),
-      'Check a bot now: {id}. A person asking resets its tasks’ attempts and pending check-ins (seed 2 §7.5); budgets still apply.',
+      z.strictObject({ bot_id: id }),
+      'Check a bot now: {bot_id}. A person asking resets its tasks’ attempts and pending check-ins (seed 2 §7.5); budgets still apply.',
+      { renamed: { id: 'bot_id' } },
     ).returns<BotHeartbeat>(),
     'bots.set_heartbeat_settings': method(
       setHeartbeatSettingsParams,
-      'Change heartbeat settings: {id, …} for one bot, or without id for all (mode, budgets, concurrency); null puts a key back to the inherited value.',
+      'Change heartbeat settings: {bot_id, …} for one bot, or without bot_id for all (mode, budgets, concurrency); null puts a key back to the inherited value.',
+      { renamed: { id: 'bot_id' } },
     ).returns<{ settings: HeartbeatSettings; bot: BotHeartbeat | null }>(),
     'bots.resolve_checkin': method(
-      z.strictObject({ id, resolution: z.enum(['answered', 'dismissed', 'retry']) }),
-      'Resolve a check-in: {id, resolution: answered | dismissed | retry (reset the attempts and check again)}.',
+      z.strictObject({ id, resolution: z.enum(['answered', 'dismissed', 'retry']), ...answeredByParams }),
+      'Resolve a check-in: {id, resolution: answered | dismissed | retry (reset the attempts and check again), by?, via?}; the row keeps who answered and through which face.',
     ).returns<Checkin>(),
     'bots.mark_user_active': method(
       z.strictObject({ thread_id: id }),
@@ -413,13 +436,14 @@ export const heartbeatContract = defineContract<HeartbeatEvents>()({
     'bots.heartbeat_usage': method(
       z.strictObject({
         days: z.number().int().min(1).max(90, 'at most 90').default(1),
-        time_zone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
+        timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
       }),
-      "The heartbeat's tokens beside an interval heartbeat of the same bots (one full call per bot per 30 min at the measured prompt size): {days?, time_zone?}.",
+      "The heartbeat's tokens beside an interval heartbeat of the same bots (one full call per bot per 30 min at the measured prompt size): {days?, timezone?}.",
+      { renamed: { time_zone: 'timezone' } },
     ).returns<HeartbeatUsage>(),
     'bots.add_followup': method(
       z.strictObject({
-        id,
+        bot_id: id,
         in_minutes: z
           .number()
           .int('must be a whole number of minutes')
@@ -427,7 +451,8 @@ export const heartbeatContract = defineContract<HeartbeatEvents>()({
           .max(30 * 24 * 60, 'must be at most 30 days'),
         note: z.string().trim().min(1, 'must not be empty').max(400, 'at most 400 characters'),
       }),
-      'A person asks a bot to check back later: {id, in_minutes, note}. When due, the heartbeat wakes the bot on it (rule 8).',
+      'A person asks a bot to check back later: {bot_id, in_minutes, note}. When due, the heartbeat wakes the bot on it (rule 8).',
+      { renamed: { id: 'bot_id' } },
     ).returns<FollowUp>(),
   },
   events: ['heartbeat.bot_changed', 'heartbeat.log_added', 'heartbeat.checkin_changed', 'heartbeat.followup_changed', 'heartbeat.settings_changed'],

@@ -13,6 +13,7 @@ import { engineContract } from './engine.js';
 import { heartbeatContract } from './heartbeat.js';
 import { memoryContract } from './memory.js';
 import { orchestrationContract } from './orchestration.js';
+import { runtimesContract } from './runtimes.js';
 import { steeringContract } from './steering.js';
 import { tasksContract } from './tasks.js';
 import { usageContract } from './usage.js';
@@ -28,6 +29,7 @@ export * from './conscious.js';
 // Its rows share names with the tasks world's (Task, TaskSource): import them from './bots.js'.
 export { botsContract, type BotsMethods, type BotsEvents } from './bots.js';
 export * from './heartbeat.js';
+export * from './runtimes.js';
 export * from './orchestration.js';
 export * from './steering.js';
 export { isTimeZone } from './time-zone.js';
@@ -41,6 +43,7 @@ export const productContracts = [
   tasksContract,
   consciousContract,
   botsContract,
+  runtimesContract,
   heartbeatContract,
   orchestrationContract,
   steeringContract,

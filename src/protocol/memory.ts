@@ -100,6 +100,12 @@ export interface MemorySourceStatus {
   next_sync_at: number | null;
   /** Failed syncs in a row (the backoff grows with it); 0 after a good one. */
   failures: number;
+  /** Paused by a person: no syncs, no follower; its documents stay. */
+  paused: boolean;
+  /** `config`: from subconscious.toml (remove it there); `added`: over RPC, the CLI or the page (memory.sources_remove). */
+  origin: 'config' | 'added';
+  /** Live documents in its namespace. */
+  documents: number;
 }
 
 export type MemorySourceKind = 'folder' | 'imap' | 'ics' | 'caldav' | 'mcp';
@@ -247,6 +253,8 @@ export type MemoryEvents = {
   'memory.changed': { namespace: string; added: number; modified: number; removed: number };
   /** A source finished a sync (also when nothing changed, so the page can show "last sync"). */
   'memory.synced': { namespace: string; added: number; modified: number; removed: number; renamed: number; skipped: number; error: string | null };
+  /** A running sync read more (an IMAP folder's messages, a calendar, resources): at most one every half second per source. */
+  'memory.sync_progress': { namespace: string; part: string; done: number; total: number };
   /** The memory world's `notify_user`: a notification row on the thread `subconscious:user` (the Memory tab lists it; the bots host delivers it into its Subconscious thread). */
   'memory.notification': { id: string; thread: string; message: string; priority: NotificationPriority };
   'memory.todos_changed': { ids: string[] };
@@ -288,6 +296,12 @@ export const recallParams = z.strictObject({
   limit: z.number().int().min(1).max(MAX_RECALL_LIMIT, `at most ${MAX_RECALL_LIMIT}`).optional(),
 });
 
+/** A source as in `[[worlds.memory.sources]]`; the daemon validates it against the kind's schema. */
+const sourceConfig = z.looseObject({
+  kind: z.string({ error: 'must name the kind: folder, imap, caldav, ics or mcp' }),
+  namespace: z.string({ error: 'must name the namespace its documents go to' }),
+});
+
 const listLimit = z.number().int().min(1).max(1000, 'at most 1000').optional();
 const outputId = z.string().min(1, 'must not be empty').max(100, 'at most 100 characters');
 
@@ -321,6 +335,28 @@ export const memorySourceMethods = {
     z.strictObject({ namespace: namespace.optional() }),
     'Sync configured sources now (one by {namespace}, or all) and return at once; memory.synced tells how each went.',
   ).returns<{ started: string[]; message: string }>(),
+  'memory.sources_test': method(
+    z
+      .strictObject({ namespace: namespace.optional(), source: sourceConfig.optional() })
+      .refine((p) => (p.namespace === undefined) !== (p.source === undefined), 'give exactly one of namespace (a source that exists) or source (a new one)'),
+    'Test connection: {namespace} of a source, or {source} (a new source as in [[worlds.memory.sources]]): connect, log in, open its folders or calendars. ok, or failure {kind: host | tls | auth | folder | other, message, hint}.',
+  ).returns<{ ok: boolean; failure: MemorySourceFailure | null; message: string }>(),
+  'memory.sources_add': method(
+    z.strictObject({ source: sourceConfig, force: z.boolean().optional() }),
+    'Add a source: {source (as in [[worlds.memory.sources]]; secrets by password_env / password_file / env_from, never inline), force?}. Its connection is tested first; a failure refuses it (source_unreachable, details.failure) unless force. Kept across restarts; syncs at once.',
+  ).returns<{ namespace: string; failure: MemorySourceFailure | null; message: string }>(),
+  'memory.sources_pause': method(
+    z.strictObject({ namespace, paused: z.boolean() }),
+    'Pause a source (no syncs, no follower; its documents stay) or resume it (paused: false: a sync now). Kept across restarts.',
+  ).returns<{ namespace: string; paused: boolean; message: string }>(),
+  'memory.sources_resync': method(
+    z.strictObject({ namespace }),
+    'Forget what a source has synced and read it all again (in the background); what is gone on the server becomes a removal.',
+  ).returns<{ namespace: string; message: string }>(),
+  'memory.sources_remove': method(
+    z.strictObject({ namespace, keep_documents: z.boolean().optional() }),
+    'Remove an added source: its documents are deleted (removals in the memory diff), or kept as a plain namespace with keep_documents. A source from subconscious.toml is forbidden: delete its entry there.',
+  ).returns<{ namespace: string; removed_documents: number; kept_documents: number; message: string }>(),
 } as const;
 
 /** The memory world's methods: its outputs and the diff since its baseline. */
@@ -357,7 +393,15 @@ export const memoryWorldMethods = {
 
 export const memoryContract = defineContract<MemoryEvents>()({
   methods: { ...memoryStoreMethods, ...memorySourceMethods, ...memoryWorldMethods },
-  events: ['memory.changed', 'memory.synced', 'memory.notification', 'memory.todos_changed', 'memory.goals_changed', 'memory.delegations_changed'],
+  events: [
+    'memory.changed',
+    'memory.synced',
+    'memory.sync_progress',
+    'memory.notification',
+    'memory.todos_changed',
+    'memory.goals_changed',
+    'memory.delegations_changed',
+  ],
 });
 
 export type MemoryContract = typeof memoryContract;

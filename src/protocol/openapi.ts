@@ -5,9 +5,11 @@
  *
  * JSON-RPC has one URL, so each method is a path of its own, `/rpc#<method>`: a `POST /rpc`
  * whose body's `method` is that name. Events are `components.schemas.Event_<type>`, and
- * `GET /events` answers one of them per SSE message.
+ * `GET /events` answers one of them per SSE message. The webhook the daemon posts to an external
+ * agent runtime is `webhooks['runtime.dispatch']`.
  */
 import { z } from 'zod';
+import { WEBHOOK_ATTEMPT_HEADER, WEBHOOK_EVENT_HEADER, WEBHOOK_IDEMPOTENCY_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TOLERANCE_SECONDS } from './runtimes.js';
 
 type Schema = Record<string, unknown>;
 
@@ -16,6 +18,8 @@ export interface ProtocolSchemas {
   results: Record<string, Schema>;
   events: Record<string, Schema>;
   components: Record<string, Schema>;
+  /** The bodies the daemon posts to others (an external runtime's webhook), by name. */
+  webhooks?: Record<string, Schema>;
 }
 
 export interface OpenApiInput {
@@ -155,7 +159,14 @@ export function buildOpenApi(input: OpenApiInput): Schema {
       },
     },
   };
-  paths['/healthz'] = { get: { operationId: 'healthz', summary: 'The process is up', security: [], responses: { '200': json({ type: 'object' }, 'Up.') } } };
+  paths['/healthz'] = {
+    get: {
+      operationId: 'healthz',
+      summary: 'The process is up (with a token: its worlds, store and whether each model answers)',
+      security: [],
+      responses: { '200': json({ type: 'object' }, 'Up.') },
+    },
+  };
   paths['/readyz'] = {
     get: {
       operationId: 'readyz',
@@ -175,6 +186,33 @@ export function buildOpenApi(input: OpenApiInput): Schema {
       },
     },
   };
+  const header = (name: string, description: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } });
+  const webhooks = {
+    'runtime.dispatch': {
+      post: {
+        operationId: 'runtime_dispatch',
+        summary: 'A dispatch to your agent runtime (resume, ask, cancel)',
+        description:
+          'What the daemon posts to a runtime registered with `delivery: {kind: "webhook"}` (runtime.register). Check the signature over the raw body, ' +
+          'dedupe on the idempotency key (the same on every delivery of one dispatch), answer 2xx at once, then `runtime.ack` it (a resume: its start, once). ' +
+          'Any other answer, or none, is retried with exponential backoff; a delivery not acknowledged within `ack_seconds` is delivered again.',
+        parameters: [
+          header(
+            WEBHOOK_SIGNATURE_HEADER,
+            `\`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the runtime's secret>\`; refuse a timestamp more than ${WEBHOOK_TOLERANCE_SECONDS} s away.`,
+          ),
+          header(WEBHOOK_IDEMPOTENCY_HEADER, 'The dispatch id.'),
+          header(WEBHOOK_ATTEMPT_HEADER, 'Which delivery of the dispatch this is (1, 2, …).'),
+          header(WEBHOOK_EVENT_HEADER, '`dispatch.resume`, `dispatch.ask` or `dispatch.cancel`.'),
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: input.schemas?.webhooks?.['runtime.dispatch'] ?? undescribed } } },
+        responses: {
+          '200': { description: 'Received (any 2xx): not delivered again unless no `runtime.ack` comes within `ack_seconds`.' },
+          default: { description: 'Anything else (a 401 for a bad signature, a 5xx, a timeout) is retried with backoff.' },
+        },
+      },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: {
@@ -188,6 +226,7 @@ export function buildOpenApi(input: OpenApiInput): Schema {
     servers: [{ url: 'http://127.0.0.1:7777' }],
     security: [{ bearer: [] }],
     paths,
+    webhooks,
     components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
   };
 }

@@ -130,7 +130,12 @@ export interface CycleRow {
 }
 
 export interface HarnessStateView {
+  /** What the next cycle runs on. */
   mode: HarnessMode;
+  /** `[worlds.orchestration] mode`: `auto` picks live or offline per cycle. */
+  configured_mode: HarnessMode | 'auto';
+  /** Why `auto` runs the offline stand-ins now (null: live, or a mode that was set). */
+  mode_reason: string | null;
   /** The last finished cycle's sequence number (0: none yet). */
   cycle: number;
   /** The id of the cycle running now, or null. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { defineContract, method } from './contract.js';
+import { APPROVAL_ANSWERS, answeredByParams, type AnswerVia, type ApprovalAnswerRecord, type ApprovalContext } from './agent.js';
 
 export type TaskSource = 'system' | 'user';
 export type TaskOrigin = 'default' | 'heartbeat_md' | 'user';
@@ -90,6 +91,9 @@ export type LogEntry = {
   updated_at: number;
 };
 
+/** The tool call a card holds: exactly what Accept runs (Edit changes `arguments`, checked against `input_schema`). */
+export type EscalationAction = { tool: string; server: string; arguments: Record<string, unknown>; input_schema: Record<string, unknown> | null };
+
 export type Escalation = {
   id: string;
   task_id: string;
@@ -107,11 +111,18 @@ export type Escalation = {
   /** `person`: approved or skipped by a person; `subconscious`: resolved by itself (with `resolution`). */
   resolved_by: 'person' | 'subconscious' | null;
   resolution: string | null;
+  /** The held tool call (null: a recommended action in words; the agent carries it out with its tools). */
+  action: EscalationAction | null;
+  /** What the run that raised it used and read (null: older rows). */
+  context: ApprovalContext | null;
+  /** How it was answered (null: pending, resolved by itself, or an older row). */
+  answer: ApprovalAnswerRecord | null;
 };
 
 export type ApproveResult = {
   escalation: Escalation;
-  run_id: string;
+  /** The run carrying out the answer (null: ignore, which runs nothing). */
+  run_id: string | null;
   /** Present when the caller waited for the run to settle. */
   log?: LogEntry | undefined;
 };
@@ -140,6 +151,10 @@ export type ApprovalTrailItem = {
   state: 'pending' | 'approved' | 'denied' | 'expired' | 'dismissed' | 'resolved';
   by: 'you' | 'subconscious' | null;
   note: string | null;
+  /** A person's answer: the name they gave (an MCP client's own name over MCP); absent otherwise. */
+  answered_by?: string | null;
+  /** A person's answer: through which face (`page`, `cli`, `rpc`, `mcp`); absent otherwise. */
+  answered_via?: AnswerVia | null;
 };
 
 /** `subconscious.log_detail`: everything behind one log row. */
@@ -245,19 +260,28 @@ export const tasksContract = defineContract<TasksEvents>()({
     ).returns<Task>(),
     'subconscious.tasks_update': method(
       z
-        .strictObject({ id, title: title.optional(), enabled: z.boolean().optional(), recurrence: recurrence.optional(), needs_tools: z.boolean().optional() })
+        .strictObject({
+          task_id: id,
+          title: title.optional(),
+          enabled: z.boolean().optional(),
+          recurrence: recurrence.optional(),
+          needs_tools: z.boolean().optional(),
+        })
         .refine((p) => p.title !== undefined || p.enabled !== undefined || p.recurrence !== undefined || p.needs_tools !== undefined, {
           message: 'give at least one of title, enabled, recurrence, needs_tools',
         }),
-      'Update a task: {id, title?, enabled?, recurrence?, needs_tools?} (needs_tools is the person’s choice). System tasks can only be enabled or disabled.',
+      'Update a task: {task_id, title?, enabled?, recurrence?, needs_tools?} (needs_tools is the person’s choice). System tasks can only be enabled or disabled.',
+      { renamed: { id: 'task_id' } },
     ).returns<Task>(),
     'subconscious.tasks_remove': method(
-      z.strictObject({ id }),
-      'Remove a user task {id}: it is hidden and no longer evaluated, and tasks_restore brings it back (system tasks can only be disabled).',
+      z.strictObject({ task_id: id }),
+      'Remove a user task {task_id}: it is hidden and no longer evaluated, and tasks_restore brings it back (system tasks can only be disabled).',
+      { renamed: { id: 'task_id' } },
     ).returns<Task>(),
     'subconscious.tasks_restore': method(
-      z.strictObject({ id }),
-      'Bring back a removed user task {id} as it was (not_found: no such task; conflict: it is not removed, or its wording was added again meanwhile).',
+      z.strictObject({ task_id: id }),
+      'Bring back a removed user task {task_id} as it was (not_found: no such task; conflict: it is not removed, or its wording was added again meanwhile).',
+      { renamed: { id: 'task_id' } },
     ).returns<Task>(),
     'subconscious.log_list': method(
       z.strictObject({
@@ -292,10 +316,27 @@ export const tasksContract = defineContract<TasksEvents>()({
       'List escalations, pending first by priority: {status?}.',
     ).returns<Escalation[]>(),
     'subconscious.escalations_approve': method(
-      z.strictObject({ id, wait: z.boolean().optional() }),
+      z.strictObject({ id, wait: z.boolean().optional(), ...answeredByParams }),
       'Approve a pending escalation: the agent runs its recommended action once with full permissions ({wait: true} returns after the run).',
     ).returns<ApproveResult>(),
-    'subconscious.escalations_dismiss': method(z.strictObject({ id }), 'Dismiss a pending escalation: nothing runs.').returns<Escalation>(),
+    'subconscious.escalations_dismiss': method(
+      z.strictObject({ id, ...answeredByParams }),
+      'Dismiss a pending escalation (the same as escalations_answer with ignore): nothing runs.',
+    ).returns<Escalation>(),
+    'subconscious.escalations_answer': method(
+      z
+        .strictObject({
+          id,
+          answer: z.enum(APPROVAL_ANSWERS),
+          arguments: z.record(z.string(), z.unknown()).optional(),
+          text: z.string().trim().min(1, 'must not be empty').max(4000, 'at most 4000 characters').optional(),
+          wait: z.boolean().optional(),
+          ...answeredByParams,
+        })
+        .refine((p) => p.answer !== 'edit' || p.arguments !== undefined, { path: ['arguments'], message: 'edit needs the changed arguments' })
+        .refine((p) => p.answer !== 'respond' || p.text !== undefined, { path: ['text'], message: 'respond needs the text to send back' }),
+      'Answer a pending escalation: {id, answer: accept (run its action as shown) | edit (arguments: the held call with changed arguments, checked against the tool’s schema) | respond (text: the run continues with your words; the held call does not run) | ignore, wait?, by?, via?}.',
+    ).returns<ApproveResult>(),
   },
   events: ['tasks.changed', 'tasks.log_changed', 'tasks.escalation_changed', 'tasks.health_changed'],
 });

@@ -31,6 +31,8 @@ export type UsageDay = UsageBreakdown & {
 export type UsageSummary = {
   days: number;
   /** The IANA zone the days are counted in. */
+  timezone: string;
+  /** @deprecated The same as `timezone` (the naming convention's old name), sent for one more release. */
   time_zone: string;
   /** Epoch ms: the start of the first day covered. */
   from: number;
@@ -73,9 +75,10 @@ export const usageContract = defineContract()({
     'usage.summary': method(
       z.strictObject({
         days: z.number().int().min(1).max(90).default(14),
-        time_zone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
+        timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "Europe/Paris" or "UTC"').optional(),
       }),
-      "Model calls and tokens from the ledger, today and per day (default 14 days; {time_zone?} is the viewer's IANA zone), by world and by purpose.",
+      "Model calls and tokens from the ledger, today and per day (default 14 days; {timezone?} is the viewer's IANA zone), by world and by purpose.",
+      { renamed: { time_zone: 'timezone' } },
     ).returns<UsageSummary>(),
     'usage.calls': method(
       z.strictObject({

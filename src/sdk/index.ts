@@ -55,7 +55,7 @@ export type { MigrationSet, DialectName } from '../store/index.js';
 // The services the product's modules provide, for your modules' `needs` / `uses`.
 export { AgentRunnerKey, ApprovalStoreKey, SkillsKey } from '../agent/index.js';
 export { MemoryStoreKey, MemorySyncKey, MemoryNotificationsKey } from '../memory/index.js';
-export { BotsHeartbeatKey } from '../bots/index.js';
+export { BotsHeartbeatKey, ExternalHeartbeatKey, routeHeartbeatHosts, type BotsHeartbeatApi, type ExternalHeartbeatHost } from '../bots/index.js';
 export { HarnessKey, SubconsciousLayerKey } from '../orchestration/index.js';
 // Contracts: what your module's RPC methods and events are declared with.
 export {

@@ -1,4 +1,5 @@
 export { openStore, defaultSqlitePath, type Store, type OpenStoreOptions, type DialectName, type AnyTables } from './open.js';
+export { SQLite, type SqliteDatabase } from './sqlite-driver.js';
 export { openReadOnlyStore, hasTable, type ReadOnlyStoreOptions } from './read-only.js';
 export { applyMigrations, pendingMigrations, type Migration, type MigrationContext, type MigrationSet } from './migrate.js';
 export { baseMigrations } from './migrations/index.js';
@@ -7,3 +8,7 @@ export { EventFeed, type EventFeedOptions } from './event-feed.js';
 export { EventLog, EVENT_LOG_KEEP, EVENT_LOG_MAX_AGE_MS, type EventLogBounds, type EventLogTables } from './event-log.js';
 export type { Notifications } from './notify.js';
 export { sharedSecret, type SharedSecretsTables } from './shared-secrets.js';
+export { precompile, perDatabase, type Precompiled } from './precompiled.js';
+export { cachedStatements, STATEMENT_CACHE_SIZE, type CachedDatabase } from './statement-cache.js';
+export { copyRows } from './copy-rows.js';
+export { PREPARED } from './pg-prepared.js';

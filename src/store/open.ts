@@ -5,7 +5,7 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { SQLite, type SqliteDatabase } from './sqlite-driver.js';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
@@ -13,6 +13,9 @@ import { applyMigrations } from './migrate.js';
 import { baseMigrations } from './migrations/index.js';
 import type { MigrationSet } from './migrate.js';
 import { pgNotifications, type Notifications } from './notify.js';
+import { cachedStatements } from './statement-cache.js';
+import { prepareMarked } from './pg-prepared.js';
+import { readWorkerDialect } from './read-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -21,6 +24,12 @@ export type AnyTables = object;
 
 export interface Store {
   db: Kysely<AnyTables>;
+  /**
+   * For heavy reads (the usage tab's aggregates): on a SQLite file, a read-only connection on a
+   * worker thread, so the statement never holds the event loop (store/read-worker.ts); absent
+   * where `db` is already fine (Postgres answers over a socket; `:memory:` has no second connection).
+   */
+  reads?: Kysely<AnyTables>;
   dialect: DialectName;
   /** Where the data lives, for logs and status (`sqlite:/path` or `postgres://host/db`, no password). */
   location: string;
@@ -28,6 +37,8 @@ export interface Store {
   schema?: string | undefined;
   /** Postgres only: LISTEN/NOTIFY on this database, scoped to this store's schema. */
   notifications?: Notifications;
+  /** SQLite only: the prepared-statement cache's counts (statement-cache.ts). */
+  statements?: { readonly prepared: number; readonly reused: number; readonly size: number };
   close(): Promise<void>;
 }
 
@@ -44,6 +55,12 @@ export interface OpenStoreOptions {
   poolSize?: number;
   /** The modules' migrations, applied after the base ones, set by set in this order. */
   migrations?: readonly MigrationSet[];
+  /**
+   * Postgres only: session settings for every connection of the pool (`-c name=value`). The
+   * product sets none; test stores turn `synchronous_commit` off (a test database need not
+   * survive a crash, and each commit then skips its wait for the disk).
+   */
+  postgresSettings?: Readonly<Record<string, string>>;
 }
 
 // int8 (bigint) columns hold epoch milliseconds: well inside Number's exact range.
@@ -71,7 +88,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
 function openSqlite(opts: OpenStoreOptions): Store {
   const file = opts.sqliteFile ?? defaultSqlitePath(opts.workspace ?? process.cwd());
   if (file !== ':memory:') makePrivate(file, opts.sqliteFile === undefined);
-  let database: SQLite.Database;
+  let database: SqliteDatabase;
   try {
     database = new SQLite(file);
     database.pragma('journal_mode = WAL');
@@ -84,8 +101,20 @@ function openSqlite(opts: OpenStoreOptions): Store {
       hint: 'Check the path and its permissions, or set SUBCONSCIOUS_DATABASE_URL to use Postgres.',
     });
   }
-  const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database }) });
-  return { db, dialect: 'sqlite', location: `sqlite:${file}`, close: () => db.destroy() };
+  const cached = cachedStatements(database);
+  const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database: cached }) });
+  const reads = file === ':memory:' ? undefined : new Kysely<AnyTables>({ dialect: readWorkerDialect(file) });
+  return {
+    db,
+    ...(reads ? { reads } : {}),
+    dialect: 'sqlite',
+    location: `sqlite:${file}`,
+    statements: cached.stats,
+    close: async () => {
+      await reads?.destroy();
+      await db.destroy();
+    },
+  };
 }
 
 /**
@@ -131,14 +160,30 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new SubconsciousError('config_invalid', `Postgres schema "${schema}" must be lower-case letters, digits and underscores.`);
   }
+  const settings: Record<string, string> = { ...opts.postgresSettings, ...(schema ? { search_path: schema } : {}) };
+  for (const [name, value] of Object.entries(settings)) {
+    if (!/^[a-z_][a-z0-9_.]*$/.test(name) || !/^[A-Za-z0-9_.,-]+$/.test(value)) {
+      throw new SubconsciousError('config_invalid', `Postgres setting "${name}=${value}" must be a plain name and value.`);
+    }
+  }
+  const options = Object.entries(settings)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
   const location = redact(url) + (schema ? `#${schema}` : '');
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: 5000,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options ? { options } : {}),
   });
   pool.on('error', () => undefined); // idle client errors surface on the next query instead
+  // A client in use whose connection dies (a terminated backend, a Postgres restart) fails its
+  // query; its later socket error must not be an unhandled 'error' event that ends the process.
+  // The pool drops the client when it comes back (it is no longer queryable).
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    prepareMarked(client);
+  });
   let currentSchema: string;
   try {
     const client = await pool.connect();

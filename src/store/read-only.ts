@@ -10,10 +10,11 @@
  *   itself refuses a write.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import SQLite from 'better-sqlite3';
+import { SQLite, type SqliteDatabase } from './sqlite-driver.js';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
+import { cachedStatements } from './statement-cache.js';
 import { checkPostgresUrl, defaultSqlitePath, redact, type AnyTables, type Store } from './open.js';
 
 export interface ReadOnlyStoreOptions {
@@ -28,7 +29,7 @@ export async function openReadOnlyStore(opts: ReadOnlyStoreOptions): Promise<Sto
   if (url) return openPostgresReadOnly(url);
   const file = defaultSqlitePath(opts.workspace);
   if (!existsSync(file)) return null;
-  let database: SQLite.Database;
+  let database: SqliteDatabase;
   try {
     database = existsSync(`${file}-wal`)
       ? new SQLite(file, { readonly: true, fileMustExist: true })
@@ -39,7 +40,7 @@ export async function openReadOnlyStore(opts: ReadOnlyStoreOptions): Promise<Sto
       hint: 'Check that the file is readable and is a subconscious database.',
     });
   }
-  const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) });
   return { db, dialect: 'sqlite', location: `sqlite:${file} (read-only)`, close: () => db.destroy() };
 }
 

@@ -33,7 +33,8 @@ describe('config', () => {
     });
     expect(c.warnings).toEqual([]);
     expect(c.models.local.base_url).toBe(OLLAMA_BASE_URL);
-    expect(c.server).toEqual({ host: '127.0.0.1', port: 7777, mcp_allow_answers: false });
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 7777, mcp_allow_answers: false, face: true });
+    expect(c.database).toEqual({ lease_seconds: 60, job_retention_hours: 24 });
     expect(c.engine.tick_timeout_minutes).toBe(30);
     expect(c.mcp.servers).toEqual([]);
   });
@@ -54,7 +55,7 @@ describe('config', () => {
     ]);
     expect(c.models.local).toMatchObject({ base_url: 'http://10.0.0.5:8000/v1', model: 'phi4', api_key: 'k' });
     expect(c.models.agent).toMatchObject({ model: 'gpt-x', api_key: 'k' });
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 9100, mcp_allow_answers: false });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 9100, mcp_allow_answers: false, face: true });
     expect(c.mcp.servers[0]).toMatchObject({ name: 'fs', command: 'mcp-server-filesystem', args: ['/tmp'] });
     expect(loadConfig({ workspace, env: {}, overrides: { port: 1234 } }).server.port).toBe(1234);
   });

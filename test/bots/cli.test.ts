@@ -4,20 +4,14 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerBotsCommands, type BotsCall, type EventSubscribe } from '../../src/bots/index.js';
 import { isSubconsciousError } from '../../src/core/index.js';
 import { createRpcClient } from '../../src/protocol/client.js';
 import type { BotsMethods } from '../../src/protocol/bots.js';
-import { createBotsHarness, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 describe('bots CLI', () => {
   let h: BotsHarness;

@@ -26,7 +26,7 @@ describe('bots config', () => {
     [{ routine_tick_seconds: 1 }, 'worlds.bots.routine_tick_seconds: must be at least 5'],
     [{ unattended_approval_minutes: 2.5 }, 'worlds.bots.unattended_approval_minutes: must be a whole number of minutes'],
     [{ timezone: 'Mars/Olympus' }, 'worlds.bots.timezone: must be an IANA time zone such as "Europe/Paris" or "UTC"'],
-    [{ routine_tick: 30 }, 'worlds.bots: unknown key(s) "routine_tick"'],
+    [{ routine_tick: 30 }, 'worlds.bots: unknown key "routine_tick"'],
     [{ stream_flush_ms: 5 }, 'worlds.bots.stream_flush_ms: must be at least 20'],
     [{ run_cap_minutes: 0 }, 'worlds.bots.run_cap_minutes: must be above 0'],
     [{ max_steps: 500 }, 'worlds.bots.max_steps: must be at most 200'],

@@ -7,8 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { vi } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import { AgentRunner, ApprovalStore, McpManager } from '../../src/agent/index.js';
+import { createCoordinator, type Coordinator } from '../../src/coordination/index.js';
 import { createBotsHost, botsMigrations, parseBotsConfig, type BotsConfig, type BotsEmit, type BotsHost, type BotsTables } from '../../src/bots/index.js';
 import { EventBus, FakeClock, RpcDispatcher, silentLogger, uuid, type BusEvent, type RpcMethod, type RpcResponse } from '../../src/core/index.js';
 import { createLlm } from '../../src/llm/index.js';
@@ -34,6 +35,10 @@ export interface BotsHarness {
   approvals: ApprovalStore;
   runner: AgentRunner;
   host: BotsHost;
+  /** The host's coordinator (bot runs are its `bots.run` jobs). */
+  coordinator: Coordinator;
+  /** Another worker's coordinator on the same database (a second daemon), stopped at dispose. */
+  newCoordinator(): Promise<Coordinator>;
   rpc: RpcDispatcher;
   events: HostEvent[];
   /** Called synchronously on every event the host emits (to observe state at that very instant). */
@@ -50,7 +55,9 @@ export interface BotsHarness {
 }
 
 /** One MCP manager per test file (starting the server is slow on a busy machine). */
-export async function sharedMcp(): Promise<{ mcp: McpManager; dir: string; close(): Promise<void> }> {
+export type SharedMcp = { mcp: McpManager; dir: string; close(): Promise<void> };
+
+export async function sharedMcp(): Promise<SharedMcp> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'subc-bots-fs-'));
   const mcp = new McpManager({ servers: [filesystemServer(dir)], clock: new FakeClock() });
   return {
@@ -61,6 +68,18 @@ export async function sharedMcp(): Promise<{ mcp: McpManager; dir: string; close
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `sharedMcp()` for one test file: started before its tests, closed after them (read `.value` in a test). */
+export function sharedMcpForFile(): { value?: SharedMcp } {
+  const holder: { value?: SharedMcp } = {};
+  beforeAll(async () => {
+    holder.value = await sharedMcp();
+  });
+  afterAll(async () => {
+    await holder.value?.close();
+  });
+  return holder;
 }
 
 export async function createBotsHarness(opts: {
@@ -92,7 +111,15 @@ export async function createBotsHarness(opts: {
   };
   const present = { value: opts.present ?? true };
   const config = parseBotsConfig({ next_job_delay_ms: 0, ...opts.config });
+  const coordinators: Coordinator[] = [];
+  const newCoordinator = async () => {
+    const c = await createCoordinator({ store, clock, ids: uuid });
+    coordinators.push(c);
+    return c;
+  };
+  const coordinator = await newCoordinator();
   const host = createBotsHost({
+    coordinator,
     db,
     clock,
     ids: uuid,
@@ -123,6 +150,8 @@ export async function createBotsHarness(opts: {
     approvals,
     runner,
     host,
+    coordinator,
+    newCoordinator,
     rpc,
     events,
     listen: (fn) => {
@@ -136,6 +165,7 @@ export async function createBotsHarness(opts: {
     createBot: (name: string, extra: Record<string, unknown> = {}) => call<Bot>('bots.create', { name, tools: ['fs'], ...extra }),
     async dispose() {
       await host.stop();
+      for (const c of coordinators) await c.stop().catch(() => undefined);
       await runner.cancelAll();
       await model.close();
       await store.dispose();
@@ -144,9 +174,10 @@ export async function createBotsHarness(opts: {
 }
 
 /** Resolve when `check` holds (polled), failing with the last state after UNTIL's timeout. */
-export function until(check: () => boolean | Promise<boolean>): Promise<void> {
+/** Wait for `check`; on a timeout the error says what `explain` sees then (the state a flake left). */
+export function until(check: () => boolean | Promise<boolean>, explain?: () => unknown): Promise<void> {
   return vi.waitFor(async () => {
-    if (!(await check())) throw new Error('not yet');
+    if (!(await check())) throw new Error(explain ? `not yet: ${JSON.stringify(await explain())}` : 'not yet');
   }, UNTIL);
 }
 
@@ -163,6 +194,7 @@ export async function dumpTables(db: Kysely<BotsTables>): Promise<Record<string,
     'bots_routines',
     'bots_thread_activity',
     'bots_notes',
+    'bots_send_keys',
   ] as const;
   for (const t of tables) {
     const rows = (await db.selectFrom(t).selectAll().execute()) as Record<string, unknown>[];

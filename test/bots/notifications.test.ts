@@ -4,7 +4,7 @@
  * as a system message — once, whether it is woken by this process's commit, finds it at start
  * after a restart, or is asked again. On the real memory world's table (both dialects).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBotsHost, parseBotsConfig } from '../../src/bots/index.js';
 import { silentLogger, uuid } from '../../src/core/index.js';
 import { SUBCONSCIOUS_THREAD_ID, type SendResult, type ThreadSummary, type ThreadView } from '../../src/protocol/bots.js';
@@ -13,15 +13,9 @@ import { notificationFeed, OutputStore, type NotificationFeed } from '../../src/
 import { memoryWorldMigrations } from '../../src/worlds/memory/migrations.js';
 import type { MemoryWorldTables } from '../../src/worlds/memory/tables.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 describe.each(await testDialects())('memory notifications in the Subconscious thread on %s', (dialect) => {
   let h: BotsHarness;
@@ -34,7 +28,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
     feed.notified();
   }
 
-  const thread = () => h.call<ThreadView>('bots.thread', { id: SUBCONSCIOUS_THREAD_ID });
+  const thread = () => h.call<ThreadView>('bots.thread', { thread_id: SUBCONSCIOUS_THREAD_ID });
 
   beforeEach(async () => {
     h = await createBotsHarness({ dialect, mcp: mcpHolder.value!, start: false });
@@ -46,8 +40,9 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
     await h.dispose();
   });
 
-  function host(started: BotsHarness) {
+  async function host(started: BotsHarness) {
     return createBotsHost({
+      coordinator: await started.newCoordinator(),
       db: started.db,
       clock: started.clock,
       ids: uuid,
@@ -62,7 +57,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
   }
 
   it('delivers a notification once, as a system message, and the thread is listed with it unread', async () => {
-    const a = host(h);
+    const a = await host(h);
     await a.start();
     expect(await h.call<ThreadSummary[]>('bots.threads_list')).toEqual([]);
 
@@ -75,7 +70,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
     expect(view.messages.map((m) => [m.id, m.role, m.text])).toEqual([['memory-notification:n1', 'system', 'Important: The lease renewal is due Friday.']]);
     const [summary] = await h.call<ThreadSummary[]>('bots.threads_list');
     expect(summary).toMatchObject({ id: SUBCONSCIOUS_THREAD_ID, unread: 1 });
-    expect(h.events.filter((e) => e.type === 'bots.thread_changed' && e.data.id === SUBCONSCIOUS_THREAD_ID)).toHaveLength(1);
+    expect(h.events.filter((e) => e.type === 'bots.thread_changed' && e.data.thread_id === SUBCONSCIOUS_THREAD_ID)).toHaveLength(1);
     expect(h.events.filter((e) => e.type === 'bots.message_changed' && e.data.message.thread_id === SUBCONSCIOUS_THREAD_ID)).toHaveLength(1);
 
     // A person can read it, not write to it.
@@ -86,7 +81,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
   });
 
   it('after a restart, delivers what was committed meanwhile and nothing twice', async () => {
-    const a = host(h);
+    const a = await host(h);
     await a.start();
     await notify('n1', 'first');
     await a.deliverNotifications();
@@ -98,7 +93,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
     h.clock.advance(1000);
     await notify('n3', 'third');
 
-    const b = host(h);
+    const b = await host(h);
     await b.start();
     await b.deliverNotifications();
     expect((await thread()).messages.map((m) => m.text)).toEqual(['first', 'second', 'third']);
@@ -106,7 +101,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
     await b.stop();
 
     // Another restart finds nothing new.
-    const c = host(h);
+    const c = await host(h);
     await c.start();
     expect(await c.deliverNotifications()).toBe(0);
     expect((await thread()).messages).toHaveLength(3);
@@ -114,7 +109,7 @@ describe.each(await testDialects())('memory notifications in the Subconscious th
   });
 
   it('is woken by the commit itself (no poll needed)', async () => {
-    const a = host(h);
+    const a = await host(h);
     await a.start();
     await notify('n9', 'woken');
     await until(() => h.events.some((e) => e.type === 'bots.message_changed' && e.data.message.id === 'memory-notification:n9'));

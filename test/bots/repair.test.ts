@@ -1,16 +1,22 @@
 /**
  * Restart repair (issue 11 §5): a real crash (a child process on a SQLite file, killed with
- * SIGKILL mid-run) and the repair rules on both dialects, including rows of other processes.
+ * SIGKILL mid-run) and the repair rules on both dialects, including rows of other processes. A
+ * dead process's run is continued by its durable job (issue 17 §1), not left `failed` for the
+ * heartbeat: that one skipped it as superseded once the bot had answered a newer message, and the
+ * person's message stayed unanswered (the chaos run's unanswered messages).
  */
+import { createCoordinator } from '../../src/coordination/index.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentRunner, ApprovalStore, McpManager } from '../../src/agent/index.js';
 import { ApprovalLinks } from '../../src/bots/approval-links.js';
-import { botsMigrations, createBotsHost, parseBotsConfig, INTERRUPTED_ERROR, type BotsTables } from '../../src/bots/index.js';
+import { botsMigrations, createBotsHost, parseBotsConfig, type BotsTables } from '../../src/bots/index.js';
+import { BOTS_RUN_QUEUE, jobKey } from '../../src/bots/jobs.js';
+import { cutOffTooOftenError, MAX_CUT_OFF_RUNS } from '../../src/bots/runtime.js';
 import { TaskStore } from '../../src/bots/task-store.js';
 import { ThreadStore } from '../../src/bots/thread-store.js';
 import { FakeClock, silentLogger, uuid } from '../../src/core/index.js';
@@ -19,7 +25,7 @@ import { applyMigrations, tablesView } from '../../src/store/index.js';
 import { openProductStore as openStore } from '../support/stores.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -44,7 +50,7 @@ describe('a daemon killed with SIGKILL mid-run (SQLite file, a real child proces
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('restarts with the task failed + interrupted and the partial text kept; the restarted host works', async () => {
+  it('restarts and continues the cut-off reply in the same message, told its partial text; the restarted host works', async () => {
     const file = path.join(dir, 'bots.db');
     const partial = 'Wrote launch-checklist.md; 3 of 7 items are checked so far and the rest';
     model.enqueue({ text: partial, stall: true });
@@ -77,6 +83,7 @@ describe('a daemon killed with SIGKILL mid-run (SQLite file, a real child proces
       const mcp = new McpManager({ servers: [], clock });
       const runner = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid });
       const host = createBotsHost({
+        coordinator: await createCoordinator({ store, clock, ids: uuid }),
         db,
         clock,
         ids: uuid,
@@ -87,17 +94,16 @@ describe('a daemon killed with SIGKILL mid-run (SQLite file, a real child proces
         presence: () => true,
         config: parseBotsConfig({ next_job_delay_ms: 0 }),
       });
-      expect(await host.start()).toEqual({ tasks: 1, messages: 1, approvals: 0 });
-
-      const task = (await host.heartbeat.getTask(ids.taskId))!;
-      expect(task).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', error: INTERRUPTED_ERROR, attempts: 0 });
+      // The continued run is told what the cut-off one had written.
+      model.handle((req) => ({ text: JSON.stringify(req.body?.messages ?? []).includes('3 of 7 items') ? 'All 7 items are checked.' : 'not told' }));
+      expect(await host.start()).toEqual({ tasks: 0, messages: 0, approvals: 0 });
+      await until(async () => (await host.heartbeat.getTask(ids.taskId))?.status === 'done');
+      expect(await host.heartbeat.getTask(ids.taskId)).toMatchObject({ status: 'done', interrupted: false, attempts: 0 });
       const msg = await db.selectFrom('bots_messages').selectAll().where('id', '=', ids.messageId).executeTakeFirstOrThrow();
-      expect(msg).toMatchObject({ status: 'error', interrupted: 1 });
-      expect(msg.text.length).toBeGreaterThan(0);
-      expect(partial.startsWith(msg.text)).toBe(true); // the text streamed before the kill, kept
-      // The heartbeat will find it (an indexed query) and may claim it.
-      expect((await host.heartbeat.openWork()).map((t) => t.id)).toEqual([ids.taskId]);
-      expect(await host.heartbeat.claimTask(task.id, { version: task.version, token: 't', by: 'heartbeat' })).toMatchObject({ attempts: 1 });
+      expect(msg).toMatchObject({ status: 'done', text: 'All 7 items are checked.' });
+      const replies = await db.selectFrom('bots_messages').select('id').where('task_id', '=', ids.taskId).where('role', '=', 'bot').execute();
+      expect(replies).toHaveLength(1);
+      model.handle(undefined);
 
       // And the restarted host serves new work.
       model.enqueue({ text: 'Back online.' });
@@ -110,13 +116,7 @@ describe('a daemon killed with SIGKILL mid-run (SQLite file, a real child proces
   });
 });
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 /** `host:pid` of a process that existed and is gone. */
 function deadOwner(): string {
@@ -133,7 +133,7 @@ describe.each(await testDialects())('restart repair on %s', (dialect) => {
     await h.dispose();
   });
 
-  it('marks only dead processes’ work interrupted, keeps text, expires their approvals and those past expiry', async () => {
+  it('continues only dead processes’ cut-off work (told its text), expires their approvals and those past expiry', async () => {
     const tasks = new TaskStore({ db: h.db, clock: h.clock, ids: uuid });
     const threads = new ThreadStore({ db: h.db, clock: h.clock, ids: uuid });
     const links = new ApprovalLinks(h.db);
@@ -170,16 +170,23 @@ describe.each(await testDialects())('restart repair on %s', (dialect) => {
     const answeredElsewhere = await approval(remote.task, null);
     await h.approvals.approve(answeredElsewhere);
 
-    expect(await h.host.start()).toEqual({ tasks: 3, messages: 3, approvals: 3 });
+    // Issue 17: `mine` was queued and never started: it is a durable job now and simply runs (never
+    // "cut off"); `dead` and `none` were cut off mid-run: their jobs continue them (nothing marked).
+    h.model.handle(() => ({ text: 'Continued.' }));
+    expect(await h.host.start()).toEqual({ tasks: 0, messages: 0, approvals: 3 });
+    expect(await h.host.heartbeat.getTask(mine.task)).not.toMatchObject({ error_kind: 'interrupted' });
+    expect((await h.db.selectFrom('bots_messages').select('status').where('id', '=', mine.message).executeTakeFirstOrThrow()).status).not.toBe('error');
 
-    for (const r of [dead, mine, none]) {
-      expect(await h.host.heartbeat.getTask(r.task)).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 2 });
-      expect(await h.db.selectFrom('bots_messages').select(['status', 'interrupted']).where('id', '=', r.message).executeTakeFirst()).toEqual({
-        status: 'error',
-        interrupted: 1,
+    for (const r of [dead, none]) {
+      await until(async () => (await h.host.heartbeat.getTask(r.task))?.status === 'done');
+      expect(await h.host.heartbeat.getTask(r.task)).toMatchObject({ status: 'done', interrupted: false, attempts: 2 });
+      expect(await h.db.selectFrom('bots_messages').select(['status', 'text']).where('id', '=', r.message).executeTakeFirst()).toEqual({
+        status: 'done',
+        text: 'Continued.',
       });
     }
-    expect((await h.db.selectFrom('bots_messages').select('text').where('id', '=', dead.message).executeTakeFirstOrThrow()).text).toBe('half a sentence');
+    // What the cut-off run had written was in the continued run's prompt.
+    expect(h.model.chatRequests.some((q) => JSON.stringify(q.body?.messages ?? []).includes('half a sentence'))).toBe(true);
     for (const r of [elsewhere, remote]) {
       expect((await h.host.heartbeat.getTask(r.task))!.status).toBe('working');
       expect((await h.db.selectFrom('bots_messages').select('status').where('id', '=', r.message).executeTakeFirstOrThrow()).status).toBe('streaming');
@@ -194,6 +201,149 @@ describe.each(await testDialects())('restart repair on %s', (dialect) => {
     expect(await state(stillWaiting)).toEqual({ state: 'pending', expired_at: null });
     expect(await state(answeredElsewhere)).toMatchObject({ state: 'approved', expired_at: null });
     expect((await h.approvals.get(ofDeadRun))!.state).toBe('expired');
-    expect(h.events.filter((e) => e.type === 'bots.repaired').map((e) => e.data)).toEqual([{ tasks: 3, messages: 3, approvals: 3 }]);
+    expect(h.events.filter((e) => e.type === 'bots.repaired').map((e) => e.data)).toEqual([{ tasks: 0, messages: 0, approvals: 3 }]);
+  });
+
+  it('open tasks an older release left claimed by a process gone elsewhere, with no job, are repaired at start, once', async () => {
+    const threads = new ThreadStore({ db: h.db, clock: h.clock, ids: uuid });
+    const bot = await h.host.service.createBot({ name: 'growth', tools: [] });
+    const thread = await threads.direct(bot);
+    const long = h.clock.now() - 10 * h.coordinator.leaseMs; // the old process's last write
+    let seq = 1000;
+    // Rows as a release before the coordinator wrote them: claimed by a process on another host
+    // (so not known dead from here), its jobs in memory, gone with it.
+    const legacy = async (id: string, owner: string, status: 'queued' | 'working', text: string) => {
+      await h.db
+        .insertInto('bots_messages')
+        .values({
+          id: `m-${id}`,
+          thread_id: thread.id,
+          seq: seq++,
+          role: 'bot',
+          bot_id: bot.id,
+          task_id: id,
+          text,
+          status: status === 'working' ? 'streaming' : 'queued',
+          error: null,
+          interrupted: 0,
+          heartbeat: 0,
+          created_at: long,
+          updated_at: long,
+        })
+        .execute();
+      await h.db
+        .insertInto('bots_tasks')
+        .values({
+          id,
+          bot_id: bot.id,
+          thread_id: thread.id,
+          message_id: `m-${id}`,
+          request_message_id: null,
+          title: id,
+          prompt: `do ${id}`,
+          source: 'user',
+          from_bot_id: null,
+          routine_id: null,
+          handoff_depth: 0,
+          status,
+          error_kind: null,
+          error: null,
+          checkpoint: null,
+          interrupted: 0,
+          attempts: 1,
+          last_heartbeat_at: null,
+          claim_token: null,
+          claim_at: null,
+          claim_by: null,
+          owner,
+          owner_seen_at: long,
+          run_id: status === 'working' ? `run-${id}` : null,
+          taken_over_from: null,
+          review_note: null,
+          version: 3,
+          created_at: long,
+          updated_at: long,
+          started_at: status === 'working' ? long : null,
+          finished_at: null,
+        })
+        .execute();
+      return { task: id, message: `m-${id}` };
+    };
+    const working = await legacy('legacy-working', 'old-release-host:4242', 'working', 'the first half of the legacy answer');
+    const queued = await legacy('legacy-queued', 'old-release-host:4242', 'queued', '');
+    // A live worker's task of this release on another host: its job is active there; left to it.
+    const held = await legacy('held-elsewhere', 'busy-host:7', 'working', 'going');
+    const other = await h.newCoordinator();
+    const heldJob = await other.send({ queue: BOTS_RUN_QUEUE, payload: {}, key: jobKey(held.task, held.message), group: 'another-bot' });
+    expect((await other.fetch(BOTS_RUN_QUEUE)).map((j) => j.id)).toEqual([heldJob]);
+
+    h.model.handle((req) => ({ text: JSON.stringify(req.body?.messages ?? []).includes('first half of the legacy answer') ? 'Continued.' : 'Answered.' }));
+    expect(await h.host.start()).toEqual({ tasks: 0, messages: 0, approvals: 0 });
+    for (const [r, text] of [
+      [working, 'Continued.'],
+      [queued, 'Answered.'],
+    ] as const) {
+      await until(async () => (await h.host.heartbeat.getTask(r.task))?.status === 'done');
+      expect(await h.db.selectFrom('bots_messages').select(['status', 'text']).where('id', '=', r.message).executeTakeFirst()).toEqual({
+        status: 'done',
+        text,
+      });
+      expect(await h.db.selectFrom('bots_messages').select('id').where('task_id', '=', r.task).where('role', '=', 'bot').execute()).toHaveLength(1);
+    }
+    expect(h.model.chatRequests).toHaveLength(2);
+    expect((await h.host.heartbeat.getTask(held.task))!.status).toBe('working');
+    expect(await h.coordinator.getJob(heldJob)).toMatchObject({ state: 'active' });
+
+    // Once: a later start (another host on the same database) finds nothing left to repair or run.
+    const again = createBotsHost({
+      coordinator: await h.newCoordinator(),
+      db: h.db,
+      clock: h.clock,
+      ids: uuid,
+      runner: h.runner,
+      approvals: h.approvals,
+      emit: () => undefined,
+      log: silentLogger,
+      presence: () => true,
+      config: parseBotsConfig({ next_job_delay_ms: 0 }),
+    });
+    expect(await again.start()).toEqual({ tasks: 0, messages: 0, approvals: 0 });
+    await again.runtime.pump();
+    await again.stop();
+    expect(h.model.chatRequests).toHaveLength(2);
+    expect((await h.host.heartbeat.getTask(held.task))!.status).toBe('working');
+  });
+
+  it('a run cut off too often is not continued at restart: failed + interrupted with the one cut-off message, its job cancelled', async () => {
+    const tasks = new TaskStore({ db: h.db, clock: h.clock, ids: uuid });
+    const threads = new ThreadStore({ db: h.db, clock: h.clock, ids: uuid });
+    const bot = await h.host.service.createBot({ name: 'growth', tools: [] });
+    const thread = await threads.direct(bot);
+    const owner = deadOwner();
+    const t = await tasks.create({ botId: bot.id, threadId: thread.id, title: 'cut', prompt: 'cut', source: 'user', owner });
+    const m = await threads.addMessage({ threadId: thread.id, role: 'bot', botId: bot.id, taskId: t.id, text: 'half of it', status: 'streaming' });
+    await tasks.update(t.id, { status: 'working', message_id: m.id });
+    // Its job survived the kill, and counted MAX_CUT_OFF_RUNS runs started already (each cut off).
+    const jobId = await h.coordinator.send({ queue: BOTS_RUN_QUEUE, payload: {}, key: jobKey(t.id, m.id), group: bot.id });
+    const table = dialect === 'postgres' ? 'coord_holds' : 'coord_jobs';
+    const idColumn = dialect === 'postgres' ? 'job_id' : 'id';
+    await h.store.db
+      .updateTable(table)
+      .set({ checkpoint: JSON.stringify({ runs: MAX_CUT_OFF_RUNS }) })
+      .where(idColumn, '=', jobId)
+      .execute();
+
+    expect(await h.host.start()).toEqual({ tasks: 1, messages: 0, approvals: 0 });
+    const error = cutOffTooOftenError(MAX_CUT_OFF_RUNS, owner);
+    expect(error).toMatch(new RegExp(`cut off ${MAX_CUT_OFF_RUNS} times.*heartbeat to resume`));
+    expect(await h.host.heartbeat.getTask(t.id)).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', error });
+    expect(await h.db.selectFrom('bots_messages').select(['status', 'interrupted', 'error', 'text']).where('id', '=', m.id).executeTakeFirst()).toEqual({
+      status: 'error',
+      interrupted: 1,
+      error,
+      text: 'half of it',
+    });
+    expect((await h.coordinator.getJob(jobId))!.state).toBe('cancelled');
+    expect(h.model.chatRequests).toHaveLength(0);
   });
 });

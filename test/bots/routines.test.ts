@@ -2,20 +2,14 @@
  * Routines (issue 11 §3): the host timer on the injected clock, one run for missed slots, a
  * still-running previous run skips the slot, and two hosts on one database fire a slot once.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBotsHost, parseBotsConfig } from '../../src/bots/index.js';
 import { silentLogger, uuid } from '../../src/core/index.js';
 import type { Routine } from '../../src/protocol/bots.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, gate, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, gate, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 const NINE = Date.UTC(2026, 0, 1, 9); // the FakeClock's start
 
@@ -103,6 +97,7 @@ describe.each(await testDialects())('routines on %s', (dialect) => {
     const r = await h.call<Routine>('bots.routines_add', { bot_id: bot.id, schedule: '*/10 * * * *', prompt: 'Report', timezone: 'UTC' });
     h.model.handle(() => ({ text: 'ok' }));
     const other = createBotsHost({
+      coordinator: await h.newCoordinator(),
       db: h.db,
       clock: h.clock,
       ids: uuid,
@@ -114,6 +109,7 @@ describe.each(await testDialects())('routines on %s', (dialect) => {
       config: parseBotsConfig({ next_job_delay_ms: 0 }),
     });
     const fresh = createBotsHost({
+      coordinator: await h.newCoordinator(),
       db: h.db,
       clock: h.clock,
       ids: uuid,

@@ -7,24 +7,20 @@
  * rows exactly as they were, and the ledger and approvals untouched; an accepted call's work
  * (a run, a stop) is awaited before the next. The model is unreachable for the fuzzed runs: a
  * valid send starts a run that fails fast (connection refused) and never blocks the suite.
- * `FUZZ_RUNS` (default 25) per method and kind; `FUZZ_SEED` replays.
+ * Every method gets every kind, and every targeted call its share: `FUZZ_RUNS` (default 2)
+ * calls per method and kind, three times as many per kind of targeted call (`FUZZ_RUNS=25` is a
+ * deep run); the seed is new each run, `FUZZ_SEED` replays one.
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Bot, SendResult, Snapshot } from '../../src/protocol/bots.js';
 import { anyJson, jsonSchemaOf, mutate, validParams } from '../fuzz/support/params.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, dumpTables, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, dumpTables, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2);
+const mcpHolder = sharedMcpForFile();
 
 type Kind = 'arbitrary' | 'mutated' | 'valid' | 'targeted';
 
@@ -43,32 +39,33 @@ describe.each(await testDialects())('bots RPC fuzz on %s', (dialect) => {
         .map((m) => m.name)
         .filter((n) => n.startsWith('bots.'));
       expect(methods.length).toBe(18);
-      const arbitraries = methods.map((method) => {
+      // One arbitrary per method and kind, each run on its own: none is left to chance.
+      const arbitraries = methods.flatMap((method) => {
         const schema = h.rpc.paramsOf(method)!;
         const shaped = validParams(jsonSchemaOf(schema), words);
         const valid = shaped.filter((p) => schema.safeParse(p).success);
-        return fc.oneof(
+        return [
           anyJson.map((params) => ({ method, kind: 'arbitrary' as Kind, params })),
           mutate(shaped).map((params) => ({ method, kind: 'mutated' as Kind, params })),
           valid.map((params) => ({ method, kind: 'valid' as Kind, params })),
-        );
+        ];
       });
 
       // Calls aimed at the real rows (schema-shaped ids rarely hit one): sends to each bot and
       // thread, stop, cancel, dismiss, approval answers — valid or with one thing wrong.
       const ids = await realIds(h);
       const text = fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom('@ada please look', '@grace and @ada, go', '@nobody hi', 'x'.repeat(100_001), ''));
-      const targeted = fc.oneof(
+      const targeted = [
         fc.record({ bot_id: fc.constantFrom(...ids.bots), text }).map((params) => ({ method: 'bots.send_message', kind: 'targeted' as Kind, params })),
         fc.record({ thread_id: fc.constantFrom(...ids.threads), text }).map((params) => ({ method: 'bots.send_message', kind: 'targeted' as Kind, params })),
-        fc.record({ id: fc.constantFrom(...ids.bots) }).map((params) => ({ method: 'bots.stop_bot', kind: 'targeted' as Kind, params })),
+        fc.record({ bot_id: fc.constantFrom(...ids.bots) }).map((params) => ({ method: 'bots.stop_bot', kind: 'targeted' as Kind, params })),
         fc
           .tuple(fc.constantFrom('bots.cancel_intent', 'bots.dismiss_task'), fc.constantFrom(...ids.tasks))
           .map(([method, task_id]) => ({ method, kind: 'targeted' as Kind, params: { task_id } })),
         fc
           .record({ id: fc.constantFrom(...ids.approvals), approve: fc.boolean() })
           .map((params) => ({ method: 'bots.answer_approval', kind: 'targeted' as Kind, params })),
-      );
+      ];
 
       const outcomes = new Map<string, number>();
       const count = (k: string) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
@@ -76,27 +73,30 @@ describe.each(await testDialects())('bots RPC fuzz on %s', (dialect) => {
       let id = 0;
       let sendsRun = 0;
       const fuzzSeed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
-      await fc.assert(
-        fc.asyncProperty(fc.oneof(...arbitraries, targeted, targeted, targeted), async ({ method, kind, params }) => {
-          const res = await h.rpc.handle({ jsonrpc: '2.0', id: ++id, method, params });
-          const answer = res as { result?: unknown; error?: { code: number; message: string; data?: { code?: string } } };
-          expect('result' in answer !== 'error' in answer).toBe(true);
-          if (answer.error) {
-            const what = `${method} (${kind}) ${JSON.stringify(params).slice(0, 200)} → ${JSON.stringify(answer.error).slice(0, 300)}`;
-            expect([-32600, -32602, -32000], what).toContain(answer.error.code);
-            if (answer.error.code === -32000) expect(typeof answer.error.data?.code, what).toBe('string');
-            expect(answer.error.message, what).not.toMatch(/\n\s+at /);
-            count(`${answer.error.code}${answer.error.data?.code ? ` ${answer.error.data.code}` : ''}`);
-            expect(await state(h), what).toEqual(before);
-            return;
-          }
-          count('result');
-          if (method === 'bots.send_message') sendsRun += (answer.result as SendResult).dispatched.length;
-          await settled(h);
-          before = await state(h);
-        }),
-        { numRuns: RUNS * 3 * methods.length, seed: fuzzSeed, endOnFailure: true },
-      );
+      const call = async ({ method, kind, params }: { method: string; kind: Kind; params: unknown }) => {
+        const res = await h.rpc.handle({ jsonrpc: '2.0', id: ++id, method, params });
+        const answer = res as { result?: unknown; error?: { code: number; message: string; data?: { code?: string } } };
+        expect('result' in answer !== 'error' in answer).toBe(true);
+        if (answer.error) {
+          const what = `${method} (${kind}) ${JSON.stringify(params).slice(0, 200)} → ${JSON.stringify(answer.error).slice(0, 300)}`;
+          expect([-32600, -32602, -32000], what).toContain(answer.error.code);
+          if (answer.error.code === -32000) expect(typeof answer.error.data?.code, what).toBe('string');
+          expect(answer.error.message, what).not.toMatch(/\n\s+at /);
+          count(`${answer.error.code}${answer.error.data?.code ? ` ${answer.error.data.code}` : ''}`);
+          expect(await state(h), what).toEqual(before);
+          return;
+        }
+        count('result');
+        if (method === 'bots.send_message') sendsRun += (answer.result as SendResult).dispatched.length;
+        await settled(h);
+        before = await state(h);
+      };
+      // A seed per property: the same seed would give every method the same arbitrary JSON.
+      let property = 0;
+      for (const arbitrary of arbitraries)
+        await fc.assert(fc.asyncProperty(arbitrary, call), { numRuns: RUNS, seed: fuzzSeed + property++, endOnFailure: true });
+      for (const arbitrary of targeted)
+        await fc.assert(fc.asyncProperty(arbitrary, call), { numRuns: 3 * RUNS, seed: fuzzSeed + property++, endOnFailure: true });
       console.log(
         `[bots fuzz ${dialect}] ${id} calls over ${methods.length} methods (seed ${fuzzSeed}): ${[...outcomes.entries()]
           .sort((a, b) => b[1] - a[1])
@@ -123,7 +123,7 @@ async function seed(h: BotsHarness): Promise<void> {
   h.model.handle(() => ({ hang: true }));
   await h.call<SendResult>('bots.send_message', { bot_id: b.id, text: 'Write the long report' });
   await until(() => h.model.chatRequests.length === 3);
-  await h.call('bots.stop_bot', { id: b.id });
+  await h.call('bots.stop_bot', { bot_id: b.id });
   h.model.handle(undefined);
   // A reply that waits on the person's approval (an attended run holds it).
   h.model.enqueue({ toolCalls: [{ name: 'fs__write_file', arguments: { path: `${h.dir}/fuzz.txt`, content: 'x' } }] });

@@ -3,20 +3,14 @@
  * JSON-RPC error and changes nothing (every bots_* table compared before and after); the methods
  * the page uses return what it shows.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot, BotWithStatus, Routine, SendResult, Snapshot, Task, Thread, ThreadSummary, ThreadView } from '../../src/protocol/bots.js';
 import { MAX_MESSAGE_CHARS, botsContract } from '../../src/protocol/bots.js';
 import type { HumanAction } from '../../src/bots/index.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, dumpTables, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, dumpTables, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 interface ErrorShape {
   code: number;
@@ -91,7 +85,7 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
     e = await refused('bots.send_message', { bot_id: bot.id, text: 'hi', urgent: true });
     expect(e.code).toBe(-32602);
     expect(e.message).toContain('urgent');
-    e = await refused('bots.thread', { id: group.id, limit: 10_000 });
+    e = await refused('bots.thread', { thread_id: group.id, limit: 10_000 });
     expect(e.message).toContain('limit: at most 500');
   });
 
@@ -109,12 +103,12 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
     expect(e.message).toBe('tools: "mail" is not a configured MCP server');
     e = await refused('bots.create', { name: 'mailer', model: 'agent:' });
     expect(e.message).toContain('names no model');
-    e = await refused('bots.update', { id: bot.id });
+    e = await refused('bots.update', { bot_id: bot.id });
     expect(e.message).toContain('give at least one of');
-    e = await refused('bots.update', { id: bot.id, name: 'ops' });
+    e = await refused('bots.update', { bot_id: bot.id, name: 'ops' });
     expect(e.data?.code).toBe('conflict');
 
-    const renamed = await h.call<Bot>('bots.update', { id: bot.id, name: 'growth-lead', persona: 'Be brief.' });
+    const renamed = await h.call<Bot>('bots.update', { bot_id: bot.id, name: 'growth-lead', persona: 'Be brief.' });
     expect(renamed).toMatchObject({ name: 'growth-lead', persona: 'Be brief.', label: 'Growth lead' });
     const threads = await h.call<ThreadSummary[]>('bots.threads_list', { bot_id: bot.id });
     expect(threads.map((t) => [t.kind, t.name])).toEqual([['direct', 'growth-lead']]);
@@ -183,11 +177,11 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
       last = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: `msg ${i}` });
       await until(async () => (await h.host.heartbeat.getTask(last!.dispatched[0]!.task_id))?.status === 'done' && h.host.runtime.isIdle(bot.id));
     }
-    const page = await h.call<ThreadView>('bots.thread', { id: last!.thread_id, limit: 4 });
+    const page = await h.call<ThreadView>('bots.thread', { thread_id: last!.thread_id, limit: 4 });
     expect(page.messages.map((m) => m.seq)).toEqual([7, 8, 9, 10]);
     expect(page.has_more).toBe(true);
     expect(page.tasks).toHaveLength(2);
-    const back = await h.call<ThreadView>('bots.thread', { id: last!.thread_id, before: 7, limit: 50 });
+    const back = await h.call<ThreadView>('bots.thread', { thread_id: last!.thread_id, before: 7, limit: 50 });
     expect(back.messages.map((m) => m.text)).toEqual(['msg 1', 're: msg 1', 'msg 2', 're: msg 2', 'msg 3', 're: msg 3']);
     expect(back.has_more).toBe(false);
     expect(back.bots.map((b) => b.id)).toEqual([bot.id]);
@@ -223,14 +217,14 @@ describe.each(await testDialects())('bots RPC on %s', (dialect) => {
     const sent = await h.call<SendResult>('bots.send_message', { thread_id: group.id, text: '@alpha hi' });
     await until(async () => (await h.host.heartbeat.getTask(sent.dispatched[0]!.task_id))?.status === 'done' && h.host.runtime.isIdle(a.id));
     await h.call('bots.routines_add', { bot_id: a.id, schedule: '0 9 * * *', prompt: 'x' });
-    expect(await h.call('bots.delete', { id: a.id })).toEqual({ id: a.id, deleted: true });
+    expect(await h.call('bots.delete', { bot_id: a.id })).toEqual({ id: a.id, deleted: true });
     expect((await h.call<BotWithStatus[]>('bots.list')).map((x) => x.name)).toEqual(['beta']);
     expect(await h.db.selectFrom('bots_routines').selectAll().execute()).toEqual([]);
     expect(await h.db.selectFrom('bots_tasks').selectAll().execute()).toEqual([]);
-    const view = await h.call<ThreadView>('bots.thread', { id: group.id });
+    const view = await h.call<ThreadView>('bots.thread', { thread_id: group.id });
     expect(view.thread.bot_ids).toEqual([b.id]);
     expect(view.messages.map((m) => m.text)).toEqual(['@alpha hi', 'hello']);
-    const e = await refused('bots.delete', { id: a.id });
+    const e = await refused('bots.delete', { bot_id: a.id });
     expect(e.data?.code).toBe('not_found');
   });
 });

@@ -4,18 +4,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Message, SendResult, StopResult, Task, ThreadView } from '../../src/protocol/bots.js';
 import { testDialects } from '../support/stores.js';
-import { createBotsHarness, dumpTables, gate, sharedMcp, until, type BotsHarness } from './harness.js';
+import { createBotsHarness, dumpTables, gate, until, type BotsHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 async function task(h: BotsHarness, id: string): Promise<Task> {
   return (await h.host.heartbeat.getTask(id))!;
@@ -110,7 +104,7 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
       ['assistant', 'first answer'],
       ['user', 'second question'],
     ]);
-    const view = await h.call<ThreadView>('bots.thread', { id: a.thread_id });
+    const view = await h.call<ThreadView>('bots.thread', { thread_id: a.thread_id });
     expect(view.messages.map((x) => `${x.role}:${x.text}`)).toEqual(['user:first question', 'bot:first answer', 'user:second question', 'bot:second answer']);
     expect(view.tasks.map((x) => x.status)).toEqual(['done', 'done']);
   });
@@ -122,7 +116,7 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     await done(h, sent.dispatched[0]!.task_id);
     const before = await dumpTables(h.db);
     const events = h.events.length;
-    const r = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    const r = await h.call<StopResult>('bots.stop_bot', { bot_id: bot.id });
     expect(r).toEqual({
       bot_id: bot.id,
       outcome: 'nothing_to_stop',
@@ -140,7 +134,7 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     await done(h, sent.dispatched[0]!.task_id, 'failed');
     const seen: string[] = [];
     h.host.service.onHumanAction((a) => void seen.push(a.kind));
-    const r = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    const r = await h.call<StopResult>('bots.stop_bot', { bot_id: bot.id });
     expect(r).toEqual({
       bot_id: bot.id,
       outcome: 'stopped',
@@ -157,7 +151,7 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     await until(() => h.model.chatRequests.length === 1);
     const b = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'and then another' });
 
-    const stopped = await h.call<StopResult>('bots.stop_bot', { id: bot.id });
+    const stopped = await h.call<StopResult>('bots.stop_bot', { bot_id: bot.id });
     expect(stopped).toMatchObject({ outcome: 'stopped', message: `Stopped @writer: 2 tasks cancelled.` });
     expect(stopped.cancelled_task_ids.sort()).toEqual([a.dispatched[0]!.task_id, b.dispatched[0]!.task_id].sort());
     for (const d of [a, b]) {
@@ -231,7 +225,7 @@ describe.each(await testDialects())('bots host on %s', (dialect) => {
     h.model.enqueue({ toolCalls: [{ name: 'fs__write_file', arguments: { path: target, content: 'filed' } }] }, { text: 'Filed it.' });
     const sent = await h.call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'File the note.' });
     await until(async () => (await h.db.selectFrom('bots_approvals').selectAll().execute()).length === 1);
-    const view = await h.call<ThreadView>('bots.thread', { id: sent.thread_id });
+    const view = await h.call<ThreadView>('bots.thread', { thread_id: sent.thread_id });
     expect(view.approvals).toHaveLength(1);
     expect(view.approvals[0]).toMatchObject({ state: 'pending', expires_at: null, tool: 'write_file', arguments: { path: target, content: 'filed' } });
     await h.clock.advance(19 * 60_000); // attended: no expiry (only the 20-minute run cap bounds the wait)

@@ -88,11 +88,15 @@ describe('subconscious start', () => {
         .find((l) => l.includes('worlds:'))!;
       expect(worlds).toContain('tasks (off: subconscious.toml)');
       expect(worlds).toMatch(/memory(,|$)/);
-      expect(daemon.output()).toMatch(/hosts: +bots, orchestration/);
+      expect(daemon.output()).toMatch(/hosts: +bots, runtimes, orchestration/);
       await daemon.rpc('subconscious.set_enabled', { world: 'memory', enabled: false });
       const auth = { authorization: `Bearer ${daemon.token}` };
       const health = (await (await fetch(`${daemon.url}/healthz`, { headers: auth })).json()) as Record<string, unknown>;
-      expect(health).toMatchObject({ ok: true, off: { tasks: 'subconscious.toml', memory: 'switched off on the page' }, hosts: ['bots', 'orchestration'] });
+      expect(health).toMatchObject({
+        ok: true,
+        off: { tasks: 'subconscious.toml', memory: 'switched off on the page' },
+        hosts: ['bots', 'runtimes', 'orchestration'],
+      });
       expect(health.worlds).toContain('tasks');
     } finally {
       await daemon.dispose();
@@ -214,8 +218,13 @@ describe('one-shot commands', () => {
       expect(parsed.instances).toEqual(
         ['memory', 'tasks', 'conscious', 'heartbeat', 'steering'].map((world) => expect.objectContaining({ world, total_ticks: 1, consecutive_failures: 0 })),
       );
+      // How each model role takes structured output (issue 19): the scripted server accepts the schema.
+      expect((JSON.parse(status.out) as { structured_output: unknown[] }).structured_output).toEqual(
+        ['local', 'agent'].map((role) => expect.objectContaining({ role, configured: 'auto', in_use: 'json_schema', learned: null })),
+      );
       const human = await cli(['status'], workspace, modelEnv());
       expect(human.out).toMatch(/^tasks: enabled — every 5 min, 1 ticks/m);
+      expect(human.out).toMatch(/^model local \(scripted-model\): structured output auto, using json_schema$/m);
     } finally {
       models.handle(undefined);
       rmSync(workspace, { recursive: true, force: true });

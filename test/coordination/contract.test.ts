@@ -162,6 +162,39 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
     expect(await a.send({ queue: 'test.q', payload: 4, key: 'resume:bot-1' })).not.toBe(first);
   });
 
+  it('liveJob finds a key’s queued or active job, and nothing once it finished (it sends nothing)', async () => {
+    const a = await coordinator();
+    expect(await a.liveJob('live:1')).toBeNull();
+    expect((await a.sizes()).find((s) => s.queue === 'test.q')?.queued ?? 0).toBe(0);
+    const id = await a.send({ queue: 'test.q', payload: 1, key: 'live:1' });
+    expect(await a.liveJob('live:1')).toMatchObject({ id, state: 'queued', key: 'live:1' });
+    await a.fetch('test.q');
+    expect(await a.liveJob('live:1')).toMatchObject({ id, state: 'active' });
+    await a.complete(id);
+    expect(await a.liveJob('live:1')).toBeNull();
+  });
+
+  it('completeMany completes the held jobs of a batch at once and leaves out one that is not ours any more', async () => {
+    const a = await coordinator();
+    const b = await coordinator();
+    const sent = [];
+    for (let i = 0; i < 5; i++) sent.push(await a.send({ queue: 'test.q', payload: i }));
+    const other = await a.send({ queue: 'test.r', payload: 'r' });
+    const batch = await a.fetch('test.q', { batchSize: 5 });
+    await a.fetch('test.r');
+    expect(batch.map((j) => j.id).sort()).toEqual([...sent].sort());
+    await clock.advance(LEASE + 1);
+    for (const id of [...sent.slice(1), other]) expect(await a.renew(id)).toBe(true);
+    const [lost] = await b.fetch('test.q');
+    expect(lost?.id).toBe(sent[0]);
+    const done = await a.completeMany([...sent, other]);
+    expect(done.sort()).toEqual([...sent.slice(1), other].sort());
+    for (const id of [...sent.slice(1), other]) expect((await a.getJob(id))?.state).toBe('completed');
+    expect((await a.getJob(sent[0]!))?.state).toBe('active');
+    expect(await a.completeMany([])).toEqual([]);
+    expect(await b.completeMany([sent[0]!])).toEqual([sent[0]]);
+  });
+
   it('cancel by id, key and group (no holder needed)', async () => {
     const a = await coordinator();
     const byId = await a.send({ queue: 'test.q', payload: 'id' });
@@ -176,6 +209,20 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
     expect((await a.getJob(byId))?.state).toBe('cancelled');
     const left = await a.fetch('test.q', { batchSize: 10 });
     expect(left.map((j) => j.id)).toEqual([keep]);
+  });
+
+  it('cancel with waitingOnly leaves a job a worker holds to it, and cancels one that waits', async () => {
+    const a = await coordinator();
+    const b = await coordinator();
+    const held = await a.send({ queue: 'test.q', payload: 'held', key: 'held' });
+    expect((await b.fetch('test.q', { batchSize: 1 })).map((j) => j.id)).toEqual([held]);
+    const waiting = await a.send({ queue: 'test.q', payload: 'waiting', key: 'waiting' });
+    expect(await a.cancel({ key: 'held' }, { waitingOnly: true })).toBe(0);
+    expect((await a.getJob(held))?.state).toBe('active');
+    expect(await b.renew(held)).toBe(true);
+    expect(await a.cancel({ key: 'waiting' }, { waitingOnly: true })).toBe(1);
+    expect((await a.getJob(waiting))?.state).toBe('cancelled');
+    expect(await b.complete(held)).toBe(true);
   });
 
   it('a job whose payload does not parse is moved aside with its reason; nothing else stops', async () => {
@@ -194,13 +241,76 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
     expect((await a.sizes()).find((s) => s.queue === 'test.q')).toMatchObject({ dead: 1, queued: 0, active: 0 });
   });
 
-  it.runIf(dialect === 'sqlite')('a hand-edited row whose payload is not JSON goes to the dead letters at fetch', async () => {
+  it('a hand-edited row whose payload is not JSON goes to the dead letters at fetch, with its reason; the next job runs', async () => {
     const a = await coordinator();
     const bad = await a.send({ queue: 'test.q', payload: 1 });
     const good = await a.send({ queue: 'test.q', payload: 2 });
-    await sql`update coord_jobs set payload = '{not json' where id = ${bad}`.execute(store.db);
-    expect((await a.fetch('test.q', { batchSize: 5 })).map((j) => j.id)).toEqual([good]);
+    if (dialect === 'sqlite') await sql`update coord_jobs set payload = '{not json' where id = ${bad}`.execute(store.db);
+    else await sql`update coord_holds set payload = '{not json' where job_id = ${bad}`.execute(store.db);
+    const seen: string[] = [];
+    const stop = a.work('test.q', { batchSize: 5, pollIntervalMs: 1000 }, async (job) => {
+      seen.push(job.id);
+    });
+    await vi.waitFor(async () => expect((await a.getJob(good))?.state).toBe('completed'), UNTIL);
+    await stop();
+    expect(seen).toEqual([good]);
     expect((await a.getJob(bad))?.state).toBe('dead');
+    const [dead, ...more] = await a.deadLetters();
+    expect(more).toEqual([]);
+    expect(dead).toMatchObject({ id: bad, queue: 'test.q' });
+    expect(dead!.reason).toMatch(/payload is not JSON/);
+  });
+
+  it('deadLetters lists what deadLetter moved aside, newest first, with the reason', async () => {
+    const a = await coordinator();
+    const first = await a.send({ queue: 'test.q', payload: 1 });
+    const second = await a.send({ queue: 'test.r', payload: 2, key: 'k2', group: 'g' });
+    await a.deadLetter(first, 'unknown payload version 0');
+    await clock.advance(5);
+    await a.deadLetter(second, 'no such bot');
+    expect(await a.deadLetters()).toMatchObject([
+      { id: second, queue: 'test.r', key: 'k2', group: 'g', reason: 'no such bot' },
+      { id: first, queue: 'test.q', reason: 'unknown payload version 0' },
+    ]);
+    expect(await a.deadLetters(1)).toHaveLength(1);
+  });
+
+  it('prune deletes finished jobs past the retention and nothing live', async () => {
+    const a = await coordinator();
+    const done = await a.send({ queue: 'test.q', payload: 'done' });
+    const failed = await a.send({ queue: 'test.q', payload: 'failed' });
+    const cancelled = await a.send({ queue: 'test.q', payload: 'cancelled' });
+    const live = await a.send({ queue: 'test.q', payload: 'live', startAfter: clock.now() + 10 * 86_400_000 });
+    const held = await a.send({ queue: 'test.r', payload: 'held' });
+    const jobs = await a.fetch('test.q', { batchSize: 5 });
+    expect(jobs.map((j) => j.id).sort()).toEqual([done, failed, cancelled].sort());
+    await a.fetch('test.r');
+    await a.complete(done);
+    await a.fail(failed, 'boom');
+    await a.cancel({ id: cancelled });
+    const settledAt = clock.now();
+    await clock.advance(60_000);
+    expect(await a.prune(settledAt)).toBe(0);
+    await clock.advance(1);
+    expect(await a.prune(settledAt + 1)).toBe(3);
+    for (const id of [done, failed, cancelled]) expect(await a.getJob(id)).toBeNull();
+    expect((await a.getJob(live))?.state).toBe('queued');
+    expect((await a.getJob(held))?.state).toBe('active');
+    expect(await a.complete(held)).toBe(true);
+  });
+
+  it('the maintenance loop prunes finished jobs once they are older than the retention', async () => {
+    const retentionMs = 10 * 60_000;
+    const a = await createCoordinator({ store, clock, ids: uuid, leaseMs: LEASE, bossSchema, retentionMs });
+    made.push(a);
+    const id = await a.send({ queue: 'test.q', payload: 1 });
+    await a.fetch('test.q');
+    await a.complete(id);
+    await a.start();
+    await clock.advance(retentionMs / 2);
+    expect((await a.getJob(id))?.state).toBe('completed');
+    for (let i = 0; i < 120 && (await a.getJob(id)) !== null; i++) await clock.advance(LEASE / 3);
+    await vi.waitFor(async () => expect(await a.getJob(id)).toBeNull(), UNTIL);
   });
 
   it('a failure is retried after its delay, doubled per attempt, then stays failed', async () => {
@@ -239,8 +349,13 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
       made.push({ stop } as unknown as Coordinator);
     });
     await started;
+    // Every loop parked on the clock (the renewal among them): after each step, wait until they
+    // are parked again, so the renewal has been written (real I/O) before b looks.
+    await vi.waitFor(() => expect(clock.pending).toBeGreaterThan(0), UNTIL);
+    const parked = clock.pending;
     for (let i = 0; i < 9; i++) {
       await clock.advance(LEASE / 3);
+      await vi.waitFor(() => expect(clock.pending).toBeGreaterThanOrEqual(parked), UNTIL);
       expect(await b.fetch('test.q')).toEqual([]);
     }
     release();

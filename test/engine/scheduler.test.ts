@@ -217,7 +217,7 @@ it('Run now of a world that is off is refused with why; Run now of all runs only
   await expect(registry.requestRun('tasks')).rejects.toMatchObject({
     code: 'world_off',
     message: expect.stringMatching(
-      /tasks is off: \[worlds\.tasks\] enabled = false in subconscious\.toml \(set enabled = true under \[worlds\.tasks\] and restart\)/,
+      /tasks is off: \[worlds\.tasks\] enabled = false in subconscious\.toml \(set enabled = true under \[worlds\.tasks\] in Settings on the Subconscious tab: it applies at once\)/,
     ),
   });
   await expect(registry.requestRun('paged')).rejects.toMatchObject({

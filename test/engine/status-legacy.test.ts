@@ -56,7 +56,7 @@ it('mirrors the first registered world only', async () => {
 });
 
 it('with no world: false, 0, 0 and null', async () => {
-  expect(await status()).toEqual({ instances: [], enabled: false, total_ticks: 0, consecutive_failures: 0, last_tick_at: null });
+  expect(await status()).toEqual({ instances: [], enabled: false, total_ticks: 0, consecutive_failures: 0, last_tick_at: null, structured_output: [] });
 });
 
 it('in the shipped daemon the first registered world is memory (seed 4’s own), as the contract says', () => {

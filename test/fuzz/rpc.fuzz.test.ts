@@ -14,8 +14,10 @@
  *
  * One summary line per dialect gives the counts (requests, how they were made, outcomes).
  * Batches are fuzzed too: 1–8 such calls in one request, each answered in order.
- * `FUZZ_RUNS` (default 25) is the number of single requests per method and kind (a tenth as
- * many batches per method); `FUZZ_SEED` replays a run.
+ * Every method gets every kind: `FUZZ_RUNS` (default 2) single requests per method and kind, and
+ * ceil(FUZZ_RUNS / 10) batches led by each method. The seed is new each run, so runs explore
+ * further over time; `FUZZ_RUNS=25` is a deep run (~15,000 requests, minutes on Postgres), and
+ * `FUZZ_SEED` replays a run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -34,18 +36,28 @@ import { openTestStore, testDialects, type TestStore } from '../support/stores.j
 import { scriptPageModels } from '../web/support/models.js';
 import { anyJson, jsonSchemaOf, mutate, validParams } from './support/params.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2);
 const TOKEN = 'fuzz-token-0123456789abcdefghijklmnop';
 
 /**
- * Calls skipped because they would legitimately block: the caller asked to wait for something
- * only a person or a long run ends. Each entry says why.
+ * Calls never sent because they would legitimately block: the caller asked to wait for something
+ * only a person or a long run ends (singles are drawn without them, batch members dropped).
+ * Each entry says why.
  */
 const BLOCKING: { method: string; when: (params: unknown) => boolean; why: string }[] = [
   {
     method: 'subconscious.escalations_approve',
     when: (p) => typeof p === 'object' && p !== null && (p as { wait?: unknown }).wait === true,
     why: '{wait: true} returns only when the approved agent run has finished',
+  },
+  {
+    method: 'runtime.poll',
+    when: (p) =>
+      typeof p === 'object' &&
+      p !== null &&
+      typeof (p as { wait_seconds?: unknown }).wait_seconds === 'number' &&
+      (p as { wait_seconds: number }).wait_seconds > 0,
+    why: '{wait_seconds > 0} is a long-poll: it answers when a dispatch is written or the wait is over; without it the same poll answers at once, and is fuzzed',
   },
   {
     method: 'orchestration.send',
@@ -274,16 +286,19 @@ describe('RPC fuzz', async () => {
 
         // The methods this app serves, whichever modules it has.
         const methods = rig.app.rpc.list().map((m) => m.name);
-        const arbitraries = methods.map((method) => {
+        // Per method, one arbitrary per kind: each (method, kind) is run on its own, so none is left to chance.
+        const byMethod = methods.map((method) => {
           const schema = rig.app.rpc.paramsOf(method)!;
           const shaped = validParams(jsonSchemaOf(schema), words);
           const valid = shaped.filter((p) => schema.safeParse(p).success);
-          return fc.oneof(
-            anyJson.map((params) => ({ method, kind: 'arbitrary' as Kind, params })),
-            mutate(shaped).map((params) => ({ method, kind: 'mutated' as Kind, params })),
-            valid.map((params) => ({ method, kind: 'valid' as Kind, params })),
-          );
+          const kinds: Record<Kind, fc.Arbitrary<{ method: string; kind: Kind; params: unknown }>> = {
+            arbitrary: anyJson.map((params) => ({ method, kind: 'arbitrary' as Kind, params })),
+            mutated: mutate(shaped).map((params) => ({ method, kind: 'mutated' as Kind, params })),
+            valid: valid.map((params) => ({ method, kind: 'valid' as Kind, params })),
+          };
+          return kinds;
         });
+        const anyCall = fc.oneof(...byMethod.flatMap((k) => [k.arbitrary, k.mutated, k.valid]));
 
         const tally: Tally = {
           requests: 0,
@@ -335,46 +350,58 @@ describe('RPC fuzz', async () => {
           before = await rowCounts(db, tables);
         };
 
-        await fc.assert(
-          fc.asyncProperty(fc.oneof(...arbitraries), async ({ method, kind, params }) => {
-            if (BLOCKING.some((b) => b.method === method && b.when(params))) {
-              tally.skipped++;
-              return;
-            }
-            const id = nextId++;
-            const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
-            const since = rig.activity();
-            const res = await post(rig.http, body);
-            tally.requests++;
-            tally.byKind[kind]++;
-            if (Buffer.byteLength(body) > 1_000_000) return expectTooLarge(res);
-            expect(res.status, res.text).toBe(200);
-            const accepted = checkAnswer(JSON.parse(res.text), id, method, body);
-            await afterCall(accepted, `${method} ${body.slice(0, 300)}`, since);
-          }),
-          { numRuns: RUNS * 3 * methods.length, seed: fuzzSeed, endOnFailure: true },
-        );
-        // Batches of such calls: each member answered, in order, typed.
-        await fc.assert(
-          fc.asyncProperty(fc.array(fc.oneof(...arbitraries), { minLength: 1, maxLength: 8 }), async (calls) => {
-            const members = calls.filter(({ method, params }) => !BLOCKING.some((b) => b.method === method && b.when(params)));
-            if (!members.length) return;
-            const ids = members.map(() => nextId++);
-            const body = JSON.stringify(members.map(({ method, params }, i) => ({ jsonrpc: '2.0', id: ids[i], method, params })));
-            const since = rig.activity();
-            const res = await post(rig.http, body);
-            tally.batches++;
-            tally.batchCalls += members.length;
-            if (Buffer.byteLength(body) > 1_000_000) return expectTooLarge(res);
-            expect(res.status, res.text).toBe(200);
-            const answers = JSON.parse(res.text) as Answer[];
-            expect(answers.map((a) => a.id)).toEqual(ids);
-            let accepted = false;
-            answers.forEach((a, i) => (accepted = checkAnswer(a, ids[i]!, members[i]!.method, body) || accepted));
-            await afterCall(accepted, `batch ${body.slice(0, 300)}`, since);
-          }),
-          { numRuns: Math.ceil(RUNS / 10) * methods.length, seed: fuzzSeed, endOnFailure: true },
-        );
+        const blocking = ({ method, params }: { method: string; params: unknown }) => BLOCKING.some((b) => b.method === method && b.when(params));
+        const single = async ({ method, kind, params }: { method: string; kind: Kind; params: unknown }) => {
+          const id = nextId++;
+          const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+          const since = rig.activity();
+          const res = await post(rig.http, body);
+          tally.requests++;
+          tally.byKind[kind]++;
+          if (Buffer.byteLength(body) > 1_000_000) return expectTooLarge(res);
+          expect(res.status, res.text).toBe(200);
+          const accepted = checkAnswer(JSON.parse(res.text), id, method, body);
+          await afterCall(accepted, `${method} ${body.slice(0, 300)}`, since);
+        };
+        // A seed per property: the same seed would give every method the same arbitrary JSON.
+        let property = 0;
+        for (const kinds of byMethod)
+          for (const kind of ['arbitrary', 'mutated', 'valid'] as const)
+            await fc.assert(
+              fc.asyncProperty(
+                kinds[kind].filter((c) => !blocking(c)),
+                single,
+              ),
+              {
+                numRuns: RUNS,
+                seed: fuzzSeed + property++,
+                endOnFailure: true,
+              },
+            );
+        // Batches of such calls, one led by each method: each member answered, in order, typed.
+        const batch = async (calls: { method: string; params: unknown }[]) => {
+          const members = calls.filter((c) => !blocking(c));
+          tally.skipped += calls.length - members.length;
+          if (!members.length) return;
+          const ids = members.map(() => nextId++);
+          const body = JSON.stringify(members.map(({ method, params }, i) => ({ jsonrpc: '2.0', id: ids[i], method, params })));
+          const since = rig.activity();
+          const res = await post(rig.http, body);
+          tally.batches++;
+          tally.batchCalls += members.length;
+          if (Buffer.byteLength(body) > 1_000_000) return expectTooLarge(res);
+          expect(res.status, res.text).toBe(200);
+          const answers = JSON.parse(res.text) as Answer[];
+          expect(answers.map((a) => a.id)).toEqual(ids);
+          let accepted = false;
+          answers.forEach((a, i) => (accepted = checkAnswer(a, ids[i]!, members[i]!.method, body) || accepted));
+          await afterCall(accepted, `batch ${body.slice(0, 300)}`, since);
+        };
+        for (const kinds of byMethod) {
+          const lead = fc.oneof(kinds.arbitrary, kinds.mutated, kinds.valid);
+          const calls = fc.tuple(lead, fc.array(anyCall, { maxLength: 7 })).map(([first, rest]) => [first, ...rest]);
+          await fc.assert(fc.asyncProperty(calls, batch), { numRuns: Math.ceil(RUNS / 10), seed: fuzzSeed + property++, endOnFailure: true });
+        }
         const seconds = (performance.now() - started) / 1000;
 
         // Alive and sound.
@@ -403,7 +430,7 @@ describe('RPC fuzz', async () => {
         const calls = tally.requests + tally.batchCalls;
         console.log(
           `[fuzz ${dialect}] ${tally.requests} single requests + ${tally.batches} batches (${tally.batchCalls} calls) over ${methods.length} methods in ${seconds.toFixed(1)} s (seed ${fuzzSeed}); ` +
-            `singles: ${tally.byKind.arbitrary} arbitrary, ${tally.byKind.mutated} mutated, ${tally.byKind.valid} valid; ${tally.skipped} skipped as blocking — ` +
+            `singles: ${tally.byKind.arbitrary} arbitrary, ${tally.byKind.mutated} mutated, ${tally.byKind.valid} valid; ${tally.skipped} batch members skipped as blocking — ` +
             `of ${calls} calls: ${tally.results} results, ${calls - tally.results} errors (${errors.join(', ')}); 0 internal (-32603), 0 HTTP 500; ` +
             `row counts unchanged after all ${tally.rejectedChecked} requests that changed nothing; ${integrity}; process alive; seeded rows: ${seededRows}`,
         );
@@ -411,6 +438,8 @@ describe('RPC fuzz', async () => {
         await rig.close();
       }
     },
-    120_000,
+    // The runs scale with the methods (95 now) and FUZZ_RUNS: a deep run (FUZZ_RUNS=25) takes
+    // about 120 s on Postgres here. A safety net against a hang, not a time bound.
+    300_000,
   );
 });

@@ -62,6 +62,8 @@ describe.each(dialects)('pending ledger rows, on %s', (dialect) => {
     });
     expect(Number(pending!.input_tokens)).toBeGreaterThanOrEqual(100); // estimated from the prompt before the call
     expect(Number(pending!.estimated)).toBe(1);
+    // Each request names its ledger row, so a server's log joins the ledger row for row.
+    expect(server.chatRequests.map((r) => r.headers['x-client-request-id'])).toEqual([done!.id, pending!.id]);
 
     // "Killed": A never finishes; B opens the same database and starts.
     const reopened = await store.reopen();

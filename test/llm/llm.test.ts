@@ -227,6 +227,22 @@ describe('structured output, max_tokens and truncation', () => {
     expect(rig.llm.structuredOutput!('agent').learned).toBeNull();
   });
 
+  it('auto: what was learned is kept in the store, so a restarted process does not probe again', async () => {
+    rig.server.refuseResponseFormat = ['json_schema'];
+    rig.server.handle(() => ({ json: { verdict: 'act', reason: 'due' } }));
+    await rig.llm.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict });
+    const learned = rig.llm.structuredOutput!('local').learned!;
+    // Saved beside the call (a failed write is only logged): wait for the row.
+    for (let i = 0; i < 100 && (await rig.store.db.selectFrom('model_structured_output').selectAll().execute()).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    rig.server.reset();
+    const restarted = (await import('../../src/llm/index.js')).createLlm({ models: rig.models, db: rig.store.db, clock: rig.clock, ids: sequential() });
+    await restarted.object(ctx, { prompt: 'Evaluate.', schema: strictVerdict });
+    expect(rig.server.chatRequests.map((r) => (r.body!.response_format as { type: string }).type)).toEqual(['json_object']);
+    expect(restarted.structuredOutput!('local')).toEqual({ configured: 'auto', in_use: 'json_object', learned });
+    expect(restarted.structuredOutput!('agent').learned).toBeNull();
+  });
+
   it('a pinned mode is sent as set and never falls back', async () => {
     const pinned = (await import('../../src/llm/index.js')).createLlm({
       models: { ...rig.models, local: { ...rig.models.local, structuredOutput: 'json_object' }, agent: { ...rig.models.agent, structuredOutput: 'off' } },

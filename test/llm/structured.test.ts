@@ -148,6 +148,28 @@ describe('parseStructured, for any JSON value', () => {
     );
   });
 
+  it('a ``` inside a JSON string is not a fence (fast-check seed 318092233)', () => {
+    expect(parseStructured('{"":{"```":""}} A', z.unknown())).toEqual({ '': { '```': '' } });
+    expect(parseStructured('A {"a":"```json"}', z.unknown())).toEqual({ a: '```json' });
+    expect(parseStructured('{"a":"```","b":"```"} A', z.unknown())).toEqual({ a: '```', b: '```' });
+  });
+
+  it('fence markers inside JSON strings never split the value', () => {
+    const marker = fc.constantFrom('```', '```json', '```json\n', 'x```', '', 'a b');
+    const tricky = fc.dictionary(marker, fc.oneof(marker, fc.array(marker, { maxLength: 3 })), { minKeys: 1, maxKeys: 4 });
+    fc.assert(
+      fc.property(tricky, prose, fc.boolean(), (value, words, first) => {
+        const json = JSON.stringify(value);
+        expect(parseStructured(first ? `${words} ${json}` : `${json} ${words}`, z.unknown())).toEqual(roundTrip(value));
+      }),
+    );
+  });
+
+  it("a dict in another language's code block is never the answer", () => {
+    malformed('Here is how:\n```python\n{"verdict": "resume"}\n```', z.unknown());
+    malformed('```python\n{"verdict": "resume"}', z.unknown());
+  });
+
   it('rejects two different objects or arrays, never picking one', () => {
     fc.assert(
       fc.property(container, container, fc.constantFrom(' ', '\n', '\n\n', ', '), render, (a, b, between, wrap) => {

@@ -91,7 +91,7 @@ describe('/mcp', () => {
       const updated = new Promise<string>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
       await client.subscribeResource({ uri: 'subconscious://log' });
       await daemon.rpc('subconscious.tasks_add', { title: 'Look for invoices due this week' });
-      await daemon.rpc('subconscious.trigger', { kind: 'tasks' }); // the tick writes its log rows
+      await daemon.rpc('subconscious.trigger', { world: 'tasks' }); // the tick writes its log rows
       expect(await updated).toBe('subconscious://log');
       const log = await client.readResource({ uri: 'subconscious://log' });
       expect(Array.isArray(JSON.parse((log.contents[0] as { text: string }).text))).toBe(true);

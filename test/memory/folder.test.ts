@@ -232,7 +232,7 @@ describe('memory sources config', () => {
     expect(bad.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
       '0.path: must name a folder',
       expect.stringMatching(/^0\.namespace: must be 1–64 letters/),
-      '1.kind: kind must be "folder", "imap" or "ics"',
+      '1.kind: kind must be "folder", "imap", "ics", "caldav" or "mcp"',
       '2: Unrecognized key: "debounce"',
     ]);
     const twice = memorySourcesSchema.safeParse([

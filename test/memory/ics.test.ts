@@ -12,45 +12,14 @@ import { silentLogger } from '../../src/core/index.js';
 import { IcsSource } from '../../src/memory/index.js';
 import { memoryPrompt } from '../../src/worlds/conscious/prompt.js';
 import { testDialects } from '../support/stores.js';
+import { single, standup, vcalendar } from './calendar-fixtures.js';
 import { openMemory, type MemoryFixture } from './support.js';
 
 const dialects = await testDialects();
 
-const cal = (...events: string[]) => ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//subconscious//test//EN', ...events, 'END:VCALENDAR', ''].join('\r\n');
-const standup = (extra: string[] = []) =>
-  [
-    'BEGIN:VEVENT',
-    'UID:standup',
-    'DTSTAMP:20260101T000000Z',
-    'DTSTART;TZID=Europe/Berlin:20260105T093000',
-    'DTEND;TZID=Europe/Berlin:20260105T094500',
-    'RRULE:FREQ=WEEKLY;BYDAY=MO',
-    'EXDATE;TZID=Europe/Berlin:20260112T093000',
-    'SUMMARY:Team standup',
-    'LOCATION:Room 4',
-    'ATTENDEE;CN=Ben;PARTSTAT=ACCEPTED:mailto:ben@example.com',
-    ...extra,
-    'END:VEVENT',
-    'BEGIN:VEVENT',
-    'UID:standup',
-    'DTSTAMP:20260101T000000Z',
-    'RECURRENCE-ID;TZID=Europe/Berlin:20260119T093000',
-    'DTSTART;TZID=Europe/Berlin:20260119T110000',
-    'DTEND;TZID=Europe/Berlin:20260119T111500',
-    'SUMMARY:Team standup (moved)',
-    'END:VEVENT',
-  ].join('\r\n');
-const dentist = (status = 'CONFIRMED', summary = 'Dentist') =>
-  [
-    'BEGIN:VEVENT',
-    'UID:dentist',
-    'DTSTAMP:20260101T000000Z',
-    'DTSTART:20260110T080000Z',
-    'DTEND:20260110T090000Z',
-    `STATUS:${status}`,
-    `SUMMARY:${summary}`,
-    'END:VEVENT',
-  ].join('\r\n');
+const cal = vcalendar;
+const standupMoved = (extra: string[] = []) => standup(extra, { moved: true });
+const dentist = (status = 'CONFIRMED', summary = 'Dentist') => single('dentist', summary, status);
 
 describe.each(dialects)('ics source (%s)', (dialect) => {
   let f: MemoryFixture;
@@ -70,7 +39,7 @@ describe.each(dialects)('ics source (%s)', (dialect) => {
   afterEach(async () => f.dispose());
 
   it('expands a recurring event within the window in its zone; changes and cancellations reach memory', async () => {
-    writeFileSync(file, cal(standup(), dentist()));
+    writeFileSync(file, cal(standupMoved(), dentist()));
     expect(await source.sync()).toMatchObject({ added: 4, error: null });
     expect(await docs()).toEqual([
       'ics#dentist=Dentist',
@@ -89,10 +58,10 @@ describe.each(dialects)('ics source (%s)', (dialect) => {
     expect(await f.memory.getDocument('cal', 'ics#standup@2026-01-12T08:30:00.000Z')).toBeUndefined();
 
     const checkpoint = await f.memory.createCheckpoint('test');
-    writeFileSync(file, cal(standup(), dentist('CANCELLED')));
+    writeFileSync(file, cal(standupMoved(), dentist('CANCELLED')));
     expect(await source.sync()).toMatchObject({ removed: 1, added: 0, modified: 0 });
     // The series gets a description: its two regular occurrences change (the moved one is its own VEVENT).
-    writeFileSync(file, cal(standup(['DESCRIPTION:Bring the numbers'])));
+    writeFileSync(file, cal(standupMoved(['DESCRIPTION:Bring the numbers'])));
     expect(await source.sync()).toMatchObject({ modified: 2, removed: 0 });
     const diff = await f.memory.diffSinceCheckpoint(checkpoint.id);
     expect(diff.namespaces.find((n) => n.namespace === 'cal')!.totals).toMatchObject({ removed: 1, modified: 2 });

@@ -186,6 +186,9 @@ describe.runIf(haveDovecot).each(dialects)('imap source on Dovecot (%s)', (diale
     const state = await f.db.selectFrom('memory_source_files').selectAll().where('namespace', '=', 'mail').where('path', '=', 'INBOX').executeTakeFirst();
     expect(Number(state!.mtime_ms)).toBe(7);
     expect(s.progress).toBeNull();
+    // An open page hears it too, at most once every half second: the fake clock never moved, so once.
+    const said = f.events.filter((e) => e.type === 'memory.sync_progress').map((e) => e.data);
+    expect(said).toEqual([{ namespace: 'mail', part: 'INBOX', done: 0, total: 7 }]);
   });
 
   it('IDLE: new mail starts a sync after the debounce', async () => {

@@ -270,7 +270,7 @@ describe.each(dialects)('orchestration and steering modules in the app on %s', (
       ['[worlds.orchestration]\nmode = "fast"\n', 'worlds.orchestration.mode'],
       ['[worlds.orchestration]\nretention_days = 0\n', 'worlds.orchestration.retention_days'],
       ['[worlds.steering]\ninterval_minutes = 0\n', 'worlds.steering.interval_minutes'],
-      ['[worlds.steering]\nbogus = 1\n', 'worlds.steering: unknown key(s) "bogus"'],
+      ['[worlds.steering]\nbogus = 1\n', 'worlds.steering: unknown key "bogus"'],
     ] as const) {
       const err = await openApp(store, { config }).then(
         async (a) => {

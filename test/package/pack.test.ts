@@ -4,7 +4,8 @@
  * package's name and type-check under `moduleResolution` `nodenext` and `bundler`, a misspelt
  * param (`titel`) is a type error, and the examples run from the tarball: (a) the engine in
  * process with a custom world, (b) the client driving the tarball's own daemon (it adds a task
- * and receives its event).
+ * and receives its event), (c) an AI SDK agent loop as your own runtime on the heartbeat (its resume
+ * delivered by webhook from the tarball's daemon, acknowledged, reported done).
  *
  * Needs a full build (`npm run build`: dist/ with declarations and schemas, web/dist); `npm test`
  * builds first. Dependencies come from npm's cache (or the registry); better-sqlite3's native
@@ -17,6 +18,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
+import { startModelServer } from '../support/model-server.js';
+import { expectExampleRan, scriptAgent } from '../runtimes/example-script.js';
 
 const run = promisify(execFile);
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -61,15 +64,25 @@ beforeAll(async () => {
   // Scripts off: better-sqlite3 would compile again; this checkout's build of it is copied in.
   await run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: app, timeout: NPM_TIMEOUT_MS });
   cpSync(path.join(ROOT, 'node_modules', 'better-sqlite3', 'build'), path.join(app, 'node_modules', 'better-sqlite3', 'build'), { recursive: true });
-  for (const example of ['embed-engine.ts', 'drive-daemon.ts']) cpSync(path.join(ROOT, 'examples', example), path.join(app, 'src', example));
+  for (const example of ['embed-engine.ts', 'drive-daemon.ts', 'external-runtime.ts'])
+    cpSync(path.join(ROOT, 'examples', example), path.join(app, 'src', example));
   const base = { strict: true, target: 'ES2022', lib: ['ES2023', 'DOM'], types: ['node'], skipLibCheck: true, exactOptionalPropertyTypes: true };
+  // Incremental: each project is checked twice (with the typo, then without), and the second check
+  // re-uses what the first learnt of the unchanged files instead of checking them all again.
+  const incremental = (name: string) => ({ incremental: true, tsBuildInfoFile: `tsbuildinfo/${name}.json` });
   writeFileSync(
     path.join(app, 'tsconfig.nodenext.json'),
-    JSON.stringify({ compilerOptions: { ...base, module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'build' }, include: ['src'] }),
+    JSON.stringify({
+      compilerOptions: { ...base, ...incremental('nodenext'), module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'build' },
+      include: ['src'],
+    }),
   );
   writeFileSync(
     path.join(app, 'tsconfig.bundler.json'),
-    JSON.stringify({ compilerOptions: { ...base, module: 'Preserve', moduleResolution: 'Bundler', noEmit: true }, include: ['src'] }),
+    JSON.stringify({
+      compilerOptions: { ...base, ...incremental('bundler'), module: 'Preserve', moduleResolution: 'Bundler', noEmit: true },
+      include: ['src'],
+    }),
   );
 }, 600_000);
 
@@ -180,6 +193,41 @@ describe('the packed tarball', () => {
       rmSync(workspace, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('example (c) from the tarball', () => {
+  it('an AI SDK agent loop registers its bot with the tarball’s daemon, gets the resume by webhook, acknowledges it and reports it done', async () => {
+    if (!existsSync(path.join(appDir(), 'build', 'external-runtime.js'))) expect(await tsc('tsconfig.nodenext.json')).toEqual({ code: 0, out: '' });
+    const agent = await startModelServer();
+    scriptAgent(agent);
+    const workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-pack-ws-'));
+    const bin = path.join(appDir(), 'node_modules', '.bin', 'subconscious');
+    const daemon = spawn(process.execPath, [bin, 'start', '--workspace', workspace, '--port', '0'], {
+      cwd: appDir(),
+      // The daemon's own models are nowhere: the example's resume needs no pulse.
+      env: {
+        ...process.env,
+        SUBCONSCIOUS_LOG_LEVEL: 'warn',
+        SUBCONSCIOUS_LOCAL_BASE_URL: 'http://127.0.0.1:9/v1',
+        SUBCONSCIOUS_AGENT_BASE_URL: 'http://127.0.0.1:9/v1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const { url, token } = await pageUrl(daemon);
+      const { stdout } = await run(process.execPath, ['build/external-runtime.js'], {
+        cwd: appDir(),
+        env: { ...process.env, SUBCONSCIOUS_URL: url, SUBCONSCIOUS_TOKEN: token, AGENT_BASE_URL: agent.baseUrl, AGENT_MODEL: 'scripted-model' },
+        timeout: 90_000,
+      });
+      expectExampleRan(stdout);
+    } finally {
+      daemon.kill('SIGTERM');
+      await new Promise((r) => daemon.once('exit', r));
+      await agent.close();
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }, 150_000);
 });
 
 function pageUrl(child: ChildProcess): Promise<{ url: string; token: string }> {

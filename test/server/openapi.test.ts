@@ -47,6 +47,20 @@ describe('/openapi.json', () => {
     // No result is left undescribed: the build wrote the schemas.
     expect(JSON.stringify(doc.paths)).not.toContain('Not described');
     expect(doc.components.schemas.Params_subconscious_tasks_add).toMatchObject({ properties: { title: { type: 'string' } }, required: ['title'] });
+    // Your own agent runtime's side (issue 18 §6): its methods, and the webhook the daemon posts to it.
+    for (const m of ['register', 'report', 'poll', 'ack', 'dispatches', 'list', 'unregister']) expect(described).toContain(`/rpc#runtime.${m}`);
+    expect(JSON.stringify(doc.paths['/rpc#runtime.ack'])).toContain('#/components/schemas/AckResult');
+    const webhook = (doc as unknown as { webhooks: Record<string, { post: { parameters: { name: string }[]; requestBody: unknown } }> }).webhooks[
+      'runtime.dispatch'
+    ]!;
+    expect(webhook.post.parameters.map((p) => p.name)).toEqual([
+      'x-subconscious-signature',
+      'idempotency-key',
+      'x-subconscious-delivery-attempt',
+      'x-subconscious-event',
+    ]);
+    expect(JSON.stringify(webhook.post.requestBody)).toContain('#/components/schemas/RuntimeWebhook');
+    expect(doc.components.schemas.RuntimeWebhook).toMatchObject({ required: expect.arrayContaining(['type', 'delivery', 'sent_at', 'dispatch']) });
   });
 
   it('a real result and a real event validate against their schemas; a wrong one does not', async () => {
@@ -125,7 +139,13 @@ describe('doors for programs', () => {
       expect(body.checks.model_local).toMatchObject({ ok: false, detail: expect.stringContaining(nowhere) });
       expect(body.checks.store?.ok).toBe(true);
       expect(body.checks.migrations).toEqual({ ok: true, detail: null });
-      expect((await fetch(`${down.url}/healthz`)).status).toBe(200);
+      const health = await fetch(`${down.url}/healthz`);
+      expect(health.status).toBe(200);
+      // Up, and it says which model does not answer (and which does).
+      expect(await health.json()).toMatchObject({
+        ok: true,
+        models: { local: { ok: false, detail: expect.stringContaining(nowhere) }, agent: { ok: true } },
+      });
     } finally {
       await down.dispose();
     }

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SubconsciousError } from '../../src/core/errors.js';
 import { MAX_BATCH_LENGTH, RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RpcDispatcher, defineMethod, type RpcResponse } from '../../src/core/rpc.js';
+import { implement, method } from '../../src/protocol/contract.js';
 
 const call = (id: number | string, method: string, params: unknown = {}) => ({ jsonrpc: '2.0', id, method, params });
 
@@ -114,6 +115,38 @@ describe('single calls', () => {
     await Promise.all(Array.from({ length: 5 }, (_, i) => [rpc.handle(call(i, 'heavy')), rpc.handle(call(i, 'light'))]).flat());
     expect(most.heavy).toBe(1);
     expect(most.light).toBeGreaterThan(1);
+  });
+});
+
+describe('never-queued methods', () => {
+  it('run at once even after their calls have proved heavy, while heavy calls take turns', async () => {
+    let t = 0;
+    let running = 0;
+    let most = 0;
+    const slow = async () => {
+      running++;
+      most = Math.max(most, running);
+      t += 40; // what each call "took" on the injected clock: heavy for both methods
+      await new Promise((r) => setTimeout(r, 2));
+      running--;
+      return 'done';
+    };
+    const rpc = new RpcDispatcher(
+      [defineMethod('heavy', z.object({}).strict(), 'heavy', slow), defineMethod('status', z.object({}).strict(), 'status', slow)],
+      { now: () => t, neverQueued: ['status'] },
+    );
+    await rpc.handle(call(0, 'heavy'));
+    await rpc.handle(call(0, 'status'));
+    // Five heavy calls queue in the lane; the five status calls, just as costly, never wait there.
+    const order: string[] = [];
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) => [
+        rpc.handle(call(i, 'heavy')).then(() => order.push('heavy')),
+        rpc.handle(call(i, 'status')).then(() => order.push('status')),
+      ]).flat(),
+    );
+    expect(order.slice(0, 5)).toEqual(Array(5).fill('status'));
+    expect(most).toBeGreaterThan(1);
   });
 });
 
@@ -239,5 +272,44 @@ describe('internal errors', () => {
     const res = (await rpc.handle(call(1, 'fragile', { a: 'x' }))) as RpcResponse;
     expect(res).toMatchObject({ error: { code: RPC_INTERNAL_ERROR } });
     expect(JSON.stringify(res)).not.toContain('blew up');
+  });
+});
+
+describe('renamed params (the naming convention keeps old names for a release)', () => {
+  const contract = {
+    methods: {
+      'demo.trigger': method(z.strictObject({ world: z.string().optional() }), 'Run a world.', { renamed: { kind: 'world' } }).returns<string>(),
+    },
+  };
+  const setup = () => {
+    const { log, lines } = capturingLogger();
+    const rpc = new RpcDispatcher(implement(contract, { 'demo.trigger': ({ world }) => world ?? 'all' }), { log });
+    const result = async (params: unknown) => {
+      const res = (await rpc.handle(call(1, 'demo.trigger', params))) as RpcResponse;
+      return 'result' in res ? res.result : res.error;
+    };
+    return { lines, result };
+  };
+
+  it('answers the old name as the new one, logs one deprecation line per name, and the new name wins when both are sent', async () => {
+    const { lines, result } = setup();
+    expect(await result({ world: 'tasks' })).toBe('tasks');
+    expect(lines.filter((l) => l.param === 'kind')).toHaveLength(0);
+    expect(await result({ kind: 'memory' })).toBe('memory');
+    expect(await result({ kind: 'steering' })).toBe('steering');
+    const said = lines.filter((l) => l.param === 'kind');
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ method: 'demo.trigger', now: 'world' });
+    expect(String(said[0]!.msg)).toMatch(/"kind" is now "world"/);
+    expect(await result({ kind: 'memory', world: 'tasks' })).toBe('tasks');
+  });
+
+  it('says the old names in the method’s description (rpc.methods, OpenAPI)', () => {
+    expect(contract.methods['demo.trigger'].description).toBe('Run a world. Deprecated param names, accepted for one release: kind (now world).');
+  });
+
+  it('a misspelt name is still refused (only the listed old names are renamed)', async () => {
+    const { result } = setup();
+    expect(await result({ wrold: 'tasks' })).toMatchObject({ code: -32602 });
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Test stores on both dialects. SQLite is a fresh file in a temp folder; Postgres is a fresh
- * schema in the `test` database (so runs never collide), dropped afterwards.
+ * Test stores on both dialects. SQLite is a fresh file in a temp folder; Postgres is a schema of
+ * its own in the `test` database (so runs never collide), as a migration leaves it: a fresh one,
+ * or one another test of the run has finished with, emptied and checked (pg-schema-pool.ts).
  * With CI=true a missing Postgres is a failure, not a skip.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,10 +10,15 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Kysely } from 'kysely';
 import { productModules } from '../../src/app/modules.js';
+import { claimPooledSchema, notePristine, recycleSchema, undoLayerMigrations } from './pg-schema-pool.js';
+import { coordinationMigrations } from '../../src/coordination/index.js';
 import { openStore, type DialectName, type MigrationSet, type OpenStoreOptions, type Store } from '../../src/store/index.js';
 
 /** The product modules' migrations: a test store holds every table the daemon would have. */
 const MODULE_MIGRATIONS: MigrationSet[] = productModules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
+
+/** Migrations a layer applies on a test store itself (`createCoordinator`): undone before the schema is recycled. */
+const LAYER_MIGRATIONS: MigrationSet[] = [coordinationMigrations];
 
 export const TEST_PG_URL = process.env.SUBCONSCIOUS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -71,19 +77,34 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
     };
   }
   const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const store = await openStore({ databaseUrl: TEST_PG_URL, schema, poolSize: 4, migrations: MODULE_MIGRATIONS });
+  // A schema another test has finished with, emptied (pg-schema-pool.ts), or else a fresh one.
+  await claimPooledSchema(TEST_PG_URL, schema).catch(() => false);
+  const store = await openStore(pgOptions(schema));
+  await notePristine(TEST_PG_URL, schema);
   return {
     ...store,
     workspace,
-    reopen: () => openStore({ databaseUrl: TEST_PG_URL, schema, poolSize: 4, migrations: MODULE_MIGRATIONS }),
+    reopen: () => openStore(pgOptions(schema)),
     dispose: async () => {
+      await undoLayerMigrations(store.db, LAYER_MIGRATIONS).catch(() => undefined);
       await store.close();
-      await dropSchema(schema);
-      await dropSchema(`${schema}_pgboss`); // the coordinator's pg-boss schema, named after the store's
+      // The coordinator's pg-boss schema is named after the store's; then back to the pool (or dropped).
+      await recycleSchema(TEST_PG_URL, schema, [`${schema}_pgboss`]);
       rmSync(workspace, { recursive: true, force: true });
     },
   };
 }
+
+/**
+ * A test store's Postgres connection: its own schema, and commits that do not wait for the disk
+ * (`synchronous_commit=off`: a test database need not survive a crash). What a test reads and
+ * writes is the same; only the wait at each commit goes.
+ */
+function pgOptions(schema: string): OpenStoreOptions {
+  return { databaseUrl: TEST_PG_URL, schema, poolSize: 4, migrations: MODULE_MIGRATIONS, postgresSettings: TEST_PG_SETTINGS };
+}
+
+export const TEST_PG_SETTINGS = { synchronous_commit: 'off' } as const;
 
 export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_PG_URL });

@@ -38,7 +38,7 @@ describe('Bots tab in Chromium', () => {
   const bots = () => daemon.rpc<BotWithStatus[]>('bots.list');
   const botNamed = async (name: string) => (await bots()).find((b) => b.name === name)!;
   const directThread = async (botId: string) => (await daemon.rpc<ThreadSummary[]>('bots.threads_list', { bot_id: botId })).find((t) => t.kind === 'direct')!;
-  const thread = (id: string) => daemon.rpc<ThreadView>('bots.thread', { id });
+  const thread = (id: string) => daemon.rpc<ThreadView>('bots.thread', { thread_id: id });
   const lastBotMessage = () => page.locator('[data-testid="message"][data-role="bot"]').last();
   const composer = () => page.getByTestId('composer-input');
   const send = async (text: string) => {
@@ -112,6 +112,18 @@ describe('Bots tab in Chromium', () => {
     await form.getByLabel('Description').fill('Runs growth experiments and reports on them.');
     await form.getByLabel('Persona').fill('Report results with numbers. Ask before writing anything.');
     await form.getByRole('checkbox', { name: 'fs' }).check();
+    // The model is picked from the configured roles and their models, not typed (issue 23).
+    const model = form.getByLabel('Model', { exact: true });
+    expect(await model.evaluate((el) => el.tagName)).toBe('SELECT');
+    expect(await model.inputValue()).toBe('agent');
+    expect(await model.locator('option').allInnerTexts()).toEqual([
+      'Agent (full effort) — scripted-model (the default)',
+      'Local (cheap) — scripted-model',
+      'Another model on one of these endpoints…',
+    ]);
+    await model.selectOption('__other');
+    await form.getByTestId('bot-model-other').getByLabel('On endpoint').selectOption('agent');
+    await form.getByTestId('bot-model-other').getByLabel('Which model').fill('scripted-model');
     await form.getByRole('button', { name: 'Create bot' }).click();
     const nameError = page.getByTestId('bot-form-error-name');
     await nameError.waitFor();
@@ -124,7 +136,13 @@ describe('Bots tab in Chromium', () => {
     await form.getByRole('button', { name: 'Create bot' }).click();
     await page.getByTestId('thread-empty').waitFor();
     const scout = await botNamed('scout');
-    expect(scout).toMatchObject({ label: 'Scout', tools: ['fs'], description: 'Runs growth experiments and reports on them.' });
+    expect(scout).toMatchObject({
+      label: 'Scout',
+      tools: ['fs'],
+      description: 'Runs growth experiments and reports on them.',
+      model_role: 'agent',
+      model: 'scripted-model',
+    });
     expect(await page.getByTestId('thread').getByRole('heading', { level: 2 }).innerText()).toBe('Scout');
     expect(await page.getByTestId('bot-tools').innerText()).toBe('fs');
     expect(await page.locator('[data-testid="bot-item"][data-bot-name="scout"]').getAttribute('aria-current')).toBe('page');

@@ -10,7 +10,7 @@ import { DECISION_LOOK, EXPAND_OVER, groupSummary, logText, whyLine } from '../.
 import { relativeTime } from '../../web/src/ui/format.js';
 
 const SEED_TABLE = [
-  ['in_progress', 'blue', true, 'Evaluating...'],
+  ['in_progress', 'blue', true, 'Deciding what it needs...'],
   ['act', 'green', false, null], // the result text
   ['noop', 'gray', false, 'Nothing new'],
   ['escalate', 'amber', false, 'Waiting for approval'],
@@ -71,6 +71,9 @@ describe('activity log decisions (seed 1)', () => {
     expect(whyLine(acted)).toBe('The nightly build finished.');
     // An approved action running says so, not "Evaluating...".
     expect(logText({ ...entry('in_progress', 'Running the approved action...'), exec_state: 'running' })).toBe('Running the approved action...');
+    // The store's placeholder is an internal word: an open row says its stage instead (issue 23).
+    expect(logText({ ...entry('in_progress', 'Evaluating...'), exec_state: 'running' })).toBe('Carrying out the task...');
+    expect(logText({ ...entry('in_progress', 'Evaluating...') })).toBe('Deciding what it needs...');
   });
 
   it('results over 120 characters are the ones collapsed', () => {

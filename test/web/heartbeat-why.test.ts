@@ -240,7 +240,7 @@ describe('the why of a heartbeat check, in words', () => {
     expect(worldNote(w)).toBeNull();
     expect(worldNote({ ...w, enabled: false, disabled_by: '[worlds.heartbeat] enabled = false in subconscious.toml' })).toEqual({
       off: true,
-      text: 'The heartbeat does not run in this daemon: `[worlds.heartbeat] enabled = false` in subconscious.toml. No bot is checked.',
+      text: 'The heartbeat does not run in this daemon: `[worlds.heartbeat] enabled = false` in subconscious.toml. No bot is checked. Switch it on in Settings on the Subconscious tab: it applies at once.',
     });
     expect(worldNote({ ...w, enabled: false })?.text).toMatch(/^The heartbeat world is switched off \(on the Subconscious tab\)/);
     expect(worldNote({ ...w, halted: true, halt_reason: 'rate cap: 60 ticks in an hour' })).toEqual({

@@ -6,8 +6,8 @@
  *
  *   - a fresh bot: mode, "nothing unfinished — wakes when something changes", the empty log, and
  *     what a pulse sends (the disclosure);
- *   - the daemon is killed mid-reply and restarted; the person types in the thread and switches
- *     the heartbeat off and on: the next tick skips, and the section says why in words
+ *   - the bot's run fails on a passing provider error (a 503); the person types in the thread and
+ *     switches the heartbeat off and on: the next tick skips, and the section says why in words
  *     ("Skipped: you were active 12 s ago");
  *   - Check now: "Checking in…" while the pulse is in flight, then the pulse says resume and the
  *     section says "Woke: interrupted task “…” — resumed (attempt 1)", links the resumed reply;
@@ -107,7 +107,7 @@ describe('the heartbeat section in Chromium', () => {
   const beat = async (): Promise<BotHeartbeat> => (await snapshot()).bots[0]!;
   const thread = async () => {
     const direct = (await daemon.rpc<ThreadSummary[]>('bots.threads_list', { bot_id: scout.id })).find((t) => t.kind === 'direct')!;
-    return daemon.rpc<ThreadView>('bots.thread', { id: direct.id });
+    return daemon.rpc<ThreadView>('bots.thread', { thread_id: direct.id });
   };
   const liveAgain = () => page.locator('[data-testid="live-state"][data-state="open"]').waitFor({ timeout: 30_000 });
   /** The section alone, at desktop and phone sizes. */
@@ -174,7 +174,7 @@ describe('the heartbeat section in Chromium', () => {
     expect(await section().getByTestId('heartbeat-mode').innerText()).toBe('mode: resume');
     expect(await section().getByTestId('heartbeat-next').innerText()).toBe('nothing unfinished — wakes when something changes');
     expect(await section().getByTestId('heartbeat-today').innerText()).toContain('0 of 48 pulses · 0 of 8 resumes');
-    expect(await section().getByTestId('heartbeat-today-all').innerText()).toBe('All bots: 0 of 200 pulses · 0 of 24 resumes');
+    expect(await section().getByTestId('heartbeat-today-all').innerText()).toBe('All bots together: 0 of 200 pulses · 0 of 24 resumes');
     expect(await section().getByTestId('heartbeat-log-empty').innerText()).toContain('nothing is sent to any model');
     expect(await section().getByTestId('heartbeat-disclosure').innerText()).toMatch(
       /a compact summary of @scout’s state — its last messages shortened, task titles, errors and checkpoints — is sent to the pulse model \(local\)/,
@@ -183,21 +183,15 @@ describe('the heartbeat section in Chromium', () => {
     expect(await contrastFailures(page), 'a fresh bot').toEqual([]);
   });
 
-  it('a skip says why in words: after a crash mid-reply, the person types in the thread, so the tick leaves the bot alone', async () => {
-    models.bot({ text: 'Step 1 of 7: the launch owners are listed. Step 2 of 7: the press kit is drafted. Step 3 of 7: the pricing page is ready.' });
-    const held = proxy.hold(2);
+  it('a skip says why in words: after a provider error mid-reply, the person types in the thread, so the tick leaves the bot alone', async () => {
+    // A run cut off by a crash is continued by its own job at restart (issue 17); what the heartbeat
+    // is for here is work that failed on a passing error: the model server answered 503.
+    models.bot({ status: 503, message: 'the model server is overloaded' });
     await composer().fill(TITLE);
     await composer().press('Enter');
-    await held.reached;
-    await page.locator('[data-testid="message"][data-role="bot"][data-status="streaming"]').waitFor();
-
-    // A crash mid-reply: restart repair marks the task failed + interrupted, the reply cut off.
-    await daemon.kill();
-    await daemon.restart();
-    await liveAgain();
     await page.locator('[data-testid="message"][data-role="bot"][data-status="error"]').waitFor({ timeout: 15_000 });
     const task = (await thread()).tasks.find((t) => t.title === TITLE)!;
-    expect(task).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 0 });
+    expect(task).toMatchObject({ status: 'failed', error_kind: 'provider', attempts: 0 });
 
     // The person types (the page tells the heartbeat) and switches it off and on (due at once).
     await composer().fill('Let me think about the launch date');
@@ -217,7 +211,9 @@ describe('the heartbeat section in Chromium', () => {
       'It never wakes a bot while you are in its thread; it looks again 90 s after your last action there.',
     );
     expect(await skip.innerText()).toContain('no model call');
-    expect(await skip.getByTestId('heartbeat-rule').innerText()).toBe('user_active');
+    // The rule's code name is not in the words (issue 23), only in an attribute and a tooltip.
+    expect(await skip.getByTestId('heartbeat-meta').getAttribute('data-rule')).toBe('user_active');
+    expect(await skip.innerText()).not.toContain('user_active');
     expect(await section().getByTestId('heartbeat-last').innerText()).toMatch(/^Skipped: you were active \d+ s ago/);
     // The person switching it off and on is in the log too, in words.
     await section().locator('[data-testid="heartbeat-why"]', { hasText: 'Heartbeat switched on by you' }).waitFor();
@@ -235,7 +231,7 @@ describe('the heartbeat section in Chromium', () => {
 
     const resumed = section().locator('[data-testid="heartbeat-entry"][data-outcome="resumed"]');
     await resumed.waitFor({ timeout: 20_000 });
-    expect(await resumed.getByTestId('heartbeat-why').innerText()).toBe(`Woke: interrupted task “${TITLE}” — resumed (attempt 1)`);
+    expect(await resumed.getByTestId('heartbeat-why').innerText()).toBe(`Woke: task that failed on a passing error “${TITLE}” — resumed (attempt 1)`);
     expect(await resumed.getByTestId('heartbeat-why-detail').innerText()).toBe('Pulse: the checklist was cut off at step 3 of 7');
     await page.locator('[data-testid="message"][data-role="system"]', { hasText: `Woke up to continue “${TITLE}”` }).waitFor();
     await page.locator('[data-testid="message"][data-role="bot"][data-status="done"]', { hasText: 'the checklist is complete' }).waitFor({ timeout: 20_000 });
@@ -273,8 +269,11 @@ describe('the heartbeat section in Chromium', () => {
     await composer().fill('The launch date is 14 November.');
     await composer().press('Enter');
     // The reply answered it: the card goes (heartbeat.checkin_changed), and with it the badge…
-    await section().locator('[data-testid="heartbeat-checkin"]', { hasText: 'the launch date' }).waitFor({ state: 'detached', timeout: 15_000 });
-    const [answered] = (await daemon.rpc<HeartbeatSnapshot>('bots.heartbeat_snapshot', {})).checkins.filter((c) => c.question.includes('launch date'));
+    // (Its own words: the next check-in quotes the reply, "The launch date is 14 November.")
+    await section().locator('[data-testid="heartbeat-checkin"]', { hasText: 'I need the launch date' }).waitFor({ state: 'detached', timeout: 15_000 });
+    const [answered] = (await daemon.rpc<HeartbeatSnapshot>('bots.heartbeat_snapshot', {})).checkins.filter((c) =>
+      c.question.includes('I need the launch date'),
+    );
     expect(answered).toBeUndefined();
     // …until the reply's own BLOCKED: asks again; Dismiss resolves that one.
     const next = section().locator('[data-testid="heartbeat-checkin"]', { hasText: 'press contact' });
@@ -372,7 +371,7 @@ describe('the heartbeat section in Chromium', () => {
     await figure.waitFor();
     const usage = await daemon.rpc<HeartbeatUsage>('bots.heartbeat_usage', {
       days: 1,
-      time_zone: await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone),
+      timezone: await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone),
     });
     expect(usage.bots).toBe(1);
     expect(usage.pulses.calls).toBe(1);
@@ -472,7 +471,7 @@ describe('a daemon whose heartbeat is switched off in its config', () => {
     const note = page.getByTestId('heartbeat-world-note');
     await note.waitFor();
     expect(await note.innerText()).toBe(
-      'The heartbeat does not run in this daemon: [worlds.heartbeat] enabled = false in subconscious.toml. No bot is checked.',
+      'The heartbeat does not run in this daemon: [worlds.heartbeat] enabled = false in subconscious.toml. No bot is checked. Switch it on in Settings on the Subconscious tab: it applies at once.',
     );
     expect(await page.getByTestId('heartbeat-state').innerText()).toBe('Not running in this daemon');
     expect(await page.getByTestId('heartbeat-next').innerText()).toBe('none while it is off');

@@ -91,6 +91,8 @@ describe('page shell in Chromium', () => {
     const { page, errors } = await browser.newPage();
     await page.goto(daemon.pageUrl);
     await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
+    // The page has read the worlds before the daemon goes (it makes several reads at load).
+    await page.locator('[data-testid="world-tasks"]').waitFor();
     const banner = page.locator('[data-testid="banner-unreachable"]');
     expect(await banner.count()).toBe(0);
 
@@ -101,14 +103,15 @@ describe('page shell in Chromium', () => {
     await screenshots(page, 'daemon-unreachable');
     expect(await contrastFailures(page)).toEqual([]);
 
-    // An action while the daemon is away: the switch flips at once, then rolls back with a message.
+    // While the daemon is away its actions are disabled, with the reason (issue 23): nothing looks usable that is not.
     const toggle = page.locator('[data-testid="world-tasks"]').getByRole('switch', { name: 'Enable Tasks' });
     expect(await toggle.getAttribute('aria-checked')).toBe('true');
-    await toggle.click();
-    const notice = page.locator('[data-testid="notice"]', { hasText: 'Could not disable Tasks' });
-    await notice.waitFor();
-    expect(await notice.innerText()).toContain('did not answer');
-    expect(await toggle.getAttribute('aria-checked')).toBe('true');
+    expect(await toggle.isDisabled()).toBe(true);
+    const runAll = page.getByRole('button', { name: 'Run all now' });
+    expect(await runAll.isDisabled()).toBe(true);
+    expect(await runAll.getAttribute('title')).toContain('The daemon does not answer');
+    const runNow = page.getByRole('button', { name: 'Run Tasks now' });
+    expect(await runNow.isDisabled()).toBe(true);
 
     await daemon.restart();
     await page.locator('[data-testid="live-state"][data-state="open"]').waitFor({ timeout: 30_000 });
@@ -151,6 +154,10 @@ describe('page shell in Chromium', () => {
       expect(await waiting.innerText()).toMatch(/^Waiting: failed (once|\d+ times in a row): .+; next try at \d\d:\d\d/);
       await screenshots(page, 'model-unavailable');
       expect(await contrastFailures(page)).toEqual([]);
+      // The harness (mode "auto", the default) answers from its stand-ins while no model answers; its tab says why.
+      await page.getByRole('tab', { name: 'Steering' }).click();
+      expect(await page.locator('[data-testid="harness-line"]').innerText()).toContain('Harness in offline mode');
+      expect(await page.locator('[data-testid="harness-mode-reason"]').innerText()).toMatch(/Why offline: auto: the local model does not answer/);
       expect(errors).toEqual([]);
       await page.close();
     } finally {

@@ -37,7 +37,7 @@ describe('Steering tab in Chromium', () => {
       return { text: text(req, 'user').includes('Reviewed before: up to cycle 0.') ? `STEERING_DIRECTIVE: ${DIRECTIVE}\nexpires_after_cycles: 2` : 'NONE' };
     });
     daemon = await startDaemon({
-      config: '[worlds.tasks]\nenabled = false\n',
+      config: '[worlds.tasks]\nenabled = false\n\n[worlds.orchestration]\nmode = "offline"\n',
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: models.baseUrl,
         SUBCONSCIOUS_AGENT_BASE_URL: models.baseUrl,
@@ -77,6 +77,10 @@ describe('Steering tab in Chromium', () => {
     expect(await none.innerText()).toContain(DEFAULT_STEERING_LINE);
     expect(await page.locator('[data-testid="last-review"]').innerText()).toMatch(/^No review yet: .* every 30 minutes/);
     expect(await page.locator('[data-testid="harness-line"]').innerText()).toContain('Harness in offline mode');
+    // Offline mode is said at the top of the tab in a banner, not only in small grey text (issue 23).
+    const offline = page.locator('[data-testid="steering-offline"]');
+    expect(await offline.innerText()).toMatch(/^Offline mode: no model answers here\. .*not replies\..*mode = "live"/s);
+    expect((await offline.boundingBox())!.y).toBeLessThan((await page.locator('[data-testid="harness-line"]').boundingBox())!.y);
     const terms = await page.locator('.steering-terms').innerText();
     for (const word of ['Cycle', 'Gate', 'Directive']) expect(terms).toContain(word);
 
@@ -116,6 +120,9 @@ describe('Steering tab in Chromium', () => {
     expect(await row.locator('[data-testid="cycle-directive"]').innerText()).toBe('no directive (the default line)');
     expect(await row.locator('[data-testid="cycle-diff"]').innerText()).toMatch(/^acme: request handled .* Δ 0\.\d+$/);
     expect(await row.innerText()).toContain('Acme asks why invoice 1042 was charged twice.');
+    // The offline answer is marked as a stand-in, so it does not read like a real reply.
+    expect(await row.locator('[data-testid="cycle-response"] [data-testid="cycle-stand-in"]').innerText()).toBe('offline stand-in, not a model’s reply');
+    expect(await row.locator('dt', { hasText: 'Stand-in answer' }).count()).toBe(1);
   });
 
   it('a critical message is forwarded by the gate; the steering world’s directive appears with its remaining cycles', async () => {
@@ -198,7 +205,7 @@ describe('Steering tab in Chromium', () => {
 });
 
 describe('Steering tab with the steering world off in the config', () => {
-  it('says how to switch it on: the config and a restart (the page switch is locked)', async () => {
+  it('says how to switch it on: the switch on the Subconscious tab writes the config, live', async () => {
     const off = await startDaemon({
       config: '[worlds.tasks]\nenabled = false\n[worlds.steering]\nenabled = false\n',
       env: { SUBCONSCIOUS_LOCAL_BASE_URL: 'http://127.0.0.1:9/v1', SUBCONSCIOUS_AGENT_BASE_URL: 'http://127.0.0.1:9/v1' },
@@ -211,8 +218,10 @@ describe('Steering tab with the steering world off in the config', () => {
       await page.getByRole('tab', { name: 'Steering' }).click();
       const note = page.locator('[data-testid="steering-off"]');
       await note.waitFor();
-      expect(await note.innerText()).toContain('Set enabled = true under [worlds.steering] in subconscious.toml and restart the daemon.');
-      expect(await note.innerText()).not.toContain('Switch it on in the Subconscious tab');
+      expect(await note.innerText()).toContain(
+        'Switch it on in the Subconscious tab: that sets enabled = true under [worlds.steering] in subconscious.toml, and it applies at once.',
+      );
+      expect(await note.innerText()).not.toContain('restart');
       expect(errors).toEqual([]);
     } finally {
       await browser.close();

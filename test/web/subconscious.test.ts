@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import SQLite from 'better-sqlite3';
+import { SQLite } from '../../src/store/index.js';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageCalls, UsageSummary } from '../../src/protocol/index.js';
@@ -149,7 +149,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     const toggle = row.getByRole('switch', { name: `Enable task: ${system.title}` });
     expect(await row.locator('button').count()).toBe(0);
 
-    await daemon.rpc('subconscious.tasks_update', { id: system.id, enabled: false });
+    await daemon.rpc('subconscious.tasks_update', { task_id: system.id, enabled: false });
     await toggle.waitFor();
     expect(await toggle.getAttribute('aria-checked')).toBe('false');
     expect(await row.locator('.dot-gray').count()).toBe(1);
@@ -187,7 +187,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     const runNow = card.getByRole('button', { name: 'Run Tasks now' });
     expect(await runNow.isDisabled()).toBe(true);
     expect(await card.locator('[data-testid="world-run-off"]').textContent()).toMatch(/switched off: switch it on first/);
-    await expect(daemon.rpc('subconscious.trigger', { kind: 'tasks' })).rejects.toThrow(/tasks is off: switched off on the page/);
+    await expect(daemon.rpc('subconscious.trigger', { world: 'tasks' })).rejects.toThrow(/tasks is off: switched off on the page/);
     await toggle.click();
     await page.locator('[data-testid="world-tasks"][data-state="Idle"]').waitFor();
     await expect.poll(async () => (await status()).enabled).toBe(true);
@@ -242,7 +242,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(await cronField.getAttribute('aria-invalid')).toBe('false');
     const fixed = (await tasks()).find((t) => t.title === 'Broken schedule')!;
     expect(fixed.recurrence).toBe('cron:1 * * * *');
-    await daemon.rpc('subconscious.tasks_remove', { id: fixed.id });
+    await daemon.rpc('subconscious.tasks_remove', { task_id: fixed.id });
     await taskRow('Broken schedule').waitFor({ state: 'detached' });
     await page.getByLabel('Runs', { exact: true }).selectOption('default');
 
@@ -260,7 +260,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await taskRow('Send the invoice reminders').and(page.locator(':not([data-task-id^="pending-"])')).locator('.badge', { hasText: 'writes' }).waitFor();
     expect((await tasks()).find((t) => t.title === 'Send the invoice reminders')?.needs_tools).toBe(true);
     await page.getByLabel('Writes', { exact: true }).selectOption('read');
-    for (const t of await tasks()) if (t.title.startsWith('Send ')) await daemon.rpc('subconscious.tasks_remove', { id: t.id });
+    for (const t of await tasks()) if (t.title.startsWith('Send ')) await daemon.rpc('subconscious.tasks_remove', { task_id: t.id });
     await taskRow('Send the weekly digest to Slack').waitFor({ state: 'detached' });
 
     // Toggle off and on again. A successful edit also clears what the form said before.
@@ -314,7 +314,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       await hold.reached;
       await row.and(page.locator('[data-decision="in_progress"]')).waitFor();
       expect(await row.locator('.dot.dot-blue.dot-pulse').count()).toBe(1);
-      expect(await row.locator('[data-testid="log-text"]').innerText()).toBe('Evaluating...');
+      expect(await row.locator('[data-testid="log-text"]').innerText()).toBe('Deciding what it needs...');
       await page.locator('[data-testid="world-tasks"][data-state="Running"]').waitFor();
       await screenshots(page, 'subconscious-tick-running');
     } finally {
@@ -354,7 +354,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect(await text.innerText()).toBe('The build is green; run npm test again after merging <b>feature</b>.');
     expect(await text.locator('b').count()).toBe(0);
     await waitIdle();
-    await daemon.rpc('subconscious.tasks_remove', { id: task.id });
+    await daemon.rpc('subconscious.tasks_remove', { task_id: task.id });
     await taskRow('Check the nightly build').waitFor({ state: 'detached' });
   });
 
@@ -397,10 +397,10 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     // The browser reports the aborted stream requests; nothing else went wrong.
     expect(second.errors.filter((e) => !/ERR_FAILED/.test(e))).toEqual([]);
     await p2.close();
-    await daemon.rpc('subconscious.tasks_remove', { id: task.id });
+    await daemon.rpc('subconscious.tasks_remove', { task_id: task.id });
   });
 
-  it('escalations appear as amber cards; "Go ahead" runs one, "Skip" dismisses another, "Fix in Skills" leads to the skills', async () => {
+  it('escalations appear as amber cards under Needs you; "Go ahead" runs one, "Ignore" dismisses another, "Fix in Skills" leads to the skills; no Approval Needed section is left', async () => {
     const specs = [
       {
         title: 'Check urgent emails',
@@ -420,8 +420,11 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     await waitIdle();
     await page.getByRole('button', { name: 'Run Tasks now' }).click();
 
-    const cards = page.locator('[data-testid="approval-card"]');
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"]').length === 3);
+    const cards = page.locator('[data-testid="inbox-card"][data-kind="escalation"]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="inbox-card"][data-kind="escalation"]').length === 3);
+    // The inbox holds the approvals: the old section is gone.
+    expect(await page.locator('#approvals, [data-testid="approval-card"]').count()).toBe(0);
+    expect(await page.getByRole('heading', { name: 'Approval Needed' }).count()).toBe(0);
     const card = (title: string) => cards.filter({ hasText: title });
     expect(await card('Check urgent emails').locator('[data-testid="priority"]').innerText()).toBe('important');
     expect(await card('Review the Notion workspace').locator('[data-testid="priority"]').innerText()).toBe('critical');
@@ -451,7 +454,9 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     expect((await daemon.rpc<EscalationRow[]>('subconscious.escalations_list', { status: 'approved' })).map((e) => e.title)).toEqual(['Check urgent emails']);
     expect(models.seen).toContain('approved');
 
-    await card('Check the shared calendar').getByRole('button', { name: 'Skip' }).click();
+    await card('Check the shared calendar')
+      .getByRole('button', { name: /^Ignore/ })
+      .click();
     await card('Check the shared calendar').waitFor({ state: 'detached' });
     const calendarRow = logRowFor(calendarTask.id).first();
     await calendarRow.and(page.locator('[data-decision="dismissed"]')).waitFor();
@@ -501,14 +506,14 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       );
     }
     // Two calls a minute either side of the viewer's midnight: one UTC day, two of the viewer's.
-    const viewerToday = (await daemon.rpc<UsageSummary>('usage.summary', { days: 1, time_zone: VIEWER_TZ })).today.start;
+    const viewerToday = (await daemon.rpc<UsageSummary>('usage.summary', { days: 1, timezone: VIEWER_TZ })).today.start;
     insert.run('seed-before-midnight', viewerToday - 60_000, 'tasks', 'evaluate', 'local', 'scripted-local', 11, 1, 0, 50, 'ok', null);
     insert.run('seed-after-midnight', Math.min(viewerToday + 60_000, Date.now()), 'tasks', 'evaluate', 'local', 'scripted-local', 13, 1, 0, 50, 'ok', null);
 
     await page.getByRole('tab', { name: 'Usage' }).click();
     await page.locator('[data-testid="usage-chart"]').waitFor();
     // The page counts the viewer's days, not the daemon's.
-    const summary = await daemon.rpc<UsageSummary>('usage.summary', { days: 14, time_zone: VIEWER_TZ });
+    const summary = await daemon.rpc<UsageSummary>('usage.summary', { days: 14, timezone: VIEWER_TZ });
     const from = summary.from;
     const direct = db
       .prepare('select count(*) as calls, coalesce(sum(input_tokens),0) as input, coalesce(sum(output_tokens),0) as output from model_calls where at >= ?')
@@ -556,6 +561,12 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       }
     }
 
+    // Purposes in words, not the ledger's codes (issue 23); the code stays in a tooltip.
+    const evaluate = page.locator('[data-testid="usage-by-purpose"] tr[data-key="evaluate"] th');
+    expect(await evaluate.innerText()).toBe('deciding what each task needs');
+    expect(await evaluate.getAttribute('title')).toBe('evaluate');
+    expect(await page.locator('[data-testid="usage-by-purpose"]').innerText()).not.toMatch(/\bevaluate\b|execute_/);
+
     // Calls: newest first, 20 a page, latency and outcome per row.
     const calls = await daemon.rpc<UsageCalls>('usage.calls', { limit: 20 });
     expect(calls.total).toBe(allCalls);
@@ -588,7 +599,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
       .poll(
         async () => {
           const n = (await groups()).groups.length;
-          if (n <= 20 && !(await running())) await daemon.rpc('subconscious.trigger', { kind: 'tasks' });
+          if (n <= 20 && !(await running())) await daemon.rpc('subconscious.trigger', { world: 'tasks' });
           return n;
         },
         { timeout: 60_000, interval: 300 },
@@ -602,8 +613,8 @@ describe('Subconscious and Usage tabs in Chromium', () => {
     const before = await shown.count();
     await page.getByRole('button', { name: 'Show older ticks' }).click();
     await expect.poll(async () => shown.count(), { timeout: 10_000 }).toBeGreaterThan(before);
-    await daemon.rpc('subconscious.tasks_remove', { id: counting.id });
-  });
+    await daemon.rpc('subconscious.tasks_remove', { task_id: counting.id });
+  }, 120_000); // 20 ticks with a model call each, and the 60 s poll for them: more than the default 30 s
 
   it('every tab is keyboard reachable, fits 360 px without sideways scrolling, and logged no console error', async () => {
     await page.getByRole('tab', { name: 'Subconscious' }).click();

@@ -130,13 +130,13 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
         call({ at: Date.UTC(2026, 2, 14, 14, 0), input_tokens: 20 }), // 14 March 23:00 in Tokyo
       ])
       .execute();
-    const tokyo = (await rpc.call('usage.summary', { time_zone: 'Asia/Tokyo' })) as UsageSummary;
-    expect(tokyo.time_zone).toBe('Asia/Tokyo');
+    const tokyo = (await rpc.call('usage.summary', { timezone: 'Asia/Tokyo' })) as UsageSummary;
+    expect(tokyo.timezone).toBe('Asia/Tokyo');
     expect(tokyo.today).toMatchObject({ date: '2026-03-15', start: Date.UTC(2026, 2, 14, 15), calls: 1, input_tokens: 40 });
     expect(tokyo.per_day[12]).toMatchObject({ date: '2026-03-14', calls: 1, input_tokens: 20 });
     expect(tokyo.from).toBe(Date.UTC(2026, 2, 1, 15));
     const utc = (await rpc.call('usage.summary', {})) as UsageSummary;
-    expect(utc.time_zone).toBe('UTC');
+    expect(utc.timezone).toBe('UTC');
     expect(utc.today.calls).toBe(0);
     expect(utc.per_day[12]).toMatchObject({ date: '2026-03-14', calls: 2 });
     // A daemon configured for Tokyo counts Tokyo days when the page names no zone.
@@ -153,7 +153,7 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
         call({ at: Date.UTC(2026, 2, 29, 22, 30) }), // 30 March 00:30 CEST
       ])
       .execute();
-    const s = (await afterSpringForward.call('usage.summary', { days: 7, time_zone: 'Europe/Paris' })) as UsageSummary;
+    const s = (await afterSpringForward.call('usage.summary', { days: 7, timezone: 'Europe/Paris' })) as UsageSummary;
     const day = (date: string) => s.per_day.findIndex((d) => d.date === date);
     const spring = day('2026-03-29');
     expect(s.per_day[spring + 1]!.start - s.per_day[spring]!.start).toBe(23 * 3_600_000);
@@ -163,7 +163,7 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
   });
 
   it('rejects bad params naming the field', async () => {
-    await expect(rpc.call('usage.summary', { time_zone: 'Mars/Olympus_Mons' })).rejects.toThrow(/time_zone/);
+    await expect(rpc.call('usage.summary', { timezone: 'Mars/Olympus_Mons' })).rejects.toThrow(/timezone/);
     await expect(rpc.call('usage.summary', { days: 0 })).rejects.toThrow(/days/);
     await expect(rpc.call('usage.summary', { days: 91 })).rejects.toThrow(/days/);
     await expect(rpc.call('usage.calls', { limit: -1 })).rejects.toThrow(/limit/);
@@ -205,7 +205,7 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
             )
             .filter((v) => v.at <= NOW);
           if (values.length) await store.db.insertInto('model_calls').values(values).execute();
-          const s = (await rpc.call('usage.summary', { days, time_zone: zone })) as UsageSummary;
+          const s = (await rpc.call('usage.summary', { days, timezone: zone })) as UsageSummary;
           const from = s.from;
           expect(s.per_day).toHaveLength(days);
           const inWindow = values.filter((v) => v.at >= from);

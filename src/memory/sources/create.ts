@@ -2,13 +2,15 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import { resolveSourcePath, type MemorySourceConfig } from '../config.js';
+import { resolveSourcePath, type McpSourceConfig, type MemorySourceConfig } from '../config.js';
 import type { MemoryEmit, MemoryStore } from '../store.js';
 import type { MemoryTables } from '../tables.js';
+import { CaldavSource } from './caldav.js';
 import { FolderSource } from './folder.js';
+import { McpSource } from './mcp.js';
 import { IcsSource } from './ics.js';
 import { ImapSource } from './imap.js';
-import { readSecret } from './secret.js';
+import { envSecret, readSecret, type SecretRef } from './secret.js';
 import type { MemorySource } from './source.js';
 
 export interface SourceDeps {
@@ -23,6 +25,9 @@ export interface SourceDeps {
 
 export function createSource(deps: SourceDeps, s: MemorySourceConfig): MemorySource {
   const base = { store: deps.store, db: deps.db, clock: deps.clock, log: deps.log, emit: deps.emit };
+  const resolve = (p: string) => resolveSourcePath(deps.workspace, p);
+  /** The source's secret, read at each connection (a rotated token file is picked up). */
+  const secret = (ref: SecretRef) => () => readSecret(ref, `${s.kind} source "${s.namespace}"`, resolve);
   switch (s.kind) {
     case 'folder':
       return new FolderSource(
@@ -46,7 +51,7 @@ export function createSource(deps: SourceDeps, s: MemorySourceConfig): MemorySou
         tlsVerify: s.tls_verify,
         user: s.user,
         auth: s.auth,
-        secret: () => readSecret(s, `imap source "${s.namespace}"`, (p) => resolveSourcePath(deps.workspace, p)),
+        secret: secret(s),
         folders: s.folders,
         debounceMs: s.debounce_ms,
         batchSize: s.batch_size,
@@ -61,10 +66,52 @@ export function createSource(deps: SourceDeps, s: MemorySourceConfig): MemorySou
         pastDays: s.past_days,
         futureDays: s.future_days,
       });
+    case 'caldav':
+      return new CaldavSource(base, {
+        namespace: s.namespace,
+        label: s.label,
+        url: s.url,
+        user: s.user,
+        auth: s.auth,
+        secret: secret(s),
+        calendars: s.calendars,
+        pastDays: s.past_days,
+        futureDays: s.future_days,
+        maxBodyChars: s.max_body_chars,
+      });
+    case 'mcp':
+      return new McpSource(base, {
+        namespace: s.namespace,
+        label: s.label,
+        server:
+          s.url !== undefined
+            ? { url: s.url, headers: () => mcpHeaders(secret({ password_env: s.token_env, password_file: s.token_file }), s) }
+            : { command: s.command!, args: s.args, env: () => ({ ...s.env, ...mcpEnv(s) }), cwd: s.cwd && resolveSourcePath(deps.workspace, s.cwd) },
+        include: s.include,
+        documentKind: s.document_kind,
+        maxResources: s.max_resources,
+        maxBodyChars: s.max_body_chars,
+        debounceMs: s.debounce_ms,
+        rereadMs: s.reread_hours * 3_600_000,
+        pollReads: s.poll_reads,
+      });
   }
+}
+
+/** A stdio MCP server's secrets: its variables taken from the daemon's environment. */
+function mcpEnv(s: McpSourceConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [theirs, ours] of Object.entries(s.env_from)) out[theirs] = envSecret(ours, `mcp source "${s.namespace}"`, `env_from.${theirs}`);
+  return out;
+}
+
+/** A url MCP server's bearer token (token_env / token_file), when it has one. */
+function mcpHeaders(token: () => string, s: McpSourceConfig): Record<string, string> {
+  if (s.token_env === undefined && s.token_file === undefined) return {};
+  return { authorization: `Bearer ${token()}` };
 }
 
 /** Whether the source follows changes live (a folder watcher, IMAP IDLE). */
 export function watches(s: MemorySourceConfig): boolean {
-  return s.kind === 'folder' ? s.watch : s.kind === 'imap' ? s.idle : false;
+  return s.kind === 'folder' || s.kind === 'mcp' ? s.watch : s.kind === 'imap' ? s.idle : false;
 }

@@ -19,24 +19,17 @@
 import { watch as fsWatch, type FSWatcher } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
 import { describeError } from '../../core/errors.js';
-import type { Clock } from '../../core/clock.js';
-import type { Logger } from '../../core/logger.js';
 import { sha256Hex } from '../hash.js';
 import type { MemorySourceFailure } from '../../protocol/memory.js';
-import type { MemoryEmit, MemoryStore, WriteOp } from '../store.js';
-import type { MemoryTables } from '../tables.js';
+import type { WriteOp } from '../store.js';
 import { isSupported, parseFile } from './files.js';
 import { ParseError } from './mime.js';
-import { SyncGate, type MemorySource } from './source.js';
+import { count } from './bookkeeping.js';
+import { SourceBase, type SourceBaseDeps } from './base.js';
+import { emptyResult, type MemorySource } from './source.js';
 
-export interface FolderSourceDeps {
-  store: MemoryStore;
-  db: Kysely<MemoryTables>;
-  clock: Clock;
-  log: Logger;
-  emit?: MemoryEmit | undefined;
+export interface FolderSourceDeps extends SourceBaseDeps {
   /** The wall clock file times are compared with (default `Date.now`): file systems keep real time. */
   fsNow?: (() => number) | undefined;
 }
@@ -96,30 +89,23 @@ interface KnownFile {
   error: string | null;
 }
 
-export class FolderSource implements MemorySource {
+export class FolderSource extends SourceBase implements MemorySource {
   readonly kind = 'folder' as const;
-  readonly progress = null;
-  readonly namespace: string;
   readonly root: string;
-  readonly label: string;
   private readonly recursive: boolean;
   private readonly maxFileBytes: number;
   private readonly debounceMs: number;
   private readonly fsNow: () => number;
-  private readonly gate = new SyncGate(() => this.syncOnce());
-  private lastResult: SyncResult | null = null;
-  private readonly sinceStart = { syncs: 0, added: 0, modified: 0, removed: 0 };
   private watcher: FSWatcher | null = null;
   private debounce: AbortController | null = null;
   private firstEventAt: number | null = null;
 
   constructor(
-    private readonly deps: FolderSourceDeps,
+    protected override readonly deps: FolderSourceDeps,
     opts: FolderSourceOptions,
   ) {
-    this.namespace = opts.namespace;
+    super(deps, opts);
     this.root = opts.root;
-    this.label = opts.label ?? opts.namespace;
     this.recursive = opts.recursive ?? true;
     this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.debounceMs = opts.debounceMs ?? 2_000;
@@ -130,63 +116,14 @@ export class FolderSource implements MemorySource {
     return this.root;
   }
 
-  /** The last finished sync's result, or null. */
-  get last(): SyncResult | null {
-    return this.lastResult;
-  }
-
-  /** Syncs finished by this object, and the document changes they made. */
-  get totals(): { syncs: number; added: number; modified: number; removed: number } {
-    return { ...this.sinceStart };
-  }
-
   /** A debounced sync is waiting for file events to settle. */
   get pending(): boolean {
     return this.debounce !== null;
   }
 
-  /** Resolves when no sync is running or queued (a sync started meanwhile is waited for too). */
-  idle(): Promise<void> {
-    return this.gate.idle();
-  }
-
-  /** A sync is running now. */
-  get syncing(): boolean {
-    return this.gate.busy;
-  }
-
   /** A watcher follows the folder. */
   get watching(): boolean {
     return this.watcher !== null;
-  }
-
-  /** Sync now. Calls during a running sync share one more sync after it (and get its result). */
-  sync(): Promise<SyncResult> {
-    return this.gate.run();
-  }
-
-  /** Files skipped the last time they were read (they are read again once they change); `limit` caps the list. */
-  async skippedFiles(limit?: number): Promise<SkippedFile[]> {
-    const rows = await this.deps.db
-      .selectFrom('memory_source_files')
-      .select(['path', 'error'])
-      .where('namespace', '=', this.namespace)
-      .where('error', 'is not', null)
-      .orderBy('path')
-      .$if(limit !== undefined, (q) => q.limit(limit!))
-      .execute();
-    return rows.map((r) => ({ path: r.path, reason: r.error! }));
-  }
-
-  /** How many files were skipped the last time they were read. */
-  async skippedCount(): Promise<number> {
-    const row = await this.deps.db
-      .selectFrom('memory_source_files')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('namespace', '=', this.namespace)
-      .where('error', 'is not', null)
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
   }
 
   /** Start watching the folder; returns the stop function. A folder that cannot be watched is logged (periodic syncs still run). */
@@ -236,23 +173,10 @@ export class FolderSource implements MemorySource {
     );
   }
 
-  private async syncOnce(): Promise<SyncResult> {
+  protected async syncOnce(): Promise<SyncResult> {
     const { store, clock, log } = this.deps;
     const started = clock.now();
-    const result: SyncResult = {
-      namespace: this.namespace,
-      files: 0,
-      read: 0,
-      parsed: 0,
-      added: 0,
-      modified: 0,
-      removed: 0,
-      unchanged: 0,
-      renamed: 0,
-      skipped: [],
-      error: null,
-      duration_ms: 0,
-    };
+    const result = emptyResult(this.namespace);
     await store.registerNamespace(this.namespace, { label: this.label, kind: 'folder' });
     let seen: Map<string, SeenFile>;
     try {
@@ -260,7 +184,7 @@ export class FolderSource implements MemorySource {
     } catch (err) {
       result.error = `cannot read the folder ${this.root}: ${describeError(err)}`;
       log.warn({ namespace: this.namespace, err: result.error }, 'memory folder sync failed; nothing changed');
-      return this.finish(result, started);
+      return this.book.finish(result, started);
     }
     result.files = seen.size;
     const known = await this.knownFiles();
@@ -309,7 +233,7 @@ export class FolderSource implements MemorySource {
       await this.removeUnder(rel, result);
       await this.forget(rel);
     }
-    return this.finish(result, started);
+    return this.book.finish(result, started);
   }
 
   /** Parse one changed file and write its documents; returns the skip reason, or null. */
@@ -343,7 +267,7 @@ export class FolderSource implements MemorySource {
       ...(renamedFrom !== undefined ? (await store.documentsUnder(this.namespace, renamedFrom)).filter((d) => !moved.has(d.external_id)) : []),
     ];
     for (const d of stale) ops.push({ op: 'delete', external_id: d.external_id });
-    this.count(result, await store.write(this.namespace, ops, { label: this.label, kind: 'folder' }));
+    count(result, await store.write(this.namespace, ops, { label: this.label, kind: 'folder' }));
     return null;
   }
 
@@ -351,7 +275,7 @@ export class FolderSource implements MemorySource {
     const { store } = this.deps;
     const docs = await store.documentsUnder(this.namespace, rel);
     if (docs.length)
-      this.count(
+      count(
         result,
         await store.write(
           this.namespace,
@@ -360,36 +284,9 @@ export class FolderSource implements MemorySource {
       );
   }
 
-  private count(result: SyncResult, s: { added: number; modified: number; removed: number; unchanged: number }): void {
-    result.added += s.added;
-    result.modified += s.modified;
-    result.removed += s.removed;
-    result.unchanged += s.unchanged;
-  }
-
   private skip(result: SyncResult, rel: string, reason: string): void {
     result.skipped.push({ path: rel, reason });
     this.deps.log.warn({ namespace: this.namespace, path: rel, reason }, 'memory source skipped a file');
-  }
-
-  private async finish(result: SyncResult, started: number): Promise<SyncResult> {
-    result.duration_ms = this.deps.clock.now() - started;
-    await this.deps.store.recordSync(this.namespace, result.error);
-    this.lastResult = result;
-    this.sinceStart.syncs++;
-    this.sinceStart.added += result.added;
-    this.sinceStart.modified += result.modified;
-    this.sinceStart.removed += result.removed;
-    this.deps.emit?.('memory.synced', {
-      namespace: this.namespace,
-      added: result.added,
-      modified: result.modified,
-      removed: result.removed,
-      renamed: result.renamed,
-      skipped: result.skipped.length,
-      error: result.error,
-    });
-    return result;
   }
 
   /** Every supported, non-hidden regular file under the root: relative path → size and mtime. */
@@ -430,15 +327,10 @@ export class FolderSource implements MemorySource {
     const mtime = Math.floor(file.mtimeMs);
     // Written moments ago: a second write in the same timestamp tick would look unchanged.
     const recorded = mtime >= this.fsNow() - RACY_MS ? -1 : mtime;
-    const row = { size: file.size, mtime_ms: recorded, hash, error, updated_at: this.deps.clock.now() };
-    await this.deps.db
-      .insertInto('memory_source_files')
-      .values({ namespace: this.namespace, path: rel, ...row })
-      .onConflict((oc) => oc.columns(['namespace', 'path']).doUpdateSet(row))
-      .execute();
+    await this.book.record(rel, { size: file.size, mtime_ms: recorded, hash, error });
   }
 
   private async forget(rel: string): Promise<void> {
-    await this.deps.db.deleteFrom('memory_source_files').where('namespace', '=', this.namespace).where('path', '=', rel).execute();
+    await this.book.forget([rel]);
   }
 }

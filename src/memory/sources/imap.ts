@@ -23,27 +23,20 @@
  * nothing in memory changes.
  */
 import { ImapFlow, type FetchMessageObject, type ImapFlowOptions } from 'imapflow';
-import type { Kysely } from 'kysely';
 import { describeError } from '../../core/errors.js';
-import type { Clock } from '../../core/clock.js';
-import type { Logger } from '../../core/logger.js';
 import type { MemorySourceFailure } from '../../protocol/memory.js';
-import type { MemoryEmit, MemoryStore, WriteOp } from '../store.js';
-import type { MemoryTables } from '../tables.js';
+import type { WriteOp } from '../store.js';
+import { cutText, Debounce, SourceBase, type SourceBaseDeps } from './base.js';
 import { emailDocument } from './files.js';
 import { parseEmail } from './email.js';
-import type { SkippedFile, SyncResult } from './folder.js';
+import type { SyncResult } from './folder.js';
 import { ParseError } from './mime.js';
-import { emptyResult, SyncGate, type MemorySource, type SyncProgress } from './source.js';
+import { count } from './bookkeeping.js';
+import { emptyResult, type MemorySource } from './source.js';
 import { classifyFailure } from './failure.js';
 
-export interface ImapSourceDeps {
-  store: MemoryStore;
-  db: Kysely<MemoryTables>;
-  clock: Clock;
-  log: Logger;
-  emit?: MemoryEmit | undefined;
-}
+/** What an imap source is given (every kind is given the same). */
+export type ImapSourceDeps = SourceBaseDeps;
 
 export interface ImapSourceOptions {
   namespace: string;
@@ -68,25 +61,19 @@ interface FolderState {
   lastUid: number;
 }
 
-export class ImapSource implements MemorySource {
+export class ImapSource extends SourceBase implements MemorySource {
   readonly kind = 'imap' as const;
-  readonly namespace: string;
-  readonly label: string;
   readonly location: string;
-  private readonly gate = new SyncGate(() => this.syncOnce());
-  private lastResult: SyncResult | null = null;
-  private readonly sinceStart = { syncs: 0, added: 0, modified: 0, removed: 0 };
-  private current: SyncProgress | null = null;
   private idler: ImapFlow | null = null;
   private wantWatch = false;
-  private debounce: AbortController | null = null;
+  private readonly debounce: Debounce;
 
   constructor(
-    private readonly deps: ImapSourceDeps,
+    deps: SourceBaseDeps,
     private readonly opts: ImapSourceOptions,
   ) {
-    this.namespace = opts.namespace;
-    this.label = opts.label ?? opts.namespace;
+    super(deps, opts, 'newest');
+    this.debounce = new Debounce(deps.clock, deps.log, this.namespace);
     this.location = `${opts.tls ? 'imaps' : 'imap'}://${encodeURIComponent(opts.user)}@${opts.host}:${this.port} (${opts.folders.join(', ')})`;
   }
 
@@ -94,28 +81,8 @@ export class ImapSource implements MemorySource {
     return this.opts.port ?? (this.opts.tls ? 993 : 143);
   }
 
-  get last(): SyncResult | null {
-    return this.lastResult;
-  }
-  get totals(): { syncs: number; added: number; modified: number; removed: number } {
-    return { ...this.sinceStart };
-  }
-  get progress(): SyncProgress | null {
-    return this.current && { ...this.current };
-  }
-  get syncing(): boolean {
-    return this.gate.busy;
-  }
   get watching(): boolean {
     return this.idler !== null;
-  }
-
-  sync(): Promise<SyncResult> {
-    return this.gate.run();
-  }
-
-  idle(): Promise<void> {
-    return this.gate.idle();
   }
 
   /** A client for this account (not connected). */
@@ -156,28 +123,6 @@ export class ImapSource implements MemorySource {
     }
   }
 
-  async skippedFiles(limit?: number): Promise<SkippedFile[]> {
-    const rows = await this.deps.db
-      .selectFrom('memory_source_files')
-      .select(['path', 'error'])
-      .where('namespace', '=', this.namespace)
-      .where('error', 'is not', null)
-      .orderBy('updated_at', 'desc')
-      .$if(limit !== undefined, (q) => q.limit(limit!))
-      .execute();
-    return rows.map((r) => ({ path: r.path, reason: r.error! }));
-  }
-
-  async skippedCount(): Promise<number> {
-    const row = await this.deps.db
-      .selectFrom('memory_source_files')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('namespace', '=', this.namespace)
-      .where('error', 'is not', null)
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
-  }
-
   /** Follow the first folder with IDLE: new and expunged mail start a (debounced) sync. */
   watch(): () => void {
     this.wantWatch = true;
@@ -187,8 +132,7 @@ export class ImapSource implements MemorySource {
 
   unwatch(): void {
     this.wantWatch = false;
-    this.debounce?.abort();
-    this.debounce = null;
+    this.debounce.cancel();
     const idler = this.idler;
     this.idler = null;
     if (idler) void idler.logout().catch(() => idler.close());
@@ -225,21 +169,11 @@ export class ImapSource implements MemorySource {
 
   /** A server notification: sync once they have been quiet for `debounceMs`. */
   schedule(): void {
-    this.debounce?.abort();
-    const controller = new AbortController();
-    this.debounce = controller;
-    this.deps.clock.sleep(this.opts.debounceMs, controller.signal).then(
-      () => {
-        if (this.debounce !== controller) return;
-        this.debounce = null;
-        this.sync().catch((err) => this.deps.log.error({ namespace: this.namespace, err: describeError(err) }, 'imap sync failed'));
-      },
-      () => undefined,
-    );
+    this.debounce.schedule(this.opts.debounceMs, () => this.sync());
   }
 
-  private async syncOnce(): Promise<SyncResult> {
-    const { store, clock, log } = this.deps;
+  protected async syncOnce(): Promise<SyncResult> {
+    const { store, clock } = this.deps;
     const started = clock.now();
     const result = emptyResult(this.namespace);
     await store.registerNamespace(this.namespace, { label: this.label, kind: 'imap' });
@@ -252,15 +186,13 @@ export class ImapSource implements MemorySource {
       folder = undefined;
     } catch (err) {
       const failure = classifyFailure(err, { host: this.opts.host, port: this.port, user: this.opts.user, folder, tls: this.opts.tls });
-      result.error = failure.message;
-      result.failure = failure;
-      log.warn({ namespace: this.namespace, failure }, 'imap sync failed; what was written before stays');
+      this.failed(result, failure, 'imap sync failed; what was written before stays');
     } finally {
-      this.current = null;
+      this.progressed(null);
       await client?.logout().catch(() => client?.close());
     }
     if (!result.error && this.wantWatch && !this.idler) void this.startIdle();
-    return this.finish(result, started);
+    return this.book.finish(result, started);
   }
 
   private async syncFolder(client: ImapFlow, folder: string, result: SyncResult): Promise<void> {
@@ -287,7 +219,7 @@ export class ImapSource implements MemorySource {
       await this.forgetSkipped(folder, presentSet, lastUid === 0);
 
       const todo = present.filter((uid) => uid > lastUid).sort((a, b) => a - b);
-      this.current = { part: folder, done: 0, total: todo.length };
+      this.progressed({ part: folder, done: 0, total: todo.length });
       for (let i = 0; i < todo.length; i += this.opts.batchSize) {
         const batch = todo.slice(i, i + this.opts.batchSize);
         const messages = await client.fetchAll(
@@ -297,7 +229,7 @@ export class ImapSource implements MemorySource {
         );
         await this.apply(folder, messages, result);
         await this.saveState(folder, { validity, lastUid: batch[batch.length - 1]! });
-        this.current = { part: folder, done: Math.min(todo.length, i + batch.length), total: todo.length };
+        this.progressed({ part: folder, done: Math.min(todo.length, i + batch.length), total: todo.length });
       }
       if (todo.length === 0) await this.saveState(folder, { validity, lastUid: Math.max(lastUid, ...present.slice(-1)) });
     } finally {
@@ -324,11 +256,9 @@ export class ImapSource implements MemorySource {
         let body = doc.body;
         const notes: string[] = [];
         if (cutBytes !== null) notes.push(`the message is ${formatBytes(cutBytes)}; only its first ${formatBytes(m.source.length)} were read (max_message_mb)`);
-        if (body.length > this.opts.maxBodyChars) {
-          notes.push(`the text was ${body.length} characters; cut at ${this.opts.maxBodyChars} (max_body_chars)`);
-          body = body.slice(0, this.opts.maxBodyChars);
-        }
-        if (notes.length) body += `\n\n[cut: ${notes.join('; ')}]`;
+        const cut = cutText(body, this.opts.maxBodyChars);
+        if (cut.note) notes.push(cut.note);
+        if (notes.length) body = `${body.slice(0, this.opts.maxBodyChars)}\n\n[cut: ${notes.join('; ')}]`;
         const metadata: Record<string, unknown> = { ...doc.metadata, folder, uid: m.uid };
         delete metadata.path;
         if (notes.length) metadata.cut = notes.join('; ');
@@ -360,13 +290,8 @@ export class ImapSource implements MemorySource {
     return this.record(folder, Number(state.validity), state.lastUid, null);
   }
 
-  private async record(path: string, size: number, mtime: number, error: string | null): Promise<void> {
-    const row = { size, mtime_ms: mtime, hash: 'imap', error, updated_at: this.deps.clock.now() };
-    await this.deps.db
-      .insertInto('memory_source_files')
-      .values({ namespace: this.namespace, path, ...row })
-      .onConflict((oc) => oc.columns(['namespace', 'path']).doUpdateSet(row))
-      .execute();
+  private record(path: string, size: number, mtime: number, error: string | null): Promise<void> {
+    return this.book.record(path, { size, mtime_ms: mtime, hash: 'imap', error });
   }
 
   /** Skip records of messages gone from the folder (or all of them when the folder starts over). */
@@ -378,45 +303,12 @@ export class ImapSource implements MemorySource {
       .where('path', '>=', `${folder}#`)
       .where('path', '<', `${folder}$`)
       .execute();
-    const stale = rows.map((r) => r.path).filter((p) => all || !present.has(uidOf(p)));
-    for (let i = 0; i < stale.length; i += 500)
-      await this.deps.db
-        .deleteFrom('memory_source_files')
-        .where('namespace', '=', this.namespace)
-        .where('path', 'in', stale.slice(i, i + 500))
-        .execute();
-  }
-
-  private async finish(result: SyncResult, started: number): Promise<SyncResult> {
-    result.duration_ms = this.deps.clock.now() - started;
-    await this.deps.store.recordSync(this.namespace, result.error);
-    this.lastResult = result;
-    this.sinceStart.syncs++;
-    this.sinceStart.added += result.added;
-    this.sinceStart.modified += result.modified;
-    this.sinceStart.removed += result.removed;
-    this.deps.emit?.('memory.synced', {
-      namespace: this.namespace,
-      added: result.added,
-      modified: result.modified,
-      removed: result.removed,
-      renamed: 0,
-      skipped: result.skipped.length,
-      error: result.error,
-    });
-    return result;
+    await this.book.forget(rows.map((r) => r.path).filter((p) => all || !present.has(uidOf(p))));
   }
 }
 
 function uidOf(externalId: string): number {
   return Number(externalId.slice(externalId.lastIndexOf('#') + 1));
-}
-
-function count(result: SyncResult, s: { added: number; modified: number; removed: number; unchanged: number }): void {
-  result.added += s.added;
-  result.modified += s.modified;
-  result.removed += s.removed;
-  result.unchanged += s.unchanged;
 }
 
 function formatBytes(n: number): string {

@@ -11,16 +11,22 @@ export interface SecretRef {
   password_file?: string | undefined;
 }
 
+/**
+ * A secret from the daemon's environment; `setting` names the key that points at it (for the
+ * error: `password_env`, `env_from.NOTION_TOKEN`).
+ */
+export function envSecret(variable: string, what: string, setting: string, otherwise = ''): string {
+  const value = process.env[variable];
+  if (value === undefined || value === '')
+    throw new SubconsciousError('config_invalid', `${what}: the environment variable ${variable} (${setting}) is not set.`, {
+      hint: `Set ${variable} in the daemon's environment${otherwise}.`,
+    });
+  return value;
+}
+
 /** The secret, trimmed of a trailing newline; a typed `config_invalid` error says which is missing. */
 export function readSecret(ref: SecretRef, what: string, resolve: (p: string) => string = (p) => p): string {
-  if (ref.password_env !== undefined) {
-    const value = process.env[ref.password_env];
-    if (value === undefined || value === '')
-      throw new SubconsciousError('config_invalid', `${what}: the environment variable ${ref.password_env} (password_env) is not set.`, {
-        hint: `Set ${ref.password_env} in the daemon's environment, or use password_file.`,
-      });
-    return value;
-  }
+  if (ref.password_env !== undefined) return envSecret(ref.password_env, what, 'password_env', ', or use password_file');
   if (ref.password_file !== undefined) {
     const file = resolve(ref.password_file);
     try {

@@ -35,6 +35,8 @@ export interface MemorySource {
   idle(): Promise<void>;
   skippedFiles(limit?: number): Promise<SkippedFile[]>;
   skippedCount(): Promise<number>;
+  /** Sources with a server: connect, log in, open what it follows; what failed, or null. */
+  testConnection?(): Promise<MemorySourceFailure | null>;
 }
 
 /** A failed sync's cause, for status: what failed and what to do. */

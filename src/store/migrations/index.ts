@@ -12,6 +12,8 @@ import * as m0005 from './0005_approval_owner.js';
 import * as m0008 from './0008_cluster_event_log.js';
 import * as m0009 from './0009_cluster_shared_secrets.js';
 import * as m0010 from './0010_cluster_ledger_pending.js';
+import * as m0011 from './0011_approval_answers.js';
+import * as m0012 from './0012_model_structured_output.js';
 
 export const baseMigrations: MigrationSet = {
   '0001_core': m0001,
@@ -21,4 +23,6 @@ export const baseMigrations: MigrationSet = {
   '0008_cluster_event_log': m0008,
   '0009_cluster_shared_secrets': m0009,
   '0010_cluster_ledger_pending': m0010,
+  '0011_approval_answers': m0011,
+  '0012_model_structured_output': m0012,
 };

@@ -49,6 +49,14 @@ export class ActionableStore {
           updated_at: now,
           last_seen_at: now,
           run_id: runId,
+          // A run that found no source document for it keeps the one an earlier run found.
+          ...(item.source_document
+            ? {
+                source_namespace: item.source_document.namespace,
+                source_external_id: item.source_document.external_id,
+                source_title: item.source_document.title,
+              }
+            : {}),
         };
         await trx
           .insertInto('conscious_actionables')
@@ -160,5 +168,7 @@ function toActionable(r: ConsciousActionablesTable): Actionable {
     last_seen_at: Number(r.last_seen_at),
     run_id: r.run_id,
     memory: { namespace: CONSCIOUS_NAMESPACE, external_id: r.id },
+    source_document:
+      r.source_namespace && r.source_external_id ? { namespace: r.source_namespace, external_id: r.source_external_id, title: r.source_title ?? '' } : null,
   };
 }

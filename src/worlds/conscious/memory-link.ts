@@ -34,6 +34,7 @@ export function actionableDocument(a: Actionable) {
       '',
       `Priority: ${a.priority}`,
       `Source: ${a.source_label} (${a.source})`,
+      a.source_document ? `From: ${a.source_document.title} (${a.source_document.namespace}/${a.source_document.external_id})` : null,
       `State: ${a.state}`,
       a.requires_confirmation ? 'Requires confirmation before acting.' : null,
       a.has_complex_action ? 'Needs several steps.' : null,
@@ -51,6 +52,7 @@ export function actionableDocument(a: Actionable) {
       requires_confirmation: a.requires_confirmation,
       has_complex_action: a.has_complex_action,
       created_at: a.created_at,
+      source_document: a.source_document,
     },
     source_kind: 'actionable',
   };

@@ -62,4 +62,13 @@ export const consciousMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  'conscious/0004_source_document': {
+    // The recalled memory document an actionable came from (source-match.ts).
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration shapes tables no type knows yet
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('conscious_actionables').addColumn('source_namespace', 'text').execute();
+      await db.schema.alterTable('conscious_actionables').addColumn('source_external_id', 'text').execute();
+      await db.schema.alterTable('conscious_actionables').addColumn('source_title', 'text').execute();
+    },
+  },
 };

@@ -26,6 +26,8 @@ export const consciousModule = defineModule<typeof consciousConfigSchema, Consci
   needs: [MemoryStoreKey],
   uses: [MemorySyncKey],
   tab: 'actionables',
+  // The world reads its settings object at each use.
+  live: ['interval_minutes', 'context_budget_tokens'],
   simulate: consciousSimulation,
   create(ctx) {
     const sync = ctx.services.find(MemorySyncKey);

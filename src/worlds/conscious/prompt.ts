@@ -30,7 +30,8 @@ Return a JSON array of actionable items. Each item must have this exact structur
 "actionable": true,
 "requires_confirmation": false,
 "has_complex_action": false,
-"source_label": "Human-readable source name (e.g. Gmail, Telegram, Notion)"
+"source_label": "Human-readable source name (e.g. Gmail, Telegram, Notion)",
+"source_ref": "The number of the document it came from, as in its heading (e.g. 2.3), or null for a synthesized observation"
 }
 ## Rules
 - Return ONLY the JSON array, no markdown fences, no commentary
@@ -120,7 +121,7 @@ export function memoryPrompt(recalled: RecalledNamespace[], now: number, budget:
     );
     const docs: string[] = [];
     texts.forEach((text, i) => {
-      if (caps[i]! > 0) docs.push(`### Document ${i + 1}\n${fence(text, { label: `memory ${ns.namespace}`, maxChars: caps[i]! })}`);
+      if (caps[i]! > 0) docs.push(`### Document ${documentRef(n, i)}\n${fence(text, { label: `memory ${ns.namespace}`, maxChars: caps[i]! })}`);
     });
     const left = texts.length - docs.length;
     if (left > 0) docs.push(`(${left} older document${left === 1 ? '' : 's'} of this source left out: over the context budget)`);
@@ -129,6 +130,14 @@ export function memoryPrompt(recalled: RecalledNamespace[], now: number, budget:
     return section;
   });
   return [head, ...sections].join('\n\n');
+}
+
+/**
+ * A recalled document's number in the prompt, `<source>.<document>` (1-based, in recall order):
+ * the model cites it as an item's `source_ref`, and source-match.ts reads it back.
+ */
+export function documentRef(sourceIndex: number, documentIndex: number): string {
+  return `${sourceIndex + 1}.${documentIndex + 1}`;
 }
 
 function documentText(d: MemoryDocument): string {

@@ -18,6 +18,7 @@ import {
   MAX_ACTIONABLES_PER_RUN,
   type ActionablePriority,
   type ActionableSource,
+  type SourceDocumentRef,
 } from '../../protocol/conscious.js';
 
 /**
@@ -62,6 +63,7 @@ export const DEFAULT_SOURCE_LABELS: Readonly<Record<ActionableSource, string>> =
 export const TITLE_MAX = 120;
 const DESCRIPTION_MAX = 500;
 const LABEL_MAX = 60;
+const SOURCE_REF_MAX = 16;
 
 const key = (v: unknown) =>
   typeof v === 'string'
@@ -104,6 +106,11 @@ const fields = z.object({
     .string()
     .overwrite((t) => cleanLine(t, LABEL_MAX))
     .describe('Human-readable source name (e.g. Gmail, Telegram, Notion)'),
+  // Required in the JSON Schema (strict mode stays possible), but a reply without it (a
+  // workspace prompt that does not ask for it) parses as null: it only helps find the document.
+  source_ref: z
+    .preprocess((v) => (typeof v === 'string' && v.trim() ? cleanLine(v, SOURCE_REF_MAX) : typeof v === 'number' ? String(v) : null), z.string().nullable())
+    .describe('The number of the document it came from (e.g. "2.3"), or null'),
 });
 
 const itemSchema = z.preprocess(labelUnknownSource, fields);
@@ -135,6 +142,10 @@ export interface ExtractedActionable {
   requires_confirmation: boolean;
   has_complex_action: boolean;
   source_label: string;
+  /** The document number the model cited (`2.3`, prompt.ts `documentRef`): a hint, checked in source-match.ts. */
+  source_ref?: string | null;
+  /** The recalled document it came from (source-match.ts); absent: not matched (yet). */
+  source_document?: SourceDocumentRef | null;
 }
 
 /** sha256 of `title:source`, hex: the same item extracted again is the same row. */

@@ -19,6 +19,10 @@ export interface ConsciousActionablesTable {
   updated_at: number;
   last_seen_at: number;
   run_id: string;
+  /** The memory document it came from (0004; null: none matched). */
+  source_namespace: string | null;
+  source_external_id: string | null;
+  source_title: string | null;
 }
 
 /** One run (a tick that read memory). */

@@ -33,9 +33,10 @@ import type { ModelRole } from '../../llm/types.js';
 import type { MemoryDocument, MemoryNamespace } from '../../protocol/memory.js';
 import type { ConsciousSettings } from './config.js';
 import type { ConsciousEmit } from './events.js';
-import { loadPrompt, memoryPrompt, systemPrompt, type RecalledNamespace } from './prompt.js';
+import { documentRef, loadPrompt, memoryPrompt, systemPrompt, type RecalledNamespace } from './prompt.js';
 import { actionablesReplySchema, toActionables, type ExtractedActionable } from './schema.js';
 import { matchStored, mergeDuplicates } from './dedup.js';
+import { matchSourceDocuments, sourceCandidate, type SourceCandidate } from './source-match.js';
 import { CONSCIOUS_NAMESPACE, ActionableMemoryLink, type ConsciousMemoryWriter } from './memory-link.js';
 import { ConsciousService } from './service.js';
 import type { ConsciousTables } from './tables.js';
@@ -82,6 +83,8 @@ export interface ConsciousContext {
   documents: number;
   /** Namespaces whose recall failed (the run went on with the others). */
   skipped?: string[];
+  /** The recalled documents, for each item's source document (absent in a checkpoint from an older version). */
+  sources?: SourceCandidate[];
 }
 
 export interface ConsciousReflection {
@@ -105,12 +108,21 @@ export type ConsciousWorld = World<ConsciousObservation, ConsciousContext, Consc
 
 /** Instance-state key of the memory change sequence the last committed run covered. */
 export const CURSOR_KEY = 'cursor';
+const UNCHANGED = 'memory unchanged: nothing to read';
 
 export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
   const settings = (): ConsciousSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
   const log = deps.log ?? silentLogger;
   const link = new ActionableMemoryLink(deps.memory, log);
   const service = new ConsciousService({ db: deps.db, clock: deps.clock, emit: deps.emit, link });
+
+  /** Before the lease: memory unchanged since the cursor (the quiet path's two reads) needs no tick at all. */
+  async function probe(ctx: TickContext): Promise<string | null> {
+    if (service.forced) return null;
+    await deps.ready?.(ctx.signal);
+    const [stored, head] = await Promise.all([ctx.state.get<number>(CURSOR_KEY), deps.memory.head()]);
+    return head <= (stored ?? 0) ? UNCHANGED : null;
+  }
 
   async function observe(ctx: TickContext): Promise<Observation<ConsciousObservation>> {
     await deps.ready?.(ctx.signal);
@@ -168,6 +180,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
       namespaces: recalled.map((r) => r.namespace.namespace),
       documents: recalled.reduce((n, r) => n + r.documents.length, 0),
       ...(failed.length ? { skipped: failed } : {}),
+      sources: recalled.flatMap((r, n) => r.documents.map((d, i) => sourceCandidate(d, documentRef(n, i)))),
     };
   }
 
@@ -183,7 +196,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
     const result = toActionables(value);
     if (result.cut > 0) ctx.log.warn({ dropped: result.cut, kept: result.items.length }, 'conscious: reply had more than 20 items; cut to 20');
     const { items, merged } = mergeDuplicates(result.items);
-    return { items, cut: result.cut, merged, ...read };
+    return { items: matchSourceDocuments(items, context.sources ?? []), cut: result.cut, merged, ...read };
   }
 
   async function commit(ctx: TickContext, input: CommitInput<ConsciousObservation, ConsciousReflection>): Promise<CommitSummary> {
@@ -194,7 +207,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
       await ctx.state.set(CURSOR_KEY, head);
       return { summary: 'memory unchanged (only its own actionables): nothing to read', counts: { actionables: 0 } };
     }
-    if (observation.quiet && !forced && head <= cursor) return { summary: 'memory unchanged: nothing to read', counts: { actionables: 0 } };
+    if (observation.quiet && !forced && head <= cursor) return { summary: UNCHANGED, counts: { actionables: 0 } };
     const now = ctx.clock.now();
     // A reworded item keeps the id (and the state) of the stored item it matches.
     const items = matchStored(reflection?.items ?? [], await service.actionables.titles());
@@ -262,6 +275,7 @@ export function createConsciousWorld(deps: ConsciousWorldDeps): ConsciousWorld {
 
   const world: ConsciousWorld = {
     kind: 'conscious',
+    probe,
     get roles(): readonly ModelRole[] {
       return [settings().role];
     },

@@ -9,10 +9,23 @@
  */
 import { sql, type Kysely, type Updateable } from 'kysely';
 import type { Clock } from '../../core/index.js';
+import { perDatabase, precompile } from '../../store/index.js';
 import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
 import type { BotRow } from './settings.js';
 
 export type BotPatch = Omit<Updateable<HeartbeatBotsTable>, 'bot_id' | 'version' | 'created_at' | 'updated_at'>;
+
+/** Every tick reads the due bots: compiled once per database. */
+const dueQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
+  precompile(db, 2, (now: number, limit: number) =>
+    db.selectFrom('heartbeat_bots').selectAll().where('next_heartbeat_at', '<=', now).orderBy('next_heartbeat_at').limit(limit),
+  ),
+);
+
+/** The heartbeat's probe: is any bot due (one index seek, no row read beyond the first)? */
+const anyDueQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
+  precompile(db, 1, (now: number) => db.selectFrom('heartbeat_bots').select('bot_id').where('next_heartbeat_at', '<=', now).limit(1)),
+);
 
 export class BotStateStore {
   constructor(private readonly d: { db: Kysely<HeartbeatTables>; clock: Clock }) {}
@@ -52,7 +65,12 @@ export class BotStateStore {
 
   /** Bots due now (indexed on `next_heartbeat_at`), earliest first. */
   async due(now: number, limit: number): Promise<BotRow[]> {
-    return this.db.selectFrom('heartbeat_bots').selectAll().where('next_heartbeat_at', '<=', now).orderBy('next_heartbeat_at').limit(limit).execute();
+    return (await dueQuery(this.db)(now, limit)).rows;
+  }
+
+  /** Whether any bot is due now (what `due` would find, without reading the rows). */
+  async anyDue(now: number): Promise<boolean> {
+    return (await anyDueQuery(this.db)(now)).rows.length > 0;
   }
 
   /** Bots that set `follow_ups_enabled` for themselves (indexed): the persona lines' exceptions. */

@@ -5,7 +5,8 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../../core/index.js';
-import { PENDING_CHECKINS_CAP, type Checkin, type CheckinSource, type CheckinState } from '../../protocol/heartbeat.js';
+import type { AnswerVia } from '../../protocol/agent.js';
+import { ANSWERED_CHECKINS_SHOWN, PENDING_CHECKINS_CAP, type Checkin, type CheckinSource, type CheckinState } from '../../protocol/heartbeat.js';
 import { toCheckin } from './rows.js';
 import type { HeartbeatCheckinsTable, HeartbeatTables } from './tables.js';
 
@@ -44,6 +45,8 @@ export class CheckinStore {
       state: 'pending',
       created_at: now,
       resolved_at: null,
+      answered_by: null,
+      answered_via: null,
     };
     const res = await this.db
       .insertInto('heartbeat_checkins')
@@ -103,6 +106,27 @@ export class CheckinStore {
       .execute();
   }
 
+  /**
+   * Check-ins a person resolved (answered in the thread, or answered, dismissed or retried through
+   * a face, which the row names), newest first: the page says how each was answered.
+   */
+  async answeredLately(f: { botIds?: readonly string[] | undefined; limit?: number } = {}): Promise<CheckinRow[]> {
+    let q = this.db
+      .selectFrom('heartbeat_checkins')
+      .selectAll()
+      .where('resolved_at', 'is not', null)
+      .where((eb) => eb.or([eb('answered_via', 'is not', null), eb('state', '=', 'answered')]));
+    if (f.botIds !== undefined) {
+      if (f.botIds.length === 0) return [];
+      q = q.where('bot_id', 'in', [...f.botIds]);
+    }
+    return q
+      .orderBy('resolved_at', 'desc')
+      .orderBy('id')
+      .limit(f.limit ?? ANSWERED_CHECKINS_SHOWN)
+      .execute();
+  }
+
   /** Check-ins of these tasks created since `since` (any state): the terminal rule asks once. */
   async ofTasksSince(taskIds: readonly string[], source: CheckinSource): Promise<CheckinRow[]> {
     if (taskIds.length === 0) return [];
@@ -114,11 +138,11 @@ export class CheckinStore {
       .execute();
   }
 
-  /** Move one pending check-in to `state`; undefined when it was not pending. */
-  async resolve(id: string, state: Exclude<CheckinState, 'pending'>): Promise<Checkin | undefined> {
+  /** Move one pending check-in to `state` (`who`: a person's answer, and through which face); undefined when it was not pending. */
+  async resolve(id: string, state: Exclude<CheckinState, 'pending'>, who?: { by: string; via: AnswerVia }): Promise<Checkin | undefined> {
     const res = await this.db
       .updateTable('heartbeat_checkins')
-      .set({ state, resolved_at: this.d.clock.now() })
+      .set({ state, resolved_at: this.d.clock.now(), ...(who ? { answered_by: who.by, answered_via: who.via } : {}) })
       .where('id', '=', id)
       .where('state', '=', 'pending')
       .executeTakeFirst();

@@ -5,7 +5,7 @@
  * ticks (§5.6), other open work and pending follow-ups staggered over their interval.
  */
 import { cutByShutdown } from '../../bots/index.js';
-import { describeError } from '../../core/index.js';
+import { describeError, startOfZonedDay } from '../../core/index.js';
 import type { Handlers } from '../../protocol/contract.js';
 import type { HeartbeatMethods } from '../../protocol/heartbeat.js';
 import { BUDGET_RETENTION_DAYS } from './budget-store.js';
@@ -35,16 +35,34 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   const listeners = new HeartbeatListeners(core);
   listeners.register();
   const service = new HeartbeatService(core, listeners);
-  let prunedDay = '';
+  // Old budget rows are pruned once a day: the day's end is kept, so a tick formats no day key.
+  let pruned: { zone: string; until: number } | null = null;
+  const pruneDue = (zone: string, now: number) => pruned === null || pruned.zone !== zone || now >= pruned.until || now < pruned.until - 48 * 3600_000;
   const world = createHeartbeatWorld(core, {
     beforeTick: async () => {
-      await listeners.refreshPersona(PERSONA_REFRESH_MS);
-      const g = await core.settings.global(1000);
-      const today = dayKey(core.now(), g.timezone);
-      if (today !== prunedDay) {
-        prunedDay = today;
-        await core.budgets.prune(dayKey(core.now() - BUDGET_RETENTION_DAYS * 24 * 3600_000, g.timezone));
+      // §9.1: routines first. A routine due in this tick is dispatched before triage reads the
+      // bots, so its bot is busy (single-flight) rather than a candidate resumed ahead of it.
+      try {
+        await deps.host.fireDueRoutines();
+      } catch (err) {
+        deps.log.warn({ err: describeError(err) }, 'heartbeat: the routines due could not be fired before the tick; the routine timer retries');
       }
+      await listeners.refreshPersona(PERSONA_REFRESH_MS);
+      // The settings as cached (a quiet tick reads none; their own change replaces them at once).
+      const g = await core.settings.global();
+      const now = core.now();
+      if (pruneDue(g.timezone, now)) {
+        pruned = { zone: g.timezone, until: startOfZonedDay(now, g.timezone, 1) };
+        await core.budgets.prune(dayKey(now - BUDGET_RETENTION_DAYS * 24 * 3600_000, g.timezone));
+      }
+    },
+    // The probe's question: no routine due, and the day's budgets already pruned. The persona
+    // lines' refresh is reads only (kept in memory), so it runs here when it comes due.
+    beforeTickIdle: async (routinesDue) => {
+      if (routinesDue) return false;
+      await listeners.refreshPersona(PERSONA_REFRESH_MS);
+      const g = await core.settings.global();
+      return !pruneDue(g.timezone, core.now());
     },
   });
   return {

@@ -1,16 +1,17 @@
 /**
  * The heartbeat log (seed 2 §10.2, issue 12 §9): one entry per check that did something or was
  * stopped, with the rule that matched or the skip that stopped it, the verdict and its reason
- * (≤ 200 characters, one line), what was dispatched. The newest 200 per bot are kept.
+ * (≤ 200 characters, one line), what was dispatched. The newest 200 entries are kept, store-wide
+ * (seed 2 §10.2: `heartbeatLog … capped 200`), newest by `last_at` as the log is read.
  *
  * The same skip again and again (a bot deferred while its person types) is one entry whose
  * `repeats` and `last_at` grow, so a log reads as what happened, not as a metronome.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../../core/index.js';
 import { cleanLine } from '../../llm/index.js';
 import {
-  LOG_CAP_PER_BOT,
+  LOG_CAP,
   MAX_REASON_CHARS,
   type CandidateRule,
   type HeartbeatLogEntry,
@@ -74,20 +75,14 @@ export class LogStore {
     }
     const exists = await this.db.selectFrom('heartbeat_log').select('id').where('id', '=', e.id).executeTakeFirst();
     if (exists) return null;
-    let seq = 0;
     if (e.botId !== null) {
-      const bumped = await this.db
-        .updateTable('heartbeat_bots')
-        .set((eb) => ({ log_seq: eb('log_seq', '+', 1), last_log_id: e.id, last_log_key: key }))
-        .where('bot_id', '=', e.botId)
-        .returning('log_seq')
-        .executeTakeFirst();
-      seq = bumped ? Number(bumped.log_seq) : 0;
+      await this.db.updateTable('heartbeat_bots').set({ last_log_id: e.id, last_log_key: key }).where('bot_id', '=', e.botId).execute();
     }
     const row = {
       id: e.id,
       bot_id: e.botId,
-      seq,
+      // Store-wide and increasing (two writers racing may share one: the cap then keeps one more).
+      seq: 0,
       at: now,
       last_at: now,
       repeats: 1,
@@ -107,38 +102,36 @@ export class LogStore {
       input_tokens: e.inputTokens ?? 0,
       output_tokens: e.outputTokens ?? 0,
     };
-    await this.db
+    const written = await this.db
       .insertInto('heartbeat_log')
-      .values(row)
+      .values({ ...row, seq: sql<number>`(select coalesce(max(seq), 0) + 1 from heartbeat_log)` })
       .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-    await this.cap(e.botId, seq);
+      .returning('seq')
+      .executeTakeFirst();
+    // Another writer of the same deterministic id came first: it is written once.
+    if (!written) return null;
+    row.seq = Number(written.seq);
+    await this.cap();
     return { entry: toLogEntry(row), repeat: false };
   }
 
-  /** The newest 200 per bot (and 200 store-wide entries). */
-  private async cap(botId: string | null, seq: number): Promise<void> {
-    if (botId !== null) {
-      if (seq > LOG_CAP_PER_BOT) {
-        await this.db
-          .deleteFrom('heartbeat_log')
-          .where('bot_id', '=', botId)
-          .where('seq', '<=', seq - LOG_CAP_PER_BOT)
-          .execute();
-      }
-      return;
-    }
-    const keep = await this.db
+  /** The newest `LOG_CAP` entries store-wide, in the order `list` reads them (`last_at`, then `seq`). */
+  private async cap(): Promise<void> {
+    const edge = await this.db
       .selectFrom('heartbeat_log')
-      .select('last_at')
-      .where('bot_id', 'is', null)
+      .select(['last_at', 'seq'])
       .orderBy('last_at', 'desc')
-      .offset(LOG_CAP_PER_BOT - 1)
+      .orderBy('seq', 'desc')
+      .offset(LOG_CAP - 1)
       .limit(1)
       .executeTakeFirst();
-    if (keep) {
-      await this.db.deleteFrom('heartbeat_log').where('bot_id', 'is', null).where('last_at', '<', Number(keep.last_at)).execute();
-    }
+    if (!edge) return;
+    const lastAt = Number(edge.last_at);
+    const seq = Number(edge.seq);
+    await this.db
+      .deleteFrom('heartbeat_log')
+      .where((eb) => eb.or([eb('last_at', '<', lastAt), eb.and([eb('last_at', '=', lastAt), eb('seq', '<', seq)])]))
+      .execute();
   }
 
   /** Newest first. */

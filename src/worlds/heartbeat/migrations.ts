@@ -162,4 +162,24 @@ export const heartbeatMigrations: Record<string, Migration> = {
       for (const t of [...HEARTBEAT_TABLES].reverse()) await db.schema.dropTable(t).ifExists().execute();
     },
   },
+  /** Who answered a check-in and through which face (issue 18 §5: "recorded as answered over MCP"). */
+  'heartbeat/0002_checkin_answers': {
+    up: async (db) => {
+      await db.schema.alterTable('heartbeat_checkins').addColumn('answered_by', 'text').execute();
+      await db.schema.alterTable('heartbeat_checkins').addColumn('answered_via', 'text').execute();
+    },
+    down: async (db) => {
+      await db.schema.alterTable('heartbeat_checkins').dropColumn('answered_via').execute();
+      await db.schema.alterTable('heartbeat_checkins').dropColumn('answered_by').execute();
+    },
+  },
+  /** The newest resolved check-ins, read for the snapshot's `answered_checkins`, without a scan. */
+  'heartbeat/0003_checkins_resolved_index': {
+    up: async (db) => {
+      await db.schema.createIndex('heartbeat_checkins_resolved').ifNotExists().on('heartbeat_checkins').column('resolved_at').execute();
+    },
+    down: async (db) => {
+      await db.schema.dropIndex('heartbeat_checkins_resolved').ifExists().execute();
+    },
+  },
 };

@@ -1,5 +1,6 @@
 /** Table rows → the wire types of `protocol/heartbeat.ts` (bigint columns come back as strings on Postgres). */
 import type { Selectable } from 'kysely';
+import type { AnswerVia } from '../../protocol/agent.js';
 import type { CandidateRule, Checkin, FollowUp, HeartbeatLogEntry, HeartbeatMode, LogOutcome, SkipRule, Verdict } from '../../protocol/heartbeat.js';
 import type { HeartbeatCheckinsTable, HeartbeatFollowupsTable, HeartbeatLogTable } from './tables.js';
 
@@ -53,6 +54,8 @@ export function toCheckin(r: Selectable<HeartbeatCheckinsTable>): Checkin {
     state: r.state,
     created_at: num(r.created_at),
     resolved_at: numOrNull(r.resolved_at),
+    answered_by: r.answered_by ?? null,
+    answered_via: (r.answered_via as AnswerVia | null) ?? null,
   };
 }
 

@@ -9,10 +9,10 @@ import type { HeartbeatService } from './service.js';
 
 export function heartbeatRpcHandlers(service: HeartbeatService): Handlers<HeartbeatMethods> {
   return {
-    'bots.set_heartbeat': (p) => service.setHeartbeat(p.id, p.enabled),
-    'bots.heartbeat_now': (p) => service.heartbeatNow(p.id),
+    'bots.set_heartbeat': (p) => service.setHeartbeat(p.bot_id, p.enabled),
+    'bots.heartbeat_now': (p) => service.heartbeatNow(p.bot_id),
     'bots.set_heartbeat_settings': (p) => service.setSettings(p),
-    'bots.resolve_checkin': (p) => service.resolveCheckin(p.id, p.resolution),
+    'bots.resolve_checkin': (p) => service.resolveCheckin(p.id, p.resolution, { by: p.by, via: p.via }),
     'bots.mark_user_active': (p) => service.markUserActive(p.thread_id),
     'bots.heartbeat_log': (p) => service.log(p),
     'bots.heartbeat_snapshot': (p) => service.snapshot(p),

@@ -10,6 +10,7 @@
  * user driving, superseded, asked, exhausted) → cooldown → budget. A person's "Check now"
  * (`forced`) passes quiet hours, user activity, backoff and cooldown, never budgets.
  */
+import { plural } from '../../core/words.js';
 import { STALE_CLAIM_MS } from '../../bots/index.js';
 import type { BotApproval, Message, Task } from '../../protocol/bots.js';
 import { CANDIDATE_RULES, type CandidateRule, type HeartbeatMode, type SkipRule } from '../../protocol/heartbeat.js';
@@ -252,7 +253,7 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
   live.sort((a, b) => rank(a.rule) - rank(b.rule) || b.at - a.at);
 
   if (live.length === 0) {
-    if (terminal.length > 0) return skip('exhausted', `${terminal.length} task(s) used their attempts: one check-in each`, null, terminal);
+    if (terminal.length > 0) return skip('exhausted', `${plural(terminal.length, 'task')} used their attempts: one check-in each`, null, terminal);
     if (timeBased.length > 0) {
       const next = Math.min(...timeBased);
       return skip('nothing_unfinished', `nothing due yet; next at ${new Date(next).toISOString()}`, next);

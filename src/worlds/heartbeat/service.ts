@@ -17,6 +17,7 @@ import {
   type SetHeartbeatSettingsParams,
   type Verdict,
 } from '../../protocol/heartbeat.js';
+import type { AnswerVia } from '../../protocol/agent.js';
 import type { BotPatch } from './bot-state.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
@@ -108,14 +109,14 @@ export class HeartbeatService {
 
   async setSettings(p: SetHeartbeatSettingsParams): Promise<{ settings: HeartbeatSettings; bot: BotHeartbeat | null }> {
     const core = this.core;
-    if (p.id === undefined) {
+    if (p.bot_id === undefined) {
       const settings = await core.settings.setGlobal(p);
       core.d.emit('heartbeat.settings_changed', { settings });
       await this.listeners.refreshPersona();
       return { settings, bot: null };
     }
-    const { threadId } = await this.requireBot(p.id);
-    await core.bots.ensure(p.id, threadId);
+    const { threadId } = await this.requireBot(p.bot_id);
+    await core.bots.ensure(p.bot_id, threadId);
     const patch: Record<string, unknown> = {};
     for (const key of BOT_SETTING_KEYS) {
       const value = p[key];
@@ -126,21 +127,26 @@ export class HeartbeatService {
       else patch[key] = value;
     }
     if (p.enabled !== undefined) {
-      await this.setHeartbeat(p.id, p.enabled);
+      await this.setHeartbeat(p.bot_id, p.enabled);
     }
-    if (Object.keys(patch).length > 0) await core.update(p.id, patch as BotPatch);
+    if (Object.keys(patch).length > 0) await core.update(p.bot_id, patch as BotPatch);
     await this.listeners.refreshPersona();
-    return { settings: await core.settings.global(), bot: await this.botHeartbeat(p.id) };
+    return { settings: await core.settings.global(), bot: await this.botHeartbeat(p.bot_id) };
   }
 
-  async resolveCheckin(id: string, resolution: 'answered' | 'dismissed' | 'retry'): Promise<Checkin> {
+  /** A person resolves a check-in; `who` says who and through which face (default: "you" over RPC). */
+  async resolveCheckin(
+    id: string,
+    resolution: 'answered' | 'dismissed' | 'retry',
+    who: { by?: string | undefined; via?: AnswerVia | undefined } = {},
+  ): Promise<Checkin> {
     const core = this.core;
     const row = await core.checkins.get(id);
     if (!row) throw new SubconsciousError('not_found', `No check-in with id "${id}".`, { hint: 'Pending check-ins are in bots.heartbeat_snapshot.' });
     if (row.state !== 'pending') {
       throw new SubconsciousError('conflict', `Check-in "${id}" is already ${row.state}; nothing was changed.`, { details: { state: row.state } });
     }
-    const done = await core.checkins.resolve(id, resolution === 'retry' ? 'superseded' : resolution);
+    const done = await core.checkins.resolve(id, resolution === 'retry' ? 'superseded' : resolution, { by: who.by?.trim() || 'you', via: who.via ?? 'rpc' });
     if (!done) throw new SubconsciousError('conflict', `Check-in "${id}" was resolved meanwhile; nothing was changed.`);
     if (resolution === 'answered') await this.listeners.answered([done]);
     else core.d.emit('heartbeat.checkin_changed', { checkin: done });
@@ -165,13 +171,13 @@ export class HeartbeatService {
     return withTaskTitles(this.core.host, await this.core.logs.list({ botId: p.bot_id, limit: p.limit, before: p.before }));
   }
 
-  async addFollowUp(p: { id: string; in_minutes: number; note: string }): Promise<FollowUp> {
+  async addFollowUp(p: { bot_id: string; in_minutes: number; note: string }): Promise<FollowUp> {
     const core = this.core;
-    const { threadId } = await this.requireBot(p.id);
+    const { threadId } = await this.requireBot(p.bot_id);
     const dueAt = core.now() + p.in_minutes * 60_000;
     const added = await core.followups.add({
       id: core.freshId('followup'),
-      botId: p.id,
+      botId: p.bot_id,
       threadId,
       taskId: null,
       kind: 'delay',
@@ -181,7 +187,7 @@ export class HeartbeatService {
     });
     if (!added) throw new SubconsciousError('conflict', 'The follow-up could not be stored; try again.');
     for (const f of [added.followup, ...added.cleared]) core.d.emit('heartbeat.followup_changed', { followup: f });
-    await core.mark(p.id, dueAt, threadId);
+    await core.mark(p.bot_id, dueAt, threadId);
     return added.followup;
   }
 
@@ -253,9 +259,10 @@ export class HeartbeatService {
     }
     const day = zonedDate(now, settings.timezone);
     const today = (await core.budgets.counts([{ scope: GLOBAL_SCOPE, day }])).get(`${GLOBAL_SCOPE}|${day}`) ?? { pulses: 0, resumes: 0 };
-    const [bots, checkins, followups, log] = await Promise.all([
+    const [bots, checkins, answered, followups, log] = await Promise.all([
       this.botHeartbeats(ids, rows),
       core.checkins.pending(p.bot_ids ? { botIds: ids } : {}),
+      core.checkins.answeredLately(p.bot_ids ? { botIds: ids } : {}),
       core.followups.pending(p.bot_ids ? ids : undefined),
       core.logs.list({ ...(p.bot_ids ? { botIds: ids } : {}), limit: 20 }).then((entries) => withTaskTitles(core.host, entries)),
     ]);
@@ -263,6 +270,7 @@ export class HeartbeatService {
       settings,
       bots,
       checkins: checkins.map(toCheckin),
+      answered_checkins: answered.map(toCheckin),
       followups: followups.map(toFollowUp),
       log,
       today: {
@@ -282,10 +290,10 @@ export class HeartbeatService {
    * (every bot run's calls, counted as they settle). Prompt tokens only on the baseline side, so
    * the ratio never flatters the heartbeat.
    */
-  async usage(p: { days: number; time_zone?: string | undefined }): Promise<HeartbeatUsage> {
+  async usage(p: { days: number; timezone?: string | undefined }): Promise<HeartbeatUsage> {
     const core = this.core;
     const settings = await core.settings.global();
-    const tz = p.time_zone ?? settings.timezone;
+    const tz = p.timezone ?? settings.timezone;
     const now = core.now();
     const from = startOfZonedDay(now, tz, -(p.days - 1));
     const days: string[] = [];
@@ -307,6 +315,7 @@ export class HeartbeatService {
     const heartbeatTokens = pulses.input_tokens + pulses.output_tokens + resumes.input_tokens + resumes.output_tokens;
     return {
       days: p.days,
+      timezone: tz,
       time_zone: tz,
       from,
       to: now,

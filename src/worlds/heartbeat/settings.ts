@@ -39,6 +39,12 @@ const OVERRIDABLE = [...GLOBAL_ONLY_KEYS, ...BOT_SETTING_KEYS] as const;
 type OverrideKey = (typeof OVERRIDABLE)[number];
 
 const SETTINGS_ID = 'global';
+/**
+ * How long a read of the store-wide settings is trusted. A change made here (`setGlobal`, which
+ * emits `heartbeat.settings_changed`) replaces the cached copy at once; this bound is only for a
+ * change another process made on a shared database. A quiet tick reads no settings.
+ */
+export const SETTINGS_MAX_AGE_MS = 60_000;
 
 export class SettingsStore {
   private cached: { overrides: Partial<Overridable>; at: number } | null = null;
@@ -53,10 +59,10 @@ export class SettingsStore {
     },
   ) {}
 
-  /** The store-wide settings in effect (read from the store; `maxAgeMs` allows a cached copy). */
-  async global(maxAgeMs = 0): Promise<HeartbeatSettings> {
+  /** The store-wide settings in effect (a copy at most `maxAgeMs` old; 0 reads the store). */
+  async global(maxAgeMs = SETTINGS_MAX_AGE_MS): Promise<HeartbeatSettings> {
     const now = this.d.clock.now();
-    if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= maxAgeMs) {
+    if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= maxAgeMs || now < this.cached.at) {
       const row = await this.d.db.selectFrom('heartbeat_settings').select('overrides').where('id', '=', SETTINGS_ID).executeTakeFirst();
       this.cached = { overrides: row ? readOverrides(row.overrides) : {}, at: now };
     }
@@ -111,8 +117,14 @@ export class SettingsStore {
       .values({ id: SETTINGS_ID, overrides: json, updated_at: now })
       .onConflict((oc) => oc.column('id').doUpdateSet({ overrides: json, updated_at: now }))
       .execute();
-    this.cached = null;
+    // What was just written is what is in effect: the cache follows the change (no re-read).
+    this.cached = { overrides: readOverrides(json), at: now };
     return this.global();
+  }
+
+  /** Forget the cached copy (a change seen elsewhere, e.g. another process's event). */
+  invalidate(): void {
+    this.cached = null;
   }
 
   /** A bot's settings in effect (its row may be missing: the defaults). */

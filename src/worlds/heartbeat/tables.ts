@@ -48,6 +48,7 @@ export interface HeartbeatBotsTable {
   /** The last log entry of this bot and what it said (a repeat of the same skip is counted on it). */
   last_log_id: string | null;
   last_log_key: string | null;
+  /** Unused since the log's cap is store-wide (`heartbeat_log.seq`); kept, not dropped. */
   log_seq: number;
   /** A person asked for a check now: the next check ignores user-active, quiet hours and cooldown. */
   forced_at: number | null;
@@ -70,7 +71,7 @@ export interface HeartbeatSettingsTable {
 export interface HeartbeatLogTable {
   id: string;
   bot_id: string | null;
-  /** Per bot, increasing: the cap keeps the newest 200. */
+  /** Store-wide, increasing: orders entries written in the same millisecond (the cap keeps the newest 200). */
   seq: number;
   at: number;
   last_at: number;
@@ -107,6 +108,9 @@ export interface HeartbeatCheckinsTable {
   state: CheckinState;
   created_at: number;
   resolved_at: number | null;
+  /** Who resolved it and through which face (null: pending, by the heartbeat itself, or before migration 0002). */
+  answered_by: string | null;
+  answered_via: string | null;
 }
 
 export interface HeartbeatFollowupsTable {

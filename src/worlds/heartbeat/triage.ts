@@ -7,21 +7,25 @@
  *      each marks its bot due;
  *   2. the due bots: `next_heartbeat_at <= now` on its index (a bot with nothing unfinished has
  *      NULL there and is never read);
- *   3. their open work, follow-ups, check-ins and budgets in a few batched reads, then per bot its
- *      thread's newest messages, the person's activity and expired approvals;
- *   4. `triageBot` (rules.ts) per bot; the digest for each bot that will pulse.
+ *   3. their open work, follow-ups, check-ins and budgets in a few batched reads, then for the
+ *      bots read in depth their threads' messages the rules can look at (`triageMessages`: not
+ *      the settled history behind the last turn), the person's activity and expired approvals;
+ *   4. `triageBot` (rules.ts) per bot; then, for the bots that will pulse only, their bot rows and
+ *      whole message windows in one read each, and their digests.
  *
  * At most `maxPulses` bots get a pulse per tick (what `pulse_concurrency` can answer within a
  * tick); other due bots with candidates stay due and come first next tick.
  */
-import type { BotApproval, Message, Task } from '../../protocol/bots.js';
+import type { Bot, BotApproval, Message, Task } from '../../protocol/bots.js';
+import type { CheckinRow } from './checkin-store.js';
 import type { HeartbeatMode, HeartbeatSettings } from '../../protocol/heartbeat.js';
 import { type RecordedStep } from '../../agent/index.js';
+import { STALE_CLAIM_MS } from '../../bots/index.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
 import { buildDigest, digestOpenTasks, type Digest } from './digest.js';
 import { asksQuestion, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
-import { quietHours } from './schedule.js';
+import { dayKey, quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
 
 /** Due bots read per tick, and bots triaged in depth (their thread, activity, approvals) per tick. */
@@ -64,25 +68,33 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   if (due.length === 0) return empty;
   const host = core.host;
   const ids = due.map((r) => r.bot_id);
-  const [existing, tasks, orphans, followUps, checkins] = await Promise.all([
-    host.bots(ids),
+  const [alive, tasks, orphans, followUps, checkins] = await Promise.all([
+    host.existingBots(ids),
     host.openWork({ botIds: ids, limit: 5000 }),
     host.orphans({ olderThanMs: ORPHAN_AGE_MS, botIds: ids }),
     core.followups.pending(ids),
     core.checkins.pending({ botIds: ids, limit: 5000 }),
   ]);
-  const alive = new Map(existing.map((b) => [b.id, b]));
   const orphanIds = new Set(orphans.map((t) => t.id));
+  // Per bot, once: the loops below look each bot up, never scan every bot's rows again.
+  const tasksOf = byBot(tasks);
+  const followUpsOf = byBot(followUps);
+  const checkinsOf = byBot(checkins);
+  const hasWork = (botId: string) => tasksOf.has(botId) || followUpsOf.has(botId);
 
   // Exhausted tasks: was their one check-in already made (since their last claim)?
   const exhaustedIds = tasks.filter((t) => t.attempts > 0).map((t) => t.id);
-  const exhaustedCheckins = await core.checkins.ofTasksSince(exhaustedIds, 'exhausted');
+  const exhaustedCheckins = groupBy(await core.checkins.ofTasksSince(exhaustedIds, 'exhausted'), (c) => c.task_id);
 
-  const dayKeys = due.flatMap((r) => {
-    const s = core.settings.forBot(r, settings);
-    return [{ scope: r.bot_id, day: core.days(now, s, settings).bot }];
-  });
-  const globalDay = core.days(now, core.settings.forBot(undefined, settings), settings).global;
+  // Day keys once per zone this tick (formatting a zoned date is dear; most bots share one zone).
+  const zoneDays = new Map<string, string>();
+  const dayIn = (zone: string) => {
+    let day = zoneDays.get(zone);
+    if (day === undefined) zoneDays.set(zone, (day = dayKey(now, zone)));
+    return day;
+  };
+  const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(core.settings.forBot(r, settings).timezone) }));
+  const globalDay = dayIn(settings.timezone);
   const counts = await core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]);
   let globalPulses = counts.get(`${GLOBAL_SCOPE}|${globalDay}`)?.pulses ?? 0;
 
@@ -97,7 +109,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
       await forget(core, row.bot_id);
       continue;
     }
-    const work = hasOpenWork(row, tasks, followUps);
+    const work = hasWork(row.bot_id);
     if (deepRows.length >= deepLimit || (work && withWork >= 2 * maxPulses)) {
       deferred++;
       continue;
@@ -110,7 +122,10 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const threadIds = deepRows.map((r) => r.thread_id!);
   const failedSince = tasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
   const [recent, activities, pendingApprovals, expired] = await Promise.all([
-    host.recentMessages(threadIds, MESSAGES_READ),
+    host.triageMessages(
+      deepRows.map((r) => ({ threadId: r.thread_id!, botId: r.bot_id })),
+      MESSAGES_READ,
+    ),
     host.userActivities(threadIds),
     host.pendingApprovalsOf(threadIds),
     failedSince.length > 0
@@ -120,27 +135,29 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
         )
       : Promise.resolve([] as BotApproval[]),
   ]);
+  const expiredOf = byBot(expired);
   const asked = await core.checkins.askedIn(
     [...recent.values()].flatMap((list) => list.filter((m) => m.role === 'bot' && m.heartbeat && m.status === 'done').map((m) => m.id)),
   );
 
   const plans: Plan[] = [];
+  // The digests wait until the rules have said which bots pulse: only those bots' rows are read for them.
+  const digests: { plan: Plan; pulse: Omit<NonNullable<Plan['pulse']>, 'digest'>; build: (bot: Bot, messages: readonly Message[]) => Digest }[] = [];
   let pulses = 0;
   for (const row of deepRows) {
-    const bot = alive.get(row.bot_id)!;
-    if (pulses >= maxPulses && hasOpenWork(row, tasks, followUps)) {
+    if (pulses >= maxPulses && hasWork(row.bot_id)) {
       deferred++;
       continue;
     }
     const s = core.settings.forBot(row, settings);
     const threadId = row.thread_id!;
-    const botTasks = tasks.filter((t) => t.bot_id === row.bot_id);
+    const botTasks = tasksOf.get(row.bot_id) ?? [];
     const messages = recent.get(threadId) ?? [];
     const activity = activities.get(threadId) ?? { userActiveAt: null, readAt: null };
-    const approvals = expired.filter((a) => a.bot_id === row.bot_id);
+    const approvals = expiredOf.get(row.bot_id) ?? [];
     const checkinMessageIds = new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
     const missingTaskIds = await missingTasks(core, messages, row.bot_id, botTasks, checkinMessageIds);
-    const botDay = core.days(now, s, settings).bot;
+    const botDay = dayIn(s.timezone);
     const view: BotView = {
       botId: row.bot_id,
       threadId,
@@ -155,11 +172,9 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
       messages,
       userActiveAt: activity.userActiveAt,
       expiredApprovals: approvals,
-      followUps: followUps.filter((f) => f.bot_id === row.bot_id),
-      checkins: checkins.filter((c) => c.bot_id === row.bot_id),
-      exhaustedAsked: new Set(
-        exhaustedCheckins.filter((c) => botTasks.some((t) => t.id === c.task_id && Number(c.created_at) >= (t.last_heartbeat_at ?? 0))).map((c) => c.task_id!),
-      ),
+      followUps: followUpsOf.get(row.bot_id) ?? [],
+      checkins: checkinsOf.get(row.bot_id) ?? [],
+      exhaustedAsked: exhaustedAsked(botTasks, exhaustedCheckins),
       missingTaskIds,
       checkinMessageIds,
       budget: { botPulses: counts.get(`${row.bot_id}|${botDay}`)?.pulses ?? 0, globalPulses, globalMaxPulses: settings.global_pulses_per_day },
@@ -173,49 +188,73 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
       if (settings.mode !== 'triage' && !triage.fastPath) {
         const turn = lastTurn(messages, checkinMessageIds);
         const model = pulseModel(s.model);
-        plan.pulse = {
-          digest: buildDigest({
-            bot,
-            now,
-            timezone: s.timezone,
-            messages,
-            userActiveAt: activity.userActiveAt,
-            candidates: triage.candidates,
-            openTasks: digestOpenTasks(
-              botTasks.filter((t) => t.thread_id === threadId),
-              s.maxTaskAttempts,
-            ),
-            pendingApprovals: pendingApprovals.get(threadId) ?? 0,
-            followUps: view.followUps.filter((f) => f.kind === 'delay').map((f) => ({ note: f.note, dueAt: numOrNull(f.due_at) })),
-            limits: {
-              pulsesToday: view.budget.botPulses,
-              maxPulsesPerDay: s.maxPulsesPerDay,
-              resumesToday: counts.get(`${row.bot_id}|${botDay}`)?.resumes ?? 0,
-              maxResumesPerDay: s.maxResumesPerDay,
-            },
-            quietHours: quietHours(now, s.quietHours, s.timezone).quiet,
-            botAskedQuestion: turn !== undefined && asksQuestion(turn),
-          }),
-          role: model.role,
-          model: model.model ?? null,
-          label: s.model,
-          waitingUser: turn !== undefined && asksQuestion(turn),
-        };
+        const waitingUser = turn !== undefined && asksQuestion(turn);
+        const pulseDay = view.budget.botPulses;
+        digests.push({
+          plan,
+          pulse: { role: model.role, model: model.model ?? null, label: s.model, waitingUser },
+          build: (bot, window) =>
+            buildDigest({
+              bot,
+              now,
+              timezone: s.timezone,
+              messages: window,
+              userActiveAt: activity.userActiveAt,
+              candidates: triage.candidates,
+              openTasks: digestOpenTasks(
+                botTasks.filter((t) => t.thread_id === threadId),
+                s.maxTaskAttempts,
+              ),
+              pendingApprovals: pendingApprovals.get(threadId) ?? 0,
+              followUps: view.followUps.filter((f) => f.kind === 'delay').map((f) => ({ note: f.note, dueAt: numOrNull(f.due_at) })),
+              limits: {
+                pulsesToday: pulseDay,
+                maxPulsesPerDay: s.maxPulsesPerDay,
+                resumesToday: counts.get(`${row.bot_id}|${botDay}`)?.resumes ?? 0,
+                maxResumesPerDay: s.maxResumesPerDay,
+              },
+              quietHours: quietHours(now, s.quietHours, s.timezone).quiet,
+              botAskedQuestion: waitingUser,
+            }),
+        });
         pulses++;
         globalPulses++; // a later bot in this tick sees the budget this one may spend
       }
     }
     plans.push(plan);
   }
-  return { at: now, mode: settings.mode, settings, plans, deferred };
+  if (digests.length === 0) return { at: now, mode: settings.mode, settings, plans, deferred };
+  // Their digests quote the thread's whole window (the last person's and bot's words), not only what the rules read.
+  const [pulsing, windows] = await Promise.all([
+    host.bots(digests.map((d) => d.plan.botId)),
+    host.recentMessages(
+      digests.map((d) => d.plan.threadId),
+      MESSAGES_READ,
+    ),
+  ]);
+  const bots = new Map(pulsing.map((b) => [b.id, b]));
+  const gone = new Set<Plan>();
+  for (const { plan, pulse, build } of digests) {
+    const bot = bots.get(plan.botId);
+    // Deleted since this tick's existence check: no pulse for it (the next tick forgets its rows).
+    if (bot) plan.pulse = { digest: build(bot, windows.get(plan.threadId) ?? []), ...pulse };
+    else gone.add(plan);
+  }
+  return { at: now, mode: settings.mode, settings, plans: gone.size ? plans.filter((p) => !gone.has(p)) : plans, deferred };
 }
 
-/** Work that appeared without an event: mark its bots due now. Three indexed reads; nothing found, nothing written. */
+/**
+ * Work that appeared without an event: mark its bots due now. One indexed read says which of the
+ * three sweeps could find anything (on a quiet tick: none), and only those run; nothing found,
+ * nothing written.
+ */
 async function sweep(core: HeartbeatCore, now: number): Promise<void> {
+  const maybe = await core.host.leftovers({ claimOlderThanMs: STALE_CLAIM_MS, orphanOlderThanMs: ORPHAN_AGE_MS, streamingOlderThanMs: STALE_STREAMING_MS });
+  if (!maybe.claims && !maybe.open && !maybe.streaming) return;
   const [stale, orphans, streaming] = await Promise.all([
-    core.queue.reclaimStale(),
-    core.host.orphans({ olderThanMs: ORPHAN_AGE_MS, limit: 200 }),
-    core.host.staleMessages({ olderThanMs: STALE_STREAMING_MS, limit: 200 }),
+    maybe.claims ? core.queue.reclaimStale(STALE_CLAIM_MS) : [],
+    maybe.open ? core.host.orphans({ olderThanMs: ORPHAN_AGE_MS, limit: 200 }) : [],
+    maybe.streaming ? core.host.staleMessages({ olderThanMs: STALE_STREAMING_MS, limit: 200 }) : [],
   ]);
   const marks = new Map<string, string | null>();
   for (const s of stale) marks.set(s.botId, null);
@@ -244,8 +283,30 @@ async function missingTasks(
   return (await core.host.getTask(newest.task_id)) ? new Set() : new Set([newest.task_id]);
 }
 
-function hasOpenWork(row: BotRow, tasks: readonly Task[], followUps: readonly { bot_id: string }[]): boolean {
-  return tasks.some((t) => t.bot_id === row.bot_id) || followUps.some((f) => f.bot_id === row.bot_id);
+/** Rows by their bot (each list keeps the read's order). */
+function byBot<T extends { bot_id: string }>(rows: readonly T[]): Map<string, T[]> {
+  return groupBy(rows, (r) => r.bot_id);
+}
+
+function groupBy<T>(rows: readonly T[], key: (r: T) => string | null): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = key(r);
+    if (k === null) continue;
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
+  }
+  return out;
+}
+
+/** The bot's tasks whose exhaustion check-in was made since their last claim. */
+function exhaustedAsked(botTasks: readonly Task[], checkinsOfTask: ReadonlyMap<string, readonly CheckinRow[]>): Set<string> {
+  const out = new Set<string>();
+  for (const t of botTasks) {
+    if ((checkinsOfTask.get(t.id) ?? []).some((c) => Number(c.created_at) >= (t.last_heartbeat_at ?? 0))) out.add(t.id);
+  }
+  return out;
 }
 
 async function forget(core: HeartbeatCore, botId: string): Promise<void> {

@@ -17,6 +17,8 @@ import type { HeartbeatCore } from './core.js';
 import { commitTick } from './commit.js';
 import { runPulses, type HeartbeatReflection } from './reflect.js';
 import { observe, type HeartbeatObservation } from './triage.js';
+import { STALE_CLAIM_MS } from '../../bots/index.js';
+import { ORPHAN_AGE_MS, STALE_STREAMING_MS } from './rules.js';
 
 export type HeartbeatWorld = World<HeartbeatObservation, Record<string, never>, HeartbeatReflection>;
 
@@ -25,10 +27,43 @@ export function maxPulsesPerTick(s: { pulse_concurrency: number; tick_seconds: n
   return s.pulse_concurrency * Math.max(1, Math.floor((0.8 * s.tick_seconds) / s.pulse_timeout_seconds));
 }
 
-export function createHeartbeatWorld(core: HeartbeatCore, opts: { kind?: string; beforeTick?: () => Promise<void> } = {}): HeartbeatWorld {
+export interface HeartbeatWorldOptions {
+  kind?: string;
+  /** Work each tick does first (routines, housekeeping). */
+  beforeTick?: () => Promise<void>;
+  /**
+   * Whether `beforeTick` would surely do nothing now, given whether a routine is due: read-only.
+   * Without it the world has no probe (every tick runs in full under the lease).
+   */
+  beforeTickIdle?: (routinesDue: boolean) => Promise<boolean>;
+}
+
+const NO_BOT_DUE = 'no bot due';
+const OFF = 'heartbeat off';
+
+export function createHeartbeatWorld(core: HeartbeatCore, opts: HeartbeatWorldOptions = {}): HeartbeatWorld {
   let tickSeconds = core.d.config.tick_seconds;
+  const idle = opts.beforeTickIdle;
+
+  /**
+   * Before the lease: surely quiet when the tick's first work has nothing to do, and (heartbeat
+   * on) no sweep could find anything and no bot is due — every wake-up (a settle, a follow-up, a
+   * check-in's expiry, "Check now", a restart) marks its bot due, so the due index sees them all.
+   * Two indexed reads (the host's leftovers, the due index); the settings as cached.
+   */
+  async function probe(): Promise<string | null> {
+    const left = await core.host.leftovers({ claimOlderThanMs: STALE_CLAIM_MS, orphanOlderThanMs: ORPHAN_AGE_MS, streamingOlderThanMs: STALE_STREAMING_MS });
+    if (!idle || !(await idle(left.routines !== false))) return null;
+    const settings = await core.settings.global();
+    tickSeconds = settings.tick_seconds;
+    if (settings.mode === 'off') return OFF;
+    if (left.claims || left.open || left.streaming) return null;
+    return (await core.bots.anyDue(core.now())) ? null : NO_BOT_DUE;
+  }
+
   return {
     kind: opts.kind ?? 'heartbeat',
+    ...(idle ? { probe } : {}),
     roles: [],
     optionalRoles: ['local'],
     intervalMinutes: () => tickSeconds / 60,
@@ -48,14 +83,14 @@ export function createHeartbeatWorld(core: HeartbeatCore, opts: { kind?: string;
     },
     async commit(ctx: TickContext, input: CommitInput<HeartbeatObservation, HeartbeatReflection>): Promise<CommitSummary> {
       const obs = input.observation.data;
-      if (obs.plans.length === 0) return { summary: obs.mode === 'off' ? 'heartbeat off' : 'no bot due' };
+      if (obs.plans.length === 0) return { summary: obs.mode === 'off' ? OFF : NO_BOT_DUE };
       const c = await commitTick(core, obs, input.reflection, ctx.tickId);
-      const parts = [`${c.checked} bot(s) checked`];
+      const parts = [`${c.checked} ${c.checked === 1 ? 'bot' : 'bots'} checked`];
       if (c.pulsed) parts.push(`${c.pulsed} pulsed`);
       if (c.resumed) parts.push(`${c.resumed} resumed`);
       if (c.checked_in) parts.push(`${c.checked_in} checked in`);
       if (c.skipped) parts.push(`${c.skipped} skipped`);
-      if (c.errors) parts.push(`${c.errors} error(s)`);
+      if (c.errors) parts.push(`${c.errors} ${c.errors === 1 ? 'error' : 'errors'}`);
       if (c.deferred) parts.push(`${c.deferred} left for the next tick`);
       return { summary: parts.join(', '), counts: { ...c } };
     },

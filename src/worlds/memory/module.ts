@@ -33,6 +33,7 @@ import {
   type MemoryTables,
 } from '../../memory/index.js';
 import { memoryContract, type MemoryEvents } from '../../protocol/memory.js';
+import { registerSourcesCommands } from './cli.js';
 import { memoryWorldConfigSchema } from './config.js';
 import { MEMORY_WORLD_TABLES, memoryWorldMigrations } from './migrations.js';
 import { notificationFeed } from './notification-feed.js';
@@ -58,6 +59,13 @@ export const memoryModule = defineModule<typeof memoryWorldConfigSchema, MemoryM
   uses: [BotsDelegationKey],
   provides: [MemoryStoreKey, MemorySyncKey, MemoryNotificationsKey],
   tab: 'memory',
+  // The world reads its settings object at each use.
+  live: ['interval_minutes'],
+  cli: {
+    name: 'sources',
+    description: 'memory sources (mail, calendars, MCP servers, folders): list, test, add, pause, resume, resync, remove, sync',
+    register: (command, cli) => registerSourcesCommands(command, cli),
+  },
   simulate: memorySimulation,
   create(ctx) {
     const feed = notificationFeed(new OutputStore(tablesView<MemoryWorldTables>(ctx.db)));

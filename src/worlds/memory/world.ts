@@ -27,6 +27,7 @@ import { SubconsciousError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { IdGen } from '../../core/ids.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
+import { plural } from '../../core/words.js';
 import type { CommitInput, CommitSummary, Observation, TickContext, World } from '../../engine/types.js';
 import type { ModelRole } from '../../llm/types.js';
 import { RENDER_LINES_PER_SOURCE, emptyTotals, renderDiff, totalChanges, type MemoryDiff } from '../../memory/diff.js';
@@ -111,6 +112,13 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
   const bots = () => deps.bots?.();
   const service = new MemoryWorldService({ memory: deps.memory, outputs, delegations, bots, label, clock: deps.clock, emit: deps.emit });
   const log = deps.log ?? silentLogger;
+
+  /** Before the lease: memory not past the baseline (the quiet path's two reads) needs no tick at all. */
+  async function probe(ctx: TickContext): Promise<string | null> {
+    await deps.ready?.(ctx.signal);
+    const [baseline, head] = await Promise.all([deps.memory.latestCheckpoint(label), deps.memory.head()]);
+    return baseline && head <= baseline.seq ? UNCHANGED : null;
+  }
 
   async function observe(ctx: TickContext): Promise<Observation<MemoryObservation>> {
     await deps.ready?.(ctx.signal);
@@ -207,7 +215,7 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
   async function commit(ctx: TickContext, input: CommitInput<MemoryObservation, MemoryReflection>): Promise<CommitSummary> {
     const { observation, reflection } = input;
     const data = observation.data;
-    if (!data.advance) return { summary: 'memory unchanged since the baseline', counts: { changes: 0 } };
+    if (!data.advance) return { summary: UNCHANGED, counts: { changes: 0 } };
     const applied = await outputs.apply(reflection?.staged ?? [], ctx.tickId, ctx.clock.now());
     for (const n of applied.notifications) deps.emit('memory.notification', { id: n.id, thread: USER_THREAD, message: n.message, priority: n.priority });
     if (applied.todos.length) deps.emit('memory.todos_changed', { ids: applied.todos });
@@ -238,6 +246,7 @@ export function createMemoryWorld(deps: MemoryWorldDeps): MemoryWorld {
 
   const world: MemoryWorld = {
     kind: 'memory',
+    probe,
     get roles(): readonly ModelRole[] {
       return [settings().role];
     },
@@ -268,7 +277,4 @@ export function closingProblem(text: string, staged: number): string | undefined
 }
 
 const EXCERPT_CHARS = 600;
-
-function plural(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
+const UNCHANGED = 'memory unchanged since the baseline';

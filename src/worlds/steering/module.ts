@@ -27,6 +27,8 @@ export const steeringModule = defineModule<typeof steeringConfigSchema, Steering
   needs: [HarnessKey],
   provides: [SubconsciousLayerKey],
   tab: 'steering',
+  // The world reads its settings object at each use.
+  live: ['interval_minutes', 'max_output_tokens'],
   create(ctx) {
     const harness = ctx.services.get(HarnessKey);
     const world = createSteeringWorld({

@@ -43,12 +43,19 @@ export type SteeringWorld = World<SteeringObservation, SteeringContext, Steering
 };
 
 const DAY_MS = 24 * 3_600_000;
+const NOTHING_UNREVIEWED = 'no unreviewed harness history';
 
 export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
   const store = new SteeringStore(deps.db);
   const service = new SteeringService(store, deps.harness);
   const settings = (): SteeringConfig => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
   const role: ModelRole = settings().role;
+
+  /** Before the lease: no unreviewed history (the quiet path's two reads) needs no tick at all. */
+  async function probe(): Promise<string | null> {
+    const cursor = await store.cursor();
+    return (await deps.harness.unreviewed(cursor.reviewed_seq, 1)).length === 0 ? NOTHING_UNREVIEWED : null;
+  }
 
   async function observe(): Promise<Observation<SteeringObservation>> {
     const cursor = await store.cursor();
@@ -84,7 +91,7 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
 
   async function commit(ctx: TickContext, input: CommitInput<SteeringObservation, SteeringReflection>): Promise<CommitSummary> {
     const { observation, reflection } = input;
-    if (observation.quiet || !reflection) return { summary: 'no unreviewed harness history', counts: { rows: 0 } };
+    if (observation.quiet || !reflection) return { summary: NOTHING_UNREVIEWED, counts: { rows: 0 } };
     const d = observation.data;
     const rows = d.rows.length;
     const { directive, inserted, cursor } = await store.commitReview({
@@ -121,6 +128,7 @@ export function createSteeringWorld(deps: SteeringWorldDeps): SteeringWorld {
 
   return {
     kind: 'steering',
+    probe,
     roles: [role],
     service,
     directives: store,

@@ -68,7 +68,7 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
       const value = choice.trim().toLowerCase();
       if (value !== 'on' && value !== 'off')
         throw new SubconsciousError('invalid_params', `"${choice}" is neither on nor off.`, { hint: 'subconscious tasks writes <id> on|off' });
-      const task = await call('subconscious.tasks_update', { id: await resolveTaskId(call, id), needs_tools: value === 'on' });
+      const task = await call('subconscious.tasks_update', { task_id: await resolveTaskId(call, id), needs_tools: value === 'on' });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`${task.needs_tools ? 'writes allowed' : 'read-only'}: ${task.id}: ${task.title}`);
     });
@@ -83,7 +83,7 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
       .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { json?: boolean }) => {
-        const task = await call('subconscious.tasks_update', { id: await resolveTaskId(call, id), enabled });
+        const task = await call('subconscious.tasks_update', { task_id: await resolveTaskId(call, id), enabled });
         if (opts.json) return print(JSON.stringify(task, null, 2));
         print(`${enabled ? 'enabled' : 'disabled'} ${task.id}: ${task.title}`);
       });
@@ -95,7 +95,7 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .argument('<id>', 'task id or a unique start of it, 4+ characters (see `tasks list`)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const task = await call('subconscious.tasks_remove', { id: await resolveTaskId(call, id) });
+      const task = await call('subconscious.tasks_remove', { task_id: await resolveTaskId(call, id) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`removed ${task.id}: ${task.title} (undo: subconscious tasks restore ${task.id})`);
     });
@@ -106,7 +106,7 @@ export function registerTasksCommands(tasks: Command, { call, print }: Pick<Cli,
     .argument('<id>', 'the id `tasks remove` printed, or its first characters (see `tasks list --removed`)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const task = await call('subconscious.tasks_restore', { id: await resolveTaskId(call, id.trim(), { removed: true }) });
+      const task = await call('subconscious.tasks_restore', { task_id: await resolveTaskId(call, id.trim(), { removed: true }) });
       if (opts.json) return print(JSON.stringify(task, null, 2));
       print(`restored ${task.id}: ${task.title}`);
     });

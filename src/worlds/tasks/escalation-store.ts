@@ -8,6 +8,25 @@ import type { Kysely, Selectable } from 'kysely';
 import { SubconsciousError } from '../../core/errors.js';
 import type { TasksTables, SubconsciousEscalationsTable } from './tables.js';
 import type { Escalation, EscalationPriority, EscalationStatus } from './types.js';
+import type { AnswerVia, ApprovalAnswerKind, ApprovalAnswerRecord, ApprovalContext, EscalationAction } from '../../protocol/index.js';
+
+/** How a person answered a card (recorded on it). */
+export interface EscalationAnswer {
+  kind: ApprovalAnswerKind;
+  arguments?: Record<string, unknown> | null | undefined;
+  text?: string | null | undefined;
+  by?: string | undefined;
+  via?: AnswerVia | undefined;
+}
+
+function parseJson<T>(text: string | null | undefined): T | null {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
+}
 
 type Db = Kysely<TasksTables>;
 type Row = Selectable<SubconsciousEscalationsTable>;
@@ -28,12 +47,28 @@ export function toEscalation(row: Row): Escalation {
     resolved_at: row.resolved_at === null ? null : Number(row.resolved_at),
     resolved_by: (row.resolved_by ?? null) as Escalation['resolved_by'],
     resolution: row.resolution ?? null,
+    action: parseJson<EscalationAction>(row.action),
+    context: parseJson<ApprovalContext>(row.context),
+    answer: row.answer
+      ? ({
+          kind: row.answer as ApprovalAnswerKind,
+          arguments: parseJson(row.answer_arguments),
+          text: row.answer_text ?? null,
+          by: row.answered_by ?? null,
+          via: (row.answered_via ?? null) as AnswerVia | null,
+        } satisfies ApprovalAnswerRecord)
+      : null,
   };
 }
 
 /** What commit knows when it raises one; status and times are the store's. */
-export type NewEscalation = Omit<Escalation, 'status' | 'created_at' | 'resolved_at' | 'resolved_by' | 'resolution' | 'skill_server'> & {
+export type NewEscalation = Omit<
+  Escalation,
+  'status' | 'created_at' | 'resolved_at' | 'resolved_by' | 'resolution' | 'skill_server' | 'action' | 'context' | 'answer'
+> & {
   skill_server?: string | null | undefined;
+  action?: EscalationAction | null | undefined;
+  context?: ApprovalContext | null | undefined;
 };
 
 const PRIORITY_ORDER: Record<EscalationPriority, number> = { critical: 0, important: 1, normal: 2 };
@@ -50,6 +85,8 @@ export class EscalationStore {
       .insertInto('subconscious_escalations')
       .values({
         ...e,
+        action: e.action ? JSON.stringify(e.action) : null,
+        context: e.context ? JSON.stringify(e.context) : null,
         skill_server: e.skill_server ?? null,
         skill_related: e.skill_related ? 1 : 0,
         status: 'pending',
@@ -128,10 +165,20 @@ export class EscalationStore {
     to: 'approved' | 'dismissed' | 'resolved',
     by: 'person' | 'subconscious' = 'person',
     note: string | null = null,
+    how?: EscalationAnswer,
   ): Promise<Escalation> {
+    const answer = how
+      ? {
+          answer: how.kind,
+          answer_arguments: how.arguments ? JSON.stringify(how.arguments) : null,
+          answer_text: how.text ?? null,
+          answered_by: how.by?.trim() || 'you',
+          answered_via: how.via ?? 'rpc',
+        }
+      : {};
     const res = await this.db
       .updateTable('subconscious_escalations')
-      .set({ status: to, resolved_at: this.now(), resolved_by: by, resolution: note })
+      .set({ status: to, resolved_at: this.now(), resolved_by: by, resolution: note, ...answer })
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .executeTakeFirst();

@@ -11,6 +11,7 @@
  *   - [write] Send the daily digest to #team       read-only until confirmed; then may carry out the writes its words name
  */
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -114,6 +115,20 @@ export class HeartbeatFile {
     const lines = prev && prev.hash === hash ? prev.lines : parseHeartbeatLines(text);
     this.last = { ...info, hash, lines };
     return { changed: !prev || prev.hash !== hash, snapshot: { exists: true, lines, hash, mtimeMs: info.mtimeMs } };
+  }
+
+  /**
+   * Whether `read()` would surely find the file as it last read it (same size and mtime, or
+   * still missing): false when it never read it or cannot tell. A synchronous stat: the tasks
+   * world's probe asks on every tick, and an async one costs ten times the CPU (the thread pool).
+   * Throws as `read()` does when the file exists but cannot be stat'ed.
+   */
+  unchanged(): boolean {
+    const prev = this.last;
+    if (prev === undefined) return false;
+    const s = statSync(this.file, { throwIfNoEntry: false });
+    if (!s?.isFile()) return prev === null; // missing (or not a file) then and now
+    return prev !== null && prev.size === s.size && prev.mtimeMs === s.mtimeMs;
   }
 
   /** Forget what was read (the next `read()` imports again). */

@@ -26,10 +26,11 @@ export const LOG_TEXT = {
   cancelled: 'Cancelled',
   dismissed: 'Skipped',
   approved_running: 'Running the approved action...',
+  responded_running: 'Carrying out your answer...',
 } as const;
 
 /** Rows whose execution started and has not been applied: never closed or re-run behind their tick's back. */
-const EXECUTING = ['running', 'executed'] as const;
+export const EXECUTING = ['running', 'executed'] as const;
 
 /** `%`, `_` and `\` match themselves in a search. */
 function likePattern(q: string): string {
@@ -394,7 +395,8 @@ export class LogStore {
   }
 }
 
-export const INTERRUPTED = 'Interrupted while executing (the process stopped). Not run again so it cannot act twice; trigger a tick to evaluate it anew.';
+export const INTERRUPTED =
+  'Interrupted while executing (the process stopped). Not run again, so it cannot act or be paid for twice; a recurring task runs again at its next time.';
 
 /** The decision and text of a stored execution outcome (`exec_result`), if it reads as one. */
 function storedOutcome(json: string | null): { decision: LogDecision; result: string } | null {

@@ -23,6 +23,8 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
   contract: tasksContract,
   uses: [AgentRunnerKey, ApprovalStoreKey, SkillsKey, MemoryStoreKey],
   tab: 'subconscious',
+  // Read at each use through `settings()` below (never copied at create).
+  live: ['interval_minutes', 'inference_enabled', 'context_budget_tokens', 'reevaluate_unchanged_after_minutes'],
   cli: {
     name: 'tasks',
     description: 'standing tasks of the task loop',
@@ -51,13 +53,14 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
       logRetentionDays: config.log_retention_days,
       world: ctx.name,
       worldOff: () => ctx.worldOff(),
-      settings: {
+      // A function: the live keys (`live` above) are read at each use, so a change applies at the next tick.
+      settings: () => ({
         intervalMinutes: config.interval_minutes,
         inferenceEnabled: config.inference_enabled,
         contextBudgetTokens: config.context_budget_tokens,
         reevaluateUnchangedAfterMinutes: config.reevaluate_unchanged_after_minutes,
         workspaceIgnore: config.workspace_ignore,
-      },
+      }),
     });
     return {
       world,

@@ -69,11 +69,13 @@ export const AGENT_APPROVED_SYSTEM = [
   UNTRUSTED_PREAMBLE,
 ].join('\n');
 
-export function approvedActionPrompt(taskTitle: string, action: string, analysis: string | null): string {
+/** `reply`: the person answered the card with words instead of a plain yes (their words, not data). */
+export function approvedActionPrompt(taskTitle: string, action: string, analysis: string | null, reply: string | null = null): string {
   return [
     `# Task\n${fence(taskTitle, { label: 'task_title', maxChars: 600 })}`,
-    `# Approved action\n${fence(action, { label: 'recommended_action', maxChars: 1000 })}`,
+    `# ${reply ? 'Proposed action' : 'Approved action'}\n${fence(action, { label: 'recommended_action', maxChars: 1000 })}`,
     analysis ? `# Earlier analysis\n${fence(analysis, { label: 'analysis', maxChars: 4000 })}` : '',
+    reply ? `# The user's answer (from the user: do what it says instead of the proposed action)\n${reply.slice(0, 4000)}` : '',
   ]
     .filter(Boolean)
     .join('\n');

@@ -11,9 +11,9 @@ export function tasksRpcHandlers(service: TasksService): Handlers<(typeof tasksC
   return {
     'subconscious.tasks_list': (p) => service.listTasks({ removed: p.removed ?? false }),
     'subconscious.tasks_add': (p) => service.addTask(p),
-    'subconscious.tasks_update': ({ id, ...patch }) => service.updateTask(id, patch),
-    'subconscious.tasks_remove': (p) => service.removeTask(p.id),
-    'subconscious.tasks_restore': (p) => service.restoreTask(p.id),
+    'subconscious.tasks_update': ({ task_id, ...patch }) => service.updateTask(task_id, patch),
+    'subconscious.tasks_remove': (p) => service.removeTask(p.task_id),
+    'subconscious.tasks_restore': (p) => service.restoreTask(p.task_id),
     'subconscious.log_list': (p) =>
       service.listLog({
         limit: p.limit ?? 100,
@@ -33,7 +33,9 @@ export function tasksRpcHandlers(service: TasksService): Handlers<(typeof tasksC
     'subconscious.log_detail': (p) => service.logDetail(p.id),
     'subconscious.health': (p) => service.systemHealth({ check: p.check ?? false }),
     'subconscious.escalations_list': (p) => service.listEscalations(p.status),
-    'subconscious.escalations_approve': (p) => service.approve(p.id, { wait: p.wait ?? false }),
-    'subconscious.escalations_dismiss': (p) => service.dismiss(p.id),
+    'subconscious.escalations_answer': ({ id, ...answer }) => service.answer(id, answer),
+    // The older names: accept and ignore.
+    'subconscious.escalations_approve': (p) => service.approve(p.id, { wait: p.wait ?? false, by: p.by, via: p.via }),
+    'subconscious.escalations_dismiss': (p) => service.dismiss(p.id, { by: p.by, via: p.via }),
   };
 }

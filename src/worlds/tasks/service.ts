@@ -21,6 +21,18 @@ import { CAPS, capText, executionDetail, toolCalls, type ExecutionRecord } from 
 import { groupLog } from './log-groups.js';
 import { LOG_TEXT, LogStore } from './log-store.js';
 import { AGENT_APPROVED_SYSTEM, approvedActionPrompt } from './prompts.js';
+import { checkToolArguments } from '../../agent/index.js';
+import type { AnswerVia, ApprovalAnswerKind } from '../../protocol/index.js';
+
+/** One answer to a card (`subconscious.escalations_answer`). */
+export interface EscalationAnswerInput {
+  answer: ApprovalAnswerKind;
+  arguments?: Record<string, unknown> | undefined;
+  text?: string | undefined;
+  wait?: boolean | undefined;
+  by?: string | undefined;
+  via?: AnswerVia | undefined;
+}
 import { defaultTimezone, validateTimezone } from './recurrence.js';
 import { TaskStore, publicTask, type AddTaskInput, type HeartbeatSyncResult, type StoredTask, type UpdateTaskInput } from './task-store.js';
 import { TickStore } from './tick-store.js';
@@ -84,6 +96,8 @@ export class TasksService {
   readonly world: string;
   readonly timezone: string;
   private ready: Promise<void> | undefined;
+  /** `ensureReady()` finished once in this process (the probe needs its defaults and import done). */
+  private readyDone = false;
   private readonly inflight = new Set<Promise<unknown>>();
   /** Aborted by `close()`: approved runs still going are cancelled instead of holding up shutdown. */
   private readonly closing = new AbortController();
@@ -113,11 +127,17 @@ export class TasksService {
     this.ready ??= (async () => {
       await this.tasks.seedDefaults();
       await this.syncHeartbeat();
+      this.readyDone = true;
     })().catch((err) => {
       this.ready = undefined;
       throw err;
     });
     return this.ready;
+  }
+
+  /** Whether `ensureReady()` has finished in this process (then it does nothing more). */
+  get isReady(): boolean {
+    return this.readyDone;
   }
 
   /**
@@ -263,6 +283,7 @@ export class TasksService {
           state: escalation.status,
           by: escalation.resolved_by === 'subconscious' ? 'subconscious' : 'you',
           note: escalation.resolution,
+          ...(escalation.answer ? { answered_by: escalation.answer.by, answered_via: escalation.answer.via } : {}),
         });
       }
     }
@@ -327,12 +348,24 @@ export class TasksService {
     return this.escalations.list(status);
   }
 
+  /** Approve a pending escalation: `answer` with accept (the older name). */
+  approve(id: string, opts: { wait?: boolean; by?: string | undefined; via?: AnswerVia | undefined } = {}): Promise<ApproveResult> {
+    return this.answer(id, { answer: 'accept', ...opts });
+  }
+
   /**
-   * Approve a pending escalation: the agent runs once in `full` mode with the recommended
-   * action. Approving twice, after a dismissal or an unknown id changes nothing (conflict /
-   * not_found). The run's result lands on the escalation's log row.
+   * Answer a pending escalation (issue 23). A card holding a tool call runs exactly that call
+   * (accept), or it with the person's arguments checked against the tool's schema (edit), in an
+   * attended run that continues from its result and asks again before any other write; respond
+   * hands the person's text to that run instead of the call; ignore runs nothing. A card in words
+   * (a recommended action) runs the agent once in `full` mode (accept), or with the person's
+   * reply in an attended `tainted` run (respond); it has no call to edit. Answering twice, after
+   * a dismissal or an unknown id changes nothing (conflict / not_found); the run's result lands
+   * on the card's log row, and the answer (kind, arguments or text, who, through what) on the card.
    */
-  async approve(id: string, opts: { wait?: boolean } = {}): Promise<ApproveResult> {
+  async answer(id: string, input: EscalationAnswerInput): Promise<ApproveResult> {
+    const who = { by: input.by, via: input.via };
+    if (input.answer === 'ignore') return { escalation: await this.dismiss(id, who), run_id: null };
     const agent = this.deps.agent;
     if (!agent) {
       const known = await this.escalations.get(id);
@@ -347,20 +380,46 @@ export class TasksService {
       });
     }
     const pending = await this.escalations.get(id);
-    if (pending?.status === 'pending' && !(await this.tasks.get(pending.task_id))) {
+    if (!pending) throw new SubconsciousError('not_found', 'That approval card does not exist (any more).', { details: { field: 'id' } });
+    if (pending.status === 'pending' && !(await this.tasks.get(pending.task_id))) {
       await this.dismissIfPending(id);
       throw new SubconsciousError('conflict', `The task that asked “${pending.title}” was removed, so its action was not run; the card is skipped.`, {
         details: { field: 'id' },
       });
     }
-    const escalation = await this.escalations.resolve(id, 'approved', 'person');
+    const text = input.answer === 'respond' ? (input.text ?? '').trim() : '';
+    if (input.answer === 'respond' && !text) {
+      throw new SubconsciousError('invalid_params', 'respond needs the text to send back to the run.', { details: { field: 'text' } });
+    }
+    const action = pending.action;
+    let args: Record<string, unknown> | null = null;
+    if (input.answer === 'edit') {
+      if (!action) {
+        throw new SubconsciousError('invalid_params', `“${pending.title}” asks in words, not with a tool call, so there are no arguments to edit.`, {
+          hint: 'Respond with what to do instead.',
+          details: { field: 'arguments' },
+        });
+      }
+      args = checkToolArguments(action.tool, action.input_schema, input.arguments);
+    }
+    const decided = action ? { server: action.server, tool: action.tool, arguments: args ?? action.arguments, ...(text ? { response: text } : {}) } : undefined;
+    // A card in words that was simply accepted keeps the full run it always had; every other answer
+    // runs attended and tainted: a further write the person did not see waits on the gate.
+    const mode: 'full' | 'tainted' = !action && input.answer === 'accept' ? 'full' : 'tainted';
+    const escalation = await this.escalations.resolve(id, 'approved', 'person', null, {
+      kind: input.answer,
+      arguments: args,
+      text: text || null,
+      by: input.by,
+      via: input.via,
+    });
     this.emit('tasks.escalation_changed', { id, status: 'approved' });
     const startedAt = this.deps.clock.now();
     await this.logs.update(escalation.log_id, {
       decision: 'in_progress',
-      result: LOG_TEXT.approved_running,
+      result: text && !action ? LOG_TEXT.responded_running : LOG_TEXT.approved_running,
       exec_state: 'running',
-      exec_mode: 'full',
+      exec_mode: mode,
       exec_started_at: startedAt,
       exec_owner: processOwner(),
     });
@@ -371,30 +430,31 @@ export class TasksService {
         world: this.world,
         purpose: 'approved_action',
         system: AGENT_APPROVED_SYSTEM,
-        prompt: approvedActionPrompt(escalation.title, escalation.description, escalation.analysis),
-        mode: 'full',
+        prompt: approvedActionPrompt(escalation.title, escalation.description, escalation.analysis, !action && text ? text : null),
+        mode,
         attended: true,
         title: escalation.title,
         signal: this.closing.signal,
+        ...(decided ? { decided } : {}),
       });
     } catch (err) {
-      await this.finishApproved(escalation, startedAt, null, err, null);
+      await this.finishApproved(escalation, startedAt, null, err, null, null, mode);
       throw err;
     }
     const usage = countUsage(run.events);
     await this.logs.update(escalation.log_id, { run_id: run.id });
     const done = run.settled.then(
-      (outcome) => this.finishApproved(escalation, startedAt, outcome, undefined, usage.stop(), run.id),
-      (err: unknown) => this.finishApproved(escalation, startedAt, null, err, usage.stop(), run.id),
+      (outcome) => this.finishApproved(escalation, startedAt, outcome, undefined, usage.stop(), run.id, mode),
+      (err: unknown) => this.finishApproved(escalation, startedAt, null, err, usage.stop(), run.id, mode),
     );
     this.track(done);
-    if (!opts.wait) return { escalation, run_id: run.id };
+    if (!input.wait) return { escalation, run_id: run.id };
     return { escalation, run_id: run.id, log: await done };
   }
 
-  /** Dismiss a pending escalation: nothing runs; its log row reads "Skipped". */
-  async dismiss(id: string): Promise<Escalation> {
-    const escalation = await this.escalations.resolve(id, 'dismissed', 'person');
+  /** Dismiss a pending escalation (ignore): nothing runs; its log row reads "Skipped". */
+  async dismiss(id: string, who: { by?: string | undefined; via?: AnswerVia | undefined } = {}): Promise<Escalation> {
+    const escalation = await this.escalations.resolve(id, 'dismissed', 'person', null, { kind: 'ignore', ...who });
     await this.logs.update(escalation.log_id, { decision: 'dismissed', result: LOG_TEXT.dismissed });
     this.emit('tasks.escalation_changed', { id, status: 'dismissed' });
     this.emitLog(escalation.log_id, escalation.task_id, 'dismissed');
@@ -431,7 +491,8 @@ export class TasksService {
   /** Dismiss, unless someone answered it first (then it is theirs). */
   private async dismissIfPending(id: string): Promise<void> {
     try {
-      await this.dismiss(id);
+      // Nobody answered it: subconscious skips it (the page does not list it as a person's answer).
+      await this.dismiss(id, { by: 'subconscious', via: 'subconscious' });
     } catch (err) {
       if (!(err instanceof SubconsciousError && err.code === 'conflict')) throw err;
     }
@@ -479,6 +540,7 @@ export class TasksService {
     err: unknown,
     usage: { calls: number; input: number; output: number; latency_ms: number } | null,
     runId: string | null = null,
+    mode: 'full' | 'tainted' = 'full',
   ): Promise<LogEntry> {
     const routed = outcomeToRow(outcome, err);
     const decision = routed.decision;
@@ -486,7 +548,7 @@ export class TasksService {
     if (decision === 'cancelled' && this.closing.signal.aborted) result = APPROVED_STOPPED;
     const finishedAt = this.deps.clock.now();
     const record: ExecutionRecord = {
-      mode: 'full',
+      mode,
       purpose: 'approved_action',
       answer: capText(outcome?.text ?? null, CAPS.answer),
       calls: {

@@ -91,6 +91,16 @@ export interface SubconsciousEscalationsTable {
   /** `person` or `subconscious` (resolved by itself); null while pending. */
   resolved_by: ColumnType<string | null, string | null | undefined, string | null>;
   resolution: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON `EscalationAction`: the held tool call (migration tasks/0013). */
+  action: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON `ApprovalContext`: the run's model, tokens and the outside text it read. */
+  context: ColumnType<string | null, string | null | undefined, string | null>;
+  /** accept | edit | respond | ignore */
+  answer: ColumnType<string | null, string | null | undefined, string | null>;
+  answer_arguments: ColumnType<string | null, string | null | undefined, string | null>;
+  answer_text: ColumnType<string | null, string | null | undefined, string | null>;
+  answered_by: ColumnType<string | null, string | null | undefined, string | null>;
+  answered_via: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One evaluated tick: the situation report as sent and each evaluation call (for a row's detail and the grouped log). */

@@ -4,6 +4,7 @@
  * (`MemorySource`). The real `AgentRunner` and `McpManager` satisfy them structurally.
  */
 import type { MemoryDiff } from '../../memory/diff.js';
+import type { ApprovalContext } from '../../protocol/agent.js';
 
 export type {
   TaskSource,
@@ -81,6 +82,10 @@ export interface AgentApprovalRequest {
   tool: string;
   server: string;
   arguments: unknown;
+  /** The tool's JSON Schema (the card shows and checks the arguments by it). */
+  input_schema?: Record<string, unknown> | null | undefined;
+  /** The run's model, tokens and outside text read when it asked. */
+  context?: ApprovalContext | null | undefined;
 }
 
 /** What a run tells while it goes (the runner's `RunEvent`s the tasks world listens to). */
@@ -105,6 +110,10 @@ export interface AgentStartRequest {
   signal?: AbortSignal | undefined;
   /** Consulted when a writing tool asks for approval: a sentence refuses it at once (see the runner). */
   onApprovalRequested?: ((approval: AgentApprovalRequest) => string | undefined | Promise<string | undefined>) | undefined;
+  /** Outside text in the prompt (the situation report), shown on the run's approvals. */
+  reads?: readonly { what: string; excerpt: string }[] | undefined;
+  /** A call the person answered on a card: made (or, with `response`, answered with their text) before the model's first step. */
+  decided?: { server: string; tool: string; arguments: Record<string, unknown>; response?: string | undefined } | undefined;
 }
 
 /** The agent runner as the tasks world uses it. */

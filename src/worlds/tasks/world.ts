@@ -39,11 +39,16 @@ import { buildSituationReport, readSafely, scanWorkspace, type WorkspaceState } 
 import { writesGranted, type StoredTask } from './task-store.js';
 import type { ExecMode, LogDecision, LogEntry, MemoryChanges, MemorySource, ModelHealth, SkillHealth, TasksSettings } from './types.js';
 import { namedWrite } from './write-gate.js';
+import { quietCheck } from './quiet-check.js';
+import type { ApprovalContext, EscalationAction } from '../../protocol/index.js';
 
 export const DEFAULT_REEVALUATE_MINUTES = 360;
 const DAY_MS = 86_400_000;
 /** The label of the tasks world's memory checkpoint (the start point of its report's memory section). */
 export const MEMORY_CHECKPOINT = 'tasks';
+/** A quiet tick's summaries (commit's and the probe's). */
+const NO_TASK_DUE = 'no task due';
+const INFERENCE_DISABLED = 'inference disabled: no task evaluated';
 
 export interface TasksWorldDeps extends TasksServiceDeps {
   settings: TasksSettings | (() => TasksSettings);
@@ -109,7 +114,15 @@ interface Final {
   /** How the task's schedule moves: `advance` (ran), `touch` (evaluated, stays due), `none`. */
   schedule: 'advance' | 'touch' | 'none';
   escalation?:
-    | { description: string; analysis: string | null; priority: 'critical' | 'important' | 'normal'; skill_related: boolean; skill_server: string | null }
+    | {
+        description: string;
+        analysis: string | null;
+        priority: 'critical' | 'important' | 'normal';
+        skill_related: boolean;
+        skill_server: string | null;
+        action?: EscalationAction | null;
+        context?: ApprovalContext | null;
+      }
     | undefined;
 }
 
@@ -121,6 +134,20 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   const retentionMs = (deps.logRetentionDays ?? 30) * 24 * 3_600_000;
   const roles: readonly ModelRole[] = ['local'];
 
+  /**
+   * Before the lease: a tick is surely quiet when observe would write nothing and find no task —
+   * defaults seeded and HEARTBEAT.md imported (this process), the file as last read (a stat), no
+   * log row to cancel, fail or settle, and no task due that no pending escalation holds back (one
+   * statement: quiet-check.ts). Anything else, or unsure: null, and the full tick decides.
+   */
+  async function probe(ctx: TickContext): Promise<string | null> {
+    if (!service.isReady || !service.heartbeat.unchanged()) return null;
+    const check = await quietCheck(deps.db, ctx.startedAt);
+    if (check.open) return null;
+    if (!settings().inferenceEnabled) return INFERENCE_DISABLED;
+    return check.due ? null : NO_TASK_DUE;
+  }
+
   async function observe(ctx: TickContext): Promise<Observation<TasksObservation>> {
     await service.ensureReady();
     const snapshot = await service.syncHeartbeat();
@@ -129,7 +156,11 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
 
     for (const id of await service.logs.failInterrupted({ startedBefore: now - interruptedAfterMs, currentTickId: ctx.tickId })) {
       const row = await service.logs.get(id);
-      if (row) service.emitLog(id, row.task_id, row.decision);
+      if (!row) continue;
+      // Its tick will not apply it: the execution ran (or may have), so its schedule moves on
+      // here, or the task would be due again and executed a second time.
+      if (row.task_id) await deps.db.transaction().execute((trx) => service.tasks.advance(trx, row.task_id!, now));
+      service.emitLog(id, row.task_id, row.decision);
     }
     const stale = await service.logs.cancelStale(ctx.tickId);
     if (stale.length) service.emit('tasks.log_changed', { ids: stale.slice(0, 100), count: stale.length, decision: 'cancelled' });
@@ -279,7 +310,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
 
   async function commit(ctx: TickContext, input: CommitInput<TasksObservation, TasksReflection>): Promise<CommitSummary> {
     const { observation, reflection } = input;
-    if (observation.data.inferenceDisabled) return { summary: 'inference disabled: no task evaluated', counts: { due: 0 } };
+    if (observation.data.inferenceDisabled) return { summary: INFERENCE_DISABLED, counts: { due: 0 } };
     const unchanged = observation.data.unchanged ?? [];
     // A skipped cron task is done for this time, as a "nothing new" would be: it moves to its next time.
     let changedTasks = false;
@@ -296,7 +327,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
             summary: `${skipped} task${skipped === 1 ? '' : 's'} unchanged since ${skipped === 1 ? 'its' : 'their'} last check: no call`,
             counts: { due: 0, unchanged: skipped },
           }
-        : { summary: 'no task due', counts: { due: 0 } };
+        : { summary: NO_TASK_DUE, counts: { due: 0 } };
     }
     const decisions = new Map(reflection.decisions.map((d) => [d.task_id, d]));
     const counts: Record<string, number> = {
@@ -329,8 +360,14 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         // Finished before a crash: its outcome stands, and it is not executed again.
         final = ((await service.logs.executedResult(log_id)) as Final | undefined) ?? { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
       } else if (row.exec_state === 'running') {
-        // Cut off while executing: it may have acted (or spent its call), so it is never run again.
-        final = { decision: 'failed', result: INTERRUPTED, schedule: row.exec_mode === 'local' || row.exec_mode === 'analysis' ? 'touch' : 'advance' };
+        // Cut off while executing: it may have acted (a write run), and in every mode its call was
+        // paid and its answer may have been on the way, so it is never run again — not now, and
+        // not blindly at the next tick either: its schedule moves on as a run's does (a `once`
+        // task is finished, a recurring one waits for its next time). Leaving a text-only or
+        // analysis execution due (`touch`) had the next tick evaluate and execute it again (the
+        // chaos run's "task executions run twice"); the row says it was interrupted, and the
+        // person, who sees it, decides whether it is worth another run.
+        final = { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
       } else if (!task || !task.enabled) {
         final = {
           decision: 'cancelled',
@@ -391,7 +428,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     }
     const n = observation.data.due.length;
     return {
-      summary: `${n} task${n === 1 ? '' : 's'}: ${counts.act} acted, ${counts.noop} nothing new, ${counts.escalate} awaiting approval, ${counts.failed} failed${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}${skipped ? `; ${skipped} unchanged, not evaluated` : ''} (${reflection.calls} evaluation call${reflection.calls === 1 ? '' : 's'})`,
+      // Plain words (issue 23): what happened to the tasks, and the model calls it took to decide.
+      summary: `${n} task${n === 1 ? '' : 's'}: ${counts.act} acted, ${counts.noop} nothing new, ${counts.escalate} waiting for your approval, ${counts.failed} failed${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}${skipped ? `; ${skipped} unchanged, so not asked about again` : ''} (${reflection.calls} model call${reflection.calls === 1 ? '' : 's'} to decide)`,
       counts,
     };
   }
@@ -414,6 +452,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   ): Promise<{ final: Final; record: ExecutionRecord | undefined; auto: AutoApproval[]; held: HeldWrite[] }> {
     const auto: AutoApproval[] = [];
     const held: HeldWrite[] = [];
+    // The held calls themselves: the first becomes the card's action (what Accept runs).
+    const heldCalls: { action: EscalationAction; context: ApprovalContext | null }[] = [];
     if (mode === null) return { final: { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' }, record: undefined, auto, held };
     try {
       if (mode === 'local') {
@@ -456,6 +496,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         attended: false,
         title: task.title,
         signal: ctx.signal,
+        reads: [{ what: 'the situation report (workspace, memory and system health)', excerpt: report }],
         ...(writes
           ? {
               // The approval gate of a tainted run: what the task's words name goes ahead; anything else is held for the person.
@@ -478,6 +519,10 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
                   }
                 }
                 held.push({ tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
+                heldCalls.push({
+                  action: { tool: approval.tool, server: approval.server, arguments: args, input_schema: approval.input_schema ?? null },
+                  context: approval.context ?? null,
+                });
                 return `The task does not name this write (${approval.tool} on ${approval.server}), so it did not run: it waits for the person’s approval.`;
               },
             }
@@ -485,6 +530,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       });
       const usage = countUsage(run.events);
       await service.logs.update(logId, { run_id: run.id });
+      // The page follows the run's steps by its id (agent.run events): say the row has one now.
+      service.emit('tasks.log_changed', { id: logId, task_id: task.id, decision: 'in_progress', reason: 'running' });
       const outcome = await run.settled;
       const used = usage.stop();
       const record: ExecutionRecord = {
@@ -515,6 +562,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
               priority: 'normal',
               skill_related: false,
               skill_server: null,
+              action: heldCalls[0]?.action ?? null,
+              context: heldCalls[0]?.context ?? null,
             },
           },
           record,
@@ -628,6 +677,7 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
 
   return {
     kind: 'tasks',
+    probe,
     roles,
     // Write tasks and approved actions run on the agent model: its absence shows in status.
     optionalRoles: deps.agent ? ['agent'] : [],

@@ -45,17 +45,24 @@ export function assertChromium(): void {
   }
 }
 
-/** `timezoneId`: the zone the page believes it is in (the machine's when left out). */
-export async function launchBrowser(opts: { timezoneId?: string } = {}): Promise<TestBrowser> {
+/**
+ * `timezoneId`: the zone the page believes it is in (the machine's when left out); `viewport`
+ * (1280×800 when left out) and `colorScheme` (what `prefers-color-scheme` says) for the whole
+ * context.
+ */
+export async function launchBrowser(
+  opts: { timezoneId?: string; viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {},
+): Promise<TestBrowser> {
   assertChromium();
   const profile = mkdtempSync(path.join(os.tmpdir(), 'subc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: ARGS,
-    viewport: { width: 1280, height: 800 },
+    viewport: opts.viewport ?? { width: 1280, height: 800 },
     reducedMotion: 'no-preference',
     ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
+    ...(opts.colorScheme ? { colorScheme: opts.colorScheme } : {}),
   });
   // The persistent context opens one blank tab; tests open their own.
   for (const p of context.pages()) await p.close();
@@ -104,4 +111,14 @@ export async function screenshots(page: Page, name: string): Promise<string[]> {
 /** Nothing at 360 px may be wider than the screen (no sideways scrolling of the page). */
 export async function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+/** Record what the page's CSP blocks from its next navigation on; the returned function lists it. */
+export async function recordCspViolations(page: Page): Promise<() => Promise<string[]>> {
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { __csp: string[] }).__csp = seen;
+    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp);
 }

@@ -64,6 +64,62 @@ describe.each(dialects)('conscious actionables in memory (%s)', (dialect) => {
     expect(await h.memory.getDocument(CONSCIOUS_NAMESPACE, actionableId('Something else', 'email'))).toMatchObject({ deleted_at: null });
   });
 
+  it('each actionable names the recalled document it came from (matched by its words, not by the model); a synthesized one names none; its conscious document says so', async () => {
+    await put('inv-2291', 'ACME invoice 2291 overdue', 'Invoice 2291 from ACME (EUR 1,840) is 30 days overdue; hosting is suspended on Monday.');
+    await h.clock.advance(1000);
+    await put('inv-2292', 'ACME invoice 2292', 'Invoice 2292 from ACME is paid. Thank you.');
+    await put('standup', 'Standup notes', 'Ana needs the cloud costs for the budget review on Thursday.', 'notes');
+    h.server.enqueue({
+      json: [
+        item('Pay ACME invoice 2291', { description: 'It is 30 days overdue and hosting is suspended on Monday.' }),
+        item('Send Ana the cloud costs', { source: 'ai_insight', description: 'For the budget review on Thursday.' }),
+        item('Consider a yearly plan', { source: 'ai_insight', description: 'Monthly billing keeps getting late.' }),
+      ],
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const byTitle = new Map((await h.world.service.list()).map((a) => [a.title, a]));
+    expect(byTitle.get('Pay ACME invoice 2291')!.source_document).toEqual({ namespace: 'gmail', external_id: 'inv-2291', title: 'ACME invoice 2291 overdue' });
+    expect(byTitle.get('Send Ana the cloud costs')!.source_document).toEqual({ namespace: 'notes', external_id: 'standup', title: 'Standup notes' });
+    expect(byTitle.get('Consider a yearly plan')!.source_document).toBeNull();
+    const doc = await h.memory.getDocument(CONSCIOUS_NAMESPACE, byTitle.get('Pay ACME invoice 2291')!.id);
+    expect(doc!.body).toContain('From: ACME invoice 2291 overdue (gmail/inv-2291)');
+    expect(doc!.metadata).toMatchObject({ source_document: { namespace: 'gmail', external_id: 'inv-2291' } });
+
+    // Extracted again when its source is no longer recalled: the source found before is kept.
+    await h.memory.deleteDocument('gmail', 'inv-2291');
+    h.server.enqueue({ json: [item('Pay ACME invoice 2291', { description: 'Still overdue.' })] });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    expect((await h.world.service.list()).find((a) => a.title === 'Pay ACME invoice 2291')!.source_document).toMatchObject({ external_id: 'inv-2291' });
+  });
+
+  it('a reworded item links the document the model cited (### Document n.i), checked against what was recalled; a citation of nothing recalled or of an unrelated document links nothing', async () => {
+    await put('inv-2291', 'ACME invoice 2291 overdue', 'Invoice 2291 from ACME (EUR 1,840) is 30 days overdue; hosting is suspended on Monday.');
+    await h.clock.advance(1000);
+    await put('lunch', 'Team lunch', 'Lunch with the team on Thursday at noon.');
+    await put('standup', 'Standup notes', 'Ana needs the cloud costs for the budget review.', 'notes');
+    h.server.enqueue({
+      json: [
+        // Paraphrased: too few of its words are in any document for the word match alone.
+        item('Settle the outstanding ACME bill', { description: 'Do it before the hosting gets cut off.', source_ref: '1.2' }),
+        item('Book a table for Thursday', { description: 'Somewhere near the office.', source_ref: '9.9' }),
+        item('Renew the passport', { description: 'It expires soon.', source_ref: '2.1' }),
+      ],
+    });
+    expect((await h.instance.tick()).kind).toBe('committed');
+    const user = userOf(h.extractions()[0]!);
+    expect(user).toContain('### Document 1.1');
+    expect(user).toContain('### Document 1.2');
+    expect(user).toContain('### Document 2.1');
+    const byTitle = new Map((await h.world.service.list()).map((a) => [a.title, a]));
+    expect(byTitle.get('Settle the outstanding ACME bill')!.source_document).toEqual({
+      namespace: 'gmail',
+      external_id: 'inv-2291',
+      title: 'ACME invoice 2291 overdue',
+    });
+    expect(byTitle.get('Book a table for Thursday')!.source_document).toBeNull();
+    expect(byTitle.get('Renew the passport')!.source_document).toBeNull();
+  });
+
   it('one failed memory insert warns and the run goes on with the others', async () => {
     await put('m1', 'Invoice', 'Invoice 2291 is overdue.');
     const store = h.memory.storeDocument.bind(h.memory);

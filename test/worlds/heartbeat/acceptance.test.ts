@@ -7,22 +7,16 @@
  *   4. a person's message is never delayed by a heartbeat resume beyond a cancellation;
  *   5. every resume leaves a system note and a log entry.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { uuid } from '../../../src/core/index.js';
 import type { SendResult, Task } from '../../../src/protocol/bots.js';
 import { BotStore } from '../../../src/bots/bot-store.js';
 import { TaskStore } from '../../../src/bots/task-store.js';
 import { ThreadStore } from '../../../src/bots/thread-store.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 const TICK = 30_000;
 const DAY = 24 * 3600_000;
@@ -146,7 +140,7 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
 
     // Quiet hours: nothing at all happens inside them.
     const sleepy = await h.createBot('sleepy');
-    await h.call('bots.set_heartbeat_settings', { id: sleepy.id, quiet_hours: { enabled: true, start: '00:00', end: '23:59' } });
+    await h.call('bots.set_heartbeat_settings', { bot_id: sleepy.id, quiet_hours: { enabled: true, start: '00:00', end: '23:59' } });
     await interruptedTask(h, sleepy.id);
     await h.due(sleepy.id);
     const pulsesBefore = h.pulse.chatRequests.length;
@@ -154,10 +148,10 @@ describe.each(await testDialects())('acceptance on %s', (dialect) => {
     expect(h.pulse.chatRequests.filter((r) => (r.body!.messages!.at(-1)!.content as string).includes('sleepy'))).toHaveLength(0);
     expect((await h.beat(sleepy.id)).last_outcome).toBe('skipped: quiet_hours');
     expect(h.pulse.chatRequests.length).toBeGreaterThanOrEqual(pulsesBefore);
-    await h.call('bots.set_heartbeat', { id: sleepy.id, enabled: false });
+    await h.call('bots.set_heartbeat', { bot_id: sleepy.id, enabled: false });
 
     // Stop: the bot's work is cancelled for good, whatever the model says next.
-    await h.call('bots.stop_bot', { id: eager.id });
+    await h.call('bots.stop_bot', { bot_id: eager.id });
     await h.due(eager.id);
     const runs = h.model.chatRequests.length;
     await runFor(h, PERIOD);

@@ -1,27 +1,22 @@
 /**
  * Two daemons sharing one database (issue 12 §3 "Several workers"): each with its own bots host,
- * runtime, model layer and heartbeat, on its own connection. However their ticks interleave —
+ * runtime, model layer and heartbeat, on its own connection (Postgres; on SQLite, which one process
+ * owns, on the same connection). However their ticks interleave —
  * racing each other stage for stage with no lease between them, or through the engine's tick
  * lease — every interrupted task is resumed exactly once.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Instance } from '../../../src/engine/index.js';
 import type { Task } from '../../../src/protocol/bots.js';
 import { commitTick, observe, runPulses, type Heartbeat } from '../../../src/worlds/heartbeat/index.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, otherDaemon, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, interruptedTask, otherDaemon, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
 /** Four bots, four resumes at once: resume_concurrency does not hold any back in one tick. */
 const CONFIG = { resume_concurrency: 4 };
 const BOTS = 4;
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 interface Daemon {
   hb: Heartbeat;
@@ -31,8 +26,9 @@ interface Daemon {
 }
 
 /** A second daemon on its own connection to the same database, the same model servers, the same clock. */
-async function secondDaemon(h: HeartbeatHarness): Promise<Daemon> {
-  const other = await otherDaemon(h, mcpHolder.value!.mcp, { config: CONFIG, seed: 7, holderTag: 'daemon-b' });
+async function secondDaemon(h: HeartbeatHarness, dialect: string): Promise<Daemon> {
+  // SQLite: one process owns the file, so the two daemons share its connection (see `otherDaemon`).
+  const other = await otherDaemon(h, mcpHolder.value!.mcp, { config: CONFIG, seed: 7, holderTag: 'daemon-b', sharedConnection: dialect === 'sqlite' });
   return { hb: other.hb, instance: other.instance, isIdle: (botId) => other.host.runtime.isIdle(botId), close: other.close };
 }
 
@@ -42,7 +38,7 @@ describe.each(await testDialects())('two daemons on one %s database', (dialect) 
   let tasks: Task[];
   beforeEach(async () => {
     h = await createHeartbeatHarness({ dialect, mcp: mcpHolder.value!, config: CONFIG });
-    b = await secondDaemon(h);
+    b = await secondDaemon(h, dialect);
     tasks = [];
     for (let i = 0; i < BOTS; i++) {
       const bot = await h.createBot(`worker${i}`);

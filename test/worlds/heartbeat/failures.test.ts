@@ -6,18 +6,12 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BotWithStatus, Message, Snapshot } from '../../../src/protocol/bots.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 const settled = (h: HeartbeatHarness, taskId: string, status: string) =>
   until(async () => {
@@ -153,7 +147,7 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     await interruptedTask(h, bot.id);
     for (let n = 1; n <= 3; n++) {
       h.pulse.enqueue({ status: 500, message: 'pulse model down' });
-      await h.call('bots.heartbeat_now', { id: bot.id });
+      await h.call('bots.heartbeat_now', { bot_id: bot.id });
       await h.tick();
       const beat = await h.beat(bot.id);
       if (n < 3) expect(beat).toMatchObject({ consecutive_errors: n, enabled: true });
@@ -162,7 +156,7 @@ describe.each(await testDialects())('heartbeat failures on %s', (dialect) => {
     expect(h.pulse.chatRequests).toHaveLength(3);
     expect(h.model.chatRequests).toHaveLength(0);
     // Switched off: a fourth press is refused with the reason, not another pulse.
-    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    const refused = await h.raw('bots.heartbeat_now', { bot_id: bot.id });
     expect('error' in refused && refused.error.message).toMatch(/switched off \(3 pulse errors in a row/);
   });
 

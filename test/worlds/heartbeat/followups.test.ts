@@ -3,20 +3,14 @@
  * candidates or wait for the person's reply, BLOCKED: asks at once, the persona carries the lines,
  * check-ins resolve on a reply, a cancel, a dismiss or an answer; a checkpoint reaches the resume.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SendResult } from '../../../src/protocol/bots.js';
 import type { Checkin, FollowUp, HeartbeatSnapshot } from '../../../src/protocol/heartbeat.js';
 import { PERSONA_FOLLOWUPS } from '../../../src/worlds/heartbeat/index.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 const settled = (h: HeartbeatHarness, taskId: string, status: string) =>
   until(async () => {
@@ -194,8 +188,15 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
     const state = async (id: string) => (await h.hdb.selectFrom('heartbeat_checkins').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state;
     expect(await state(`ci-${a.id}`)).toBe('cancelled');
     expect(await state(`ci-${b.id}`)).toBe('dismissed');
-    const answered = await h.call<Checkin>('bots.resolve_checkin', { id: `ci-${c.id}`, resolution: 'answered' });
-    expect(answered).toMatchObject({ state: 'answered' });
+    const answered = await h.call<Checkin>('bots.resolve_checkin', { id: `ci-${c.id}`, resolution: 'answered', by: 'Claude Desktop', via: 'mcp' });
+    // The row says who answered and through which door (issue 18 §5: "recorded as answered over MCP").
+    expect(answered).toMatchObject({ state: 'answered', answered_by: 'Claude Desktop', answered_via: 'mcp' });
+    expect(
+      await h.hdb.selectFrom('heartbeat_checkins').select(['answered_by', 'answered_via']).where('id', '=', `ci-${c.id}`).executeTakeFirstOrThrow(),
+    ).toEqual({
+      answered_by: 'Claude Desktop',
+      answered_via: 'mcp',
+    });
     const again = await h.raw('bots.resolve_checkin', { id: `ci-${c.id}`, resolution: 'dismissed' });
     expect('error' in again && again.error.message).toMatch(/already answered/);
     const missing = await h.raw('bots.resolve_checkin', { id: 'nope', resolution: 'dismissed' });
@@ -204,7 +205,7 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
 
   it('a person’s follow-up (rule 8) wakes the bot when due; follow_ups_enabled off keeps a bot’s FOLLOWUP: lines inert and out of its persona', async () => {
     const bot = await h.createBot('reminded');
-    const f = await h.call<FollowUp>('bots.add_followup', { id: bot.id, in_minutes: 30, note: 'check whether the invoice was paid' });
+    const f = await h.call<FollowUp>('bots.add_followup', { bot_id: bot.id, in_minutes: 30, note: 'check whether the invoice was paid' });
     expect(f).toMatchObject({ origin: 'person', kind: 'delay', due_at: h.clock.now() + 30 * 60_000 });
     await h.advance(30 * 60_000);
     h.verdict({ verdict: 'idle', reason: 'not yet' });
@@ -212,7 +213,7 @@ describe.each(await testDialects())('follow-ups and check-ins on %s', (dialect) 
     expect(h.pulse.chatRequests[0]!.body!.messages!.at(-1)!.content as string).toContain('follow_up_reminder');
 
     const quiet = await h.createBot('quietone');
-    await h.call('bots.set_heartbeat_settings', { id: quiet.id, follow_ups_enabled: false });
+    await h.call('bots.set_heartbeat_settings', { bot_id: quiet.id, follow_ups_enabled: false });
     await say(h, quiet.id, 'Start the import.', 'Started.\nFOLLOWUP: 5m — check the import');
     const system = h.model.chatRequests.at(-1)!.body!.messages!.find((m) => m.role === 'system')!.content as string;
     expect(system).not.toContain(PERSONA_FOLLOWUPS);

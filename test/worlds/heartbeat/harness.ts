@@ -4,6 +4,7 @@
  * `local` role) so a test scripts pulses and bot runs apart. Ticks go through a real engine
  * Instance (lease, generation, checkpoints); RPC through the harness's dispatcher.
  */
+import { createCoordinator } from '../../../src/coordination/index.js';
 import type { Kysely } from 'kysely';
 import { implement } from '../../../src/protocol/contract.js';
 import { heartbeatContract, type BotHeartbeat, type HeartbeatEvents, type HeartbeatLogEntry } from '../../../src/protocol/heartbeat.js';
@@ -27,7 +28,7 @@ import { AgentRunner, ApprovalStore, type McpManager } from '../../../src/agent/
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
 import type { AnyStore } from '../../support/stores.js';
 
-export { until, gate, sharedMcp, UNTIL } from '../../bots/harness.js';
+export { until, gate, sharedMcp, sharedMcpForFile, UNTIL } from '../../bots/harness.js';
 
 export type HbEvent = { [K in keyof HeartbeatEvents]: { type: K; data: HeartbeatEvents[K] } }[keyof HeartbeatEvents];
 
@@ -237,9 +238,21 @@ export interface OtherDaemon {
 export async function otherDaemon(
   h: HeartbeatHarness,
   mcp: McpManager,
-  opts: { config: Record<string, unknown>; seed: number; holderTag: string; trigger?: () => void },
+  opts: {
+    config: Record<string, unknown>;
+    seed: number;
+    holderTag: string;
+    trigger?: () => void;
+    /**
+     * Share the harness's connection instead of opening another. For SQLite in one process: one
+     * process owns a SQLite file (a second worker needs Postgres), and better-sqlite3 waits out
+     * another connection's write lock synchronously, freezing this very process (both daemons)
+     * for up to `busy_timeout` per write.
+     */
+    sharedConnection?: boolean;
+  },
 ): Promise<OtherDaemon> {
-  const store: AnyStore = await h.store.reopen();
+  const store: AnyStore = opts.sharedConnection ? h.store : await h.store.reopen();
   const agent = { baseUrl: h.model.baseUrl, model: 'scripted-model', timeoutMs: 30_000 };
   const llm = createLlm({
     models: { local: { baseUrl: h.pulse.baseUrl, model: 'pulse-model', timeoutMs: 30_000 }, agent },
@@ -249,7 +262,9 @@ export async function otherDaemon(
   });
   const approvals = new ApprovalStore({ db: store.db, clock: h.clock, ids: uuid });
   const runner = new AgentRunner({ llm, mcp, approvals, clock: h.clock, ids: uuid });
+  const coordinator = await createCoordinator({ store, clock: h.clock, ids: uuid });
   const host = createBotsHost({
+    coordinator,
     db: tablesView<BotsTables>(store.db),
     clock: h.clock,
     ids: uuid,
@@ -294,7 +309,7 @@ export async function otherDaemon(
       await hb.close();
       await host.stop();
       await runner.cancelAll();
-      await store.close();
+      if (!opts.sharedConnection) await store.close();
     },
   };
 }

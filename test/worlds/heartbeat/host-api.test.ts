@@ -3,21 +3,15 @@
  * and the two rules that depend on it end to end: an orphaned open task (rule 2, repaired before
  * its claim) and a reply left streaming with no run (rule 7, reconciled and acknowledged).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/bots/task-store.js';
 import { ThreadStore } from '../../../src/bots/thread-store.js';
 import { processOwner, uuid } from '../../../src/core/index.js';
-import type { SendResult } from '../../../src/protocol/bots.js';
+import type { Routine, SendResult } from '../../../src/protocol/bots.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect) => {
   let h: HeartbeatHarness;
@@ -57,6 +51,42 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     expect(await h.host.heartbeat.thread('ghost')).toBeUndefined();
   });
 
+  it('leftovers: one read says which sweeps could find something, and whether a routine is due, exactly as their own reads', async () => {
+    const seen = { claims: false, open: false, streaming: false, routines: false };
+    const agrees = async () => {
+      const now = h.clock.now();
+      const probe = await h.host.heartbeat.leftovers();
+      const routines = await h.call<Routine[]>('bots.routines_list', {});
+      expect(probe).toEqual({
+        claims: (await tasks.staleClaims()).length > 0,
+        open: (await tasks.openSince(now - 120_000)).length > 0,
+        streaming: (await threads.staleBotMessages(now - 60_000)).length > 0,
+        routines: routines.some((r) => r.enabled && r.next_run_at !== null && r.next_run_at <= now),
+      });
+      for (const k of ['claims', 'open', 'streaming', 'routines'] as const) seen[k] ||= probe[k]!;
+      return probe;
+    };
+    const none = { claims: false, open: false, streaming: false, routines: false };
+    expect(await agrees()).toEqual(none);
+    const bot = await h.createBot('leftover');
+    const { task } = await leftOpen(bot.id, null, 0);
+    // A claim taken by a worker that then died (its claim is never released).
+    expect(await tasks.update(task.id, { claim_token: 'gone-worker-token', claim_at: h.clock.now() })).toBeDefined();
+    // A routine, disabled: never due.
+    await h.call('bots.routines_add', { bot_id: bot.id, schedule: '*/5 * * * *', prompt: 'Check the build', enabled: false });
+    expect(await agrees()).toEqual(none);
+    await h.advance(61_000); // the reply is left streaming
+    await agrees();
+    await h.advance(60_000); // the task is open, unleased and untouched for over 2 minutes
+    await agrees();
+    await h.advance(5 * 60_000); // the claim is stale
+    await agrees();
+    const r = await h.call<Routine>('bots.routines_add', { bot_id: bot.id, schedule: '0 0 1 1 *', prompt: 'Once a year', timezone: 'UTC' });
+    h.clock.set(r.next_run_at!); // its slot came (set, not advanced: the routine timer must not fire it first)
+    await agrees();
+    expect(seen).toEqual({ claims: true, open: true, streaming: true, routines: true });
+  });
+
   it('orphans: open work with no run, of this process or a dead one and old enough; never another live daemon’s', async () => {
     const bot = await h.createBot('orphaned');
     const mine = await leftOpen(bot.id, processOwner(), 0);
@@ -93,7 +123,7 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     expect([after.version, after.updated_at]).toEqual([before.version, before.updated_at]);
     // Still running and leased: never an orphan, though untouched for longer than the orphan age.
     expect(await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).toEqual([]);
-    await h.call('bots.stop_bot', { id: bot.id });
+    await h.call('bots.stop_bot', { bot_id: bot.id });
   });
 
   it('openWork lists newest first, so a limit drops the oldest failures, never recent work', async () => {
@@ -159,6 +189,26 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     expect(act.get(tb.id)?.userActiveAt).toBe(h.clock.now());
     expect(act.has(ta.id)).toBe(false);
     expect(await h.host.heartbeat.expiredApprovalsOf([a.id, b.id], 0)).toEqual([]);
+  });
+
+  it('triage reads of a thread only what the rules can look at: from the last turn and the bot’s last settled reply on, live and cut-off replies; the digest’s whole window stays with recentMessages', async () => {
+    const bot = await h.createBot('tail');
+    const t = await h.host.heartbeat.directThread(bot.id);
+    const add = (role: 'user' | 'bot', text: string, status: 'done' | 'error' | 'streaming', heartbeat = false) =>
+      threads.addMessage({ threadId: t.id, role, botId: role === 'bot' ? bot.id : undefined, text, status, heartbeat });
+    await add('user', 'old question', 'done');
+    await add('bot', 'old answer', 'done');
+    const cut = await add('bot', 'cut off', 'error');
+    await threads.updateMessage(cut.id, { interrupted: true });
+    await add('user', 'newer', 'done');
+    await add('bot', 'writing', 'streaming');
+    await add('bot', 'Any news?', 'done', true); // a possible check-in question: the rules may skip it, so what is behind it is read too
+    const tail = await h.host.heartbeat.triageMessages([{ threadId: t.id, botId: bot.id }], 20);
+    expect(tail.get(t.id)!.map((m) => m.text)).toEqual(['cut off', 'newer', 'writing', 'Any news?']);
+    // Asked about a bot that is not the thread's own: its whole window (a superset is as exact).
+    const other = await h.host.heartbeat.triageMessages([{ threadId: t.id, botId: 'someone-else' }], 20);
+    expect(other.get(t.id)!.map((m) => m.text)).toEqual(['old question', 'old answer', 'cut off', 'newer', 'writing', 'Any news?']);
+    expect((await h.host.heartbeat.recentMessages([t.id], 20)).get(t.id)).toHaveLength(6);
   });
 
   it('rule 2 end to end: an orphaned run is found by the sweep, repaired, claimed and resumed once', async () => {

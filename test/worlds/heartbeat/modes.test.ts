@@ -3,21 +3,15 @@
  * own zone, user activity, the adaptive interval, catch-up once after a sleep, restart
  * staggering, resume concurrency) and the RPC surface, on both dialects.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BotHeartbeat, HeartbeatLogEntry, HeartbeatSettings, HeartbeatSnapshot, HeartbeatUsage } from '../../../src/protocol/heartbeat.js';
 import type { SendResult } from '../../../src/protocol/bots.js';
 import { PERSONA_FOLLOWUPS } from '../../../src/worlds/heartbeat/index.js';
 import { testDialects } from '../../support/stores.js';
 import { dumpTables } from '../../bots/harness.js';
-import { createHeartbeatHarness, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 const settled = (h: HeartbeatHarness, taskId: string, status: string) =>
   until(async () => {
@@ -125,7 +119,7 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
   it('quiet hours are the bot’s own local time; the next check is when they end; Check now passes them (budgets still apply)', async () => {
     const bot = await h.createBot('sleepy');
     // 2026-01-01 09:00 UTC is 18:00 in Tokyo: quiet 17:00–08:00 there.
-    await h.call('bots.set_heartbeat_settings', { id: bot.id, timezone: 'Asia/Tokyo', quiet_hours: { enabled: true, start: '17:00', end: '08:00' } });
+    await h.call('bots.set_heartbeat_settings', { bot_id: bot.id, timezone: 'Asia/Tokyo', quiet_hours: { enabled: true, start: '17:00', end: '08:00' } });
     await interruptedTask(h, bot.id);
     await h.due(bot.id);
     await h.tick();
@@ -134,7 +128,7 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     expect(beat.next_heartbeat_at).toBe(Date.UTC(2026, 0, 1, 23, 0, 0)); // 08:00 in Tokyo
     expect(h.pulse.chatRequests).toHaveLength(0);
 
-    const now = await h.call<BotHeartbeat>('bots.heartbeat_now', { id: bot.id });
+    const now = await h.call<BotHeartbeat>('bots.heartbeat_now', { bot_id: bot.id });
     expect(now.next_heartbeat_at).toBe(h.clock.now());
     expect(h.triggered.count).toBe(1);
     h.verdict({ verdict: 'idle' });
@@ -180,7 +174,7 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
 
   it('a missed slot during a sleep catches up once (no burst)', async () => {
     const bot = await h.createBot('sleeper');
-    await h.call('bots.add_followup', { id: bot.id, in_minutes: 10, note: 'look at the queue' });
+    await h.call('bots.add_followup', { bot_id: bot.id, in_minutes: 10, note: 'look at the queue' });
     // The machine sleeps for 5 hours: no tick ran.
     await h.advance(5 * 3600_000);
     h.verdict({ verdict: 'idle' });
@@ -214,17 +208,17 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
   it('bots.set_heartbeat: off stops checks (skip: disabled), on again checks soon; settings per bot and store-wide, null inherits again', async () => {
     const bot = await h.createBot('switch');
     await interruptedTask(h, bot.id);
-    const off = await h.call<BotHeartbeat>('bots.set_heartbeat', { id: bot.id, enabled: false });
+    const off = await h.call<BotHeartbeat>('bots.set_heartbeat', { bot_id: bot.id, enabled: false });
     expect(off).toMatchObject({ enabled: false, state: 'disabled', next_heartbeat_at: null });
     await h.due(bot.id);
     await h.tick();
     expect((await h.logOf(bot.id))[0]).toMatchObject({ skip: 'disabled' });
-    const on = await h.call<BotHeartbeat>('bots.set_heartbeat', { id: bot.id, enabled: true });
+    const on = await h.call<BotHeartbeat>('bots.set_heartbeat', { bot_id: bot.id, enabled: true });
     expect(on).toMatchObject({ enabled: true, next_heartbeat_at: h.clock.now() });
 
-    const per = await h.call<{ bot: BotHeartbeat }>('bots.set_heartbeat_settings', { id: bot.id, interval_seconds: 900, max_task_attempts: 5 });
+    const per = await h.call<{ bot: BotHeartbeat }>('bots.set_heartbeat_settings', { bot_id: bot.id, interval_seconds: 900, max_task_attempts: 5 });
     expect(per.bot).toMatchObject({ interval_seconds: 900, max_task_attempts: 5, overridden: ['interval_seconds', 'max_task_attempts'] });
-    const back = await h.call<{ bot: BotHeartbeat }>('bots.set_heartbeat_settings', { id: bot.id, interval_seconds: null });
+    const back = await h.call<{ bot: BotHeartbeat }>('bots.set_heartbeat_settings', { bot_id: bot.id, interval_seconds: null });
     expect(back.bot).toMatchObject({ interval_seconds: 300, overridden: ['max_task_attempts'] });
     const global = await h.call<{ settings: HeartbeatSettings }>('bots.set_heartbeat_settings', { global_pulses_per_day: 500, mode: 'shadow' });
     expect(global.settings).toMatchObject({ global_pulses_per_day: 500, mode: 'shadow', overridden: ['global_pulses_per_day', 'mode'] });
@@ -237,18 +231,18 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     const bot = await h.createBot('strict');
     const before = [await dumpTables(h.db), await heartbeatRows(h)];
     const bad: Array<[string, unknown, RegExp]> = [
-      ['bots.set_heartbeat', { id: bot.id }, /enabled/],
-      ['bots.set_heartbeat', { id: bot.id, enabled: 'yes' }, /enabled/],
-      ['bots.set_heartbeat', { id: 'ghost', enabled: true }, /No bot/],
-      ['bots.heartbeat_now', { id: 'ghost' }, /No bot/],
+      ['bots.set_heartbeat', { bot_id: bot.id }, /enabled/],
+      ['bots.set_heartbeat', { bot_id: bot.id, enabled: 'yes' }, /enabled/],
+      ['bots.set_heartbeat', { bot_id: 'ghost', enabled: true }, /No bot/],
+      ['bots.heartbeat_now', { bot_id: 'ghost' }, /No bot/],
       ['bots.set_heartbeat_settings', {}, /at least one setting/],
-      ['bots.set_heartbeat_settings', { id: bot.id, mode: 'resume' }, /store-wide/],
+      ['bots.set_heartbeat_settings', { bot_id: bot.id, mode: 'resume' }, /store-wide/],
       ['bots.set_heartbeat_settings', { enabled: false }, /enabled is per bot/],
       ['bots.set_heartbeat_settings', { tick_seconds: 5 }, /at least 15/],
       ['bots.set_heartbeat_settings', { interval_seconds: 7200 }, /at most 3600/],
-      ['bots.set_heartbeat_settings', { id: bot.id, max_resumes_per_day: 49 }, /at most 48/],
-      ['bots.set_heartbeat_settings', { id: bot.id, quiet_hours: { enabled: true, start: '25:00', end: '08:00' } }, /HH:MM/],
-      ['bots.set_heartbeat_settings', { id: bot.id, timezone: 'Mars/Olympus' }, /IANA/],
+      ['bots.set_heartbeat_settings', { bot_id: bot.id, max_resumes_per_day: 49 }, /at most 48/],
+      ['bots.set_heartbeat_settings', { bot_id: bot.id, quiet_hours: { enabled: true, start: '25:00', end: '08:00' } }, /HH:MM/],
+      ['bots.set_heartbeat_settings', { bot_id: bot.id, timezone: 'Mars/Olympus' }, /IANA/],
       ['bots.set_heartbeat_settings', { mode: 'loud' }, /mode/],
       ['bots.set_heartbeat_settings', { pulse_timeout_seconds: 60 }, /at most 30/],
       ['bots.set_heartbeat_settings', { unknown_key: 1 }, /unknown_key|Unrecognized/],
@@ -256,8 +250,8 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
       ['bots.heartbeat_log', { limit: 500 }, /at most 200/],
       ['bots.heartbeat_snapshot', { bot_ids: 'all' }, /bot_ids/],
       ['bots.heartbeat_usage', { days: 0 }, /days/],
-      ['bots.add_followup', { id: bot.id, in_minutes: 0, note: 'x' }, /at least 1/],
-      ['bots.add_followup', { id: bot.id, in_minutes: 5, note: '  ' }, /must not be empty/],
+      ['bots.add_followup', { bot_id: bot.id, in_minutes: 0, note: 'x' }, /at least 1/],
+      ['bots.add_followup', { bot_id: bot.id, in_minutes: 5, note: '  ' }, /must not be empty/],
       ['bots.mark_user_active', {}, /thread_id/],
     ];
     for (const [method, params, why] of bad) {
@@ -359,7 +353,7 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
       await h.due(bot.id);
       bots.push(bot);
     }
-    await h.call('bots.set_heartbeat_settings', { id: bots[0]!.id, model: 'local:tiny-pulse' });
+    await h.call('bots.set_heartbeat_settings', { bot_id: bots[0]!.id, model: 'local:tiny-pulse' });
     let inFlight = 0;
     let most = 0;
     let arrived = 0;
@@ -407,7 +401,7 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
       mode: 'resume',
       reason: 'test',
     });
-    const beat = await h.call<BotHeartbeat>('bots.heartbeat_now', { id: bot.id });
+    const beat = await h.call<BotHeartbeat>('bots.heartbeat_now', { bot_id: bot.id });
     expect(beat.next_heartbeat_at).toBe(h.clock.now());
     expect((await h.task(t.id)).attempts).toBe(0);
     expect((await h.hdb.selectFrom('heartbeat_checkins').select('state').where('id', '=', 'ci-reset').executeTakeFirstOrThrow()).state).toBe('superseded');
@@ -417,9 +411,9 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     await h.tick();
     await settled(h, t.id, 'done');
     expect((await h.task(t.id)).attempts).toBe(1);
-    const off = await h.call<BotHeartbeat>('bots.set_heartbeat', { id: bot.id, enabled: false });
+    const off = await h.call<BotHeartbeat>('bots.set_heartbeat', { bot_id: bot.id, enabled: false });
     expect(off.enabled).toBe(false);
-    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    const refused = await h.raw('bots.heartbeat_now', { bot_id: bot.id });
     expect('error' in refused && refused.error.message).toMatch(/switched off/);
   });
 
@@ -428,7 +422,7 @@ describe.each(await testDialects())('modes, scheduling and RPC on %s', (dialect)
     const t = await interruptedTask(h, bot.id, { attempts: 2 });
     await h.call('bots.set_heartbeat_settings', { mode: 'off' });
     const before = await h.beat(bot.id);
-    const refused = await h.raw('bots.heartbeat_now', { id: bot.id });
+    const refused = await h.raw('bots.heartbeat_now', { bot_id: bot.id });
     expect('error' in refused && refused.error).toMatchObject({ data: expect.objectContaining({ code: 'conflict', mode: 'off' }) });
     expect('error' in refused && refused.error.message).toMatch(/mode is off/);
     expect((await h.task(t.id)).attempts).toBe(2);

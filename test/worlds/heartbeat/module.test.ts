@@ -14,7 +14,7 @@ import { checkModules } from '../../../src/app/module-checks.js';
 import { productModules } from '../../../src/app/modules.js';
 import { FakeClock, isSubconsciousError, silentLogger, type RpcResponse } from '../../../src/core/index.js';
 import { heartbeatContract, productContracts, type ProductMethods } from '../../../src/protocol/index.js';
-import type { SendResult, Task } from '../../../src/protocol/bots.js';
+import type { Routine, SendResult, Task } from '../../../src/protocol/bots.js';
 import type { HeartbeatSnapshot } from '../../../src/protocol/heartbeat.js';
 import { heartbeatModule } from '../../../src/worlds/heartbeat/index.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
@@ -31,7 +31,11 @@ describe('the heartbeat module', () => {
     const bots = productModules.find((m) => m.kind === 'bots')!;
     expect(() => checkModules([...withoutBots, heartbeatModule, bots])).toThrow(/needs bots\.heartbeat/);
     expect(heartbeatModule.tables!.names.every((t) => t.startsWith('heartbeat_'))).toBe(true);
-    expect(Object.keys(heartbeatModule.tables!.migrations)).toEqual(['heartbeat/0001_init']);
+    expect(Object.keys(heartbeatModule.tables!.migrations)).toEqual([
+      'heartbeat/0001_init',
+      'heartbeat/0002_checkin_answers',
+      'heartbeat/0003_checkins_resolved_index',
+    ]);
     expect(productContracts).toContain(heartbeatContract);
     const method: keyof ProductMethods = 'bots.heartbeat_now';
     expect(Object.keys(heartbeatContract.methods)).toContain(method);
@@ -153,7 +157,7 @@ describe('an app with the bots host and the heartbeat', () => {
     });
     const sent = await call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'Prepare the Q4 launch checklist' });
     const taskId = sent.dispatched[0]!.task_id;
-    const task = () => call<{ tasks: Task[] }>('bots.thread', { id: sent.thread_id }).then((v) => v.tasks.find((t) => t.id === taskId)!);
+    const task = () => call<{ tasks: Task[] }>('bots.thread', { thread_id: sent.thread_id }).then((v) => v.tasks.find((t) => t.id === taskId)!);
     await until(async () => (await task()).status === 'failed');
 
     // The settle marked the bot; its check comes within the interval (±20 %).
@@ -167,7 +171,26 @@ describe('an app with the bots host and the heartbeat', () => {
     expect(await task()).toMatchObject({ attempts: 1 });
     const ledger = await app.llm.ledger.calls({ limit: 10, offset: 0 });
     expect(ledger.rows.map((r) => `${r.world}/${r.purpose}`).sort()).toEqual(['bots/bot_turn', 'bots/heartbeat_resume', 'heartbeat/heartbeat_pulse']);
-    const bad = await raw('bots.heartbeat_now', { id: 42 });
+    const bad = await raw('bots.heartbeat_now', { bot_id: 42 });
     expect('error' in bad && bad.error.code).toBe(-32602);
+  });
+
+  it('a one-shot tick (the app not started: no routine timer runs) fires the routines due first (§9.1), so `subconscious tick` runs them too', async () => {
+    const bot = await call<{ id: string }>('bots.create', { name: 'digest' });
+    models.handle(() => ({ text: 'Two new leads.' }));
+    const routine = await call<Routine>('bots.routines_add', { bot_id: bot.id, schedule: '*/5 * * * *', prompt: 'Summarise new leads', timezone: 'UTC' });
+    await clock.advance(routine.next_run_at! - clock.now());
+    const [outcome] = await app.registry.tickOnce('heartbeat');
+    expect(outcome!.kind).not.toBe('failed');
+    const [fired] = await call<Routine[]>('bots.routines_list', { bot_id: bot.id });
+    expect(fired).toMatchObject({ last_outcome: 'dispatched', last_run_at: clock.now(), last_task_id: expect.any(String) });
+    expect(fired!.next_run_at).toBe(routine.next_run_at! + 5 * 60_000);
+    const threadOf = async () => (await call<{ id: string }[]>('bots.threads_list', { bot_id: bot.id }))[0]!.id;
+    const task = async () => (await call<{ tasks: Task[] }>('bots.thread', { thread_id: await threadOf() })).tasks.find((t) => t.id === fired!.last_task_id)!;
+    await until(async () => (await task()).status === 'done');
+    expect(await task()).toMatchObject({ source: 'routine' });
+    // The same slot is not fired again by the next one-shot tick.
+    await app.registry.tickOnce('heartbeat');
+    expect((await call<Routine[]>('bots.routines_list', { bot_id: bot.id }))[0]!.last_task_id).toBe(fired!.last_task_id);
   });
 });

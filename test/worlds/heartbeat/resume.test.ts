@@ -2,19 +2,13 @@
  * Seed 2 §13 integration, the resume path, on both dialects: fake clock, the scripted model
  * servers (pulses and bot runs apart), the real bots host.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Message, SendResult } from '../../../src/protocol/bots.js';
 import { testDialects } from '../../support/stores.js';
 import { commitTick, observe, runPulses } from '../../../src/worlds/heartbeat/index.js';
-import { createHeartbeatHarness, gate, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, gate, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 async function messages(h: HeartbeatHarness, threadId: string): Promise<Message[]> {
   return h.host.heartbeat.messages(threadId, { limit: 100 });
@@ -262,7 +256,7 @@ describe.each(await testDialects())('heartbeat resume on %s', (dialect) => {
     h.model.handle(() => ({ hang: true }));
     await h.tick();
     await until(() => h.model.chatRequests.length === 1);
-    await h.call('bots.stop_bot', { id: bot.id });
+    await h.call('bots.stop_bot', { bot_id: bot.id });
     expect((await h.task(t.id)).status).toBe('cancelled');
     await h.advance(3600_000);
     await h.due(bot.id);

@@ -289,6 +289,8 @@ describe('triage: skip rules', () => {
       state: 'pending' as const,
       created_at: NOW,
       resolved_at: null,
+      answered_by: null,
+      answered_via: null,
     };
     expect(triage(view({ tasks: [t], checkins: [c] }))).toMatchObject({ skip: 'asked', next: null });
   });

@@ -1,6 +1,6 @@
 /**
  * The heartbeat's tables on both dialects: the schedule's compare-and-set beside markers, the
- * log (folded repeats, 200 per bot), check-ins (50 pending), follow-ups (20 per bot), budgets
+ * log (folded repeats, the newest 200 kept store-wide), check-ins (50 pending), follow-ups (20 per bot), budgets
  * reserved by one conditional write (racing reservations never pass a limit), stored settings
  * checked again on read, and the migration down and up.
  */
@@ -14,7 +14,7 @@ import { BudgetStore, GLOBAL_SCOPE } from '../../../src/worlds/heartbeat/budget-
 import { CheckinStore } from '../../../src/worlds/heartbeat/checkin-store.js';
 import { FollowUpStore } from '../../../src/worlds/heartbeat/followup-store.js';
 import { LogStore } from '../../../src/worlds/heartbeat/log-store.js';
-import { SettingsStore } from '../../../src/worlds/heartbeat/settings.js';
+import { SETTINGS_MAX_AGE_MS, SettingsStore } from '../../../src/worlds/heartbeat/settings.js';
 import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
 
 describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
@@ -63,7 +63,7 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     expect((await bots.get('b1'))!.next_heartbeat_at).toBeNull();
   });
 
-  it('the log: a repeated skip folds; anything else breaks the fold; the newest 200 per bot are kept; a re-run id writes nothing', async () => {
+  it('the log: a repeated skip folds; anything else breaks the fold; the newest 200 are kept across all bots (seed 2 §10.2), in the order they were written; a re-run id writes nothing', async () => {
     const bots = new BotStateStore({ db, clock });
     const log = new LogStore({ db, clock });
     await bots.ensure('b1');
@@ -86,6 +86,23 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     expect(kept).toHaveLength(200);
     expect(kept[0]!.reason).toBe('n229');
     expect(await db.selectFrom('heartbeat_log').select('id').where('bot_id', '=', 'b1').execute()).toHaveLength(200);
+
+    // Two more bots and store-wide entries, written in the same millisecond: the cap is overall,
+    // so b1's older entries give way and the whole log stays at 200, the newest 200 written.
+    await bots.ensure('b2');
+    await bots.ensure('b3');
+    const written: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const botId = i % 3 === 0 ? 'b2' : i % 3 === 1 ? 'b3' : null;
+      await log.add({ id: `m${i}`, botId, mode: 'resume', tier: 1, outcome: 'verdict', verdict: 'idle', reason: `m${i}` });
+      written.push(`m${i}`);
+    }
+    const all = await db.selectFrom('heartbeat_log').select('id').execute();
+    expect(all).toHaveLength(200);
+    const newest = [...written.reverse(), ...Array.from({ length: 50 }, (_, i) => `e${229 - i}`)];
+    expect((await log.list({ limit: 500 })).map((e) => e.id)).toEqual(newest);
+    expect(await log.list({ botId: 'b1', limit: 500 })).toHaveLength(50);
+    expect(await log.list({ botId: 'b2', limit: 500 })).toHaveLength(50);
   });
 
   it('check-ins: created once per id; at most 50 wait (the oldest are superseded); resolved once', async () => {
@@ -107,6 +124,28 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     expect(await checkins.resolve('c10', 'answered')).toMatchObject({ state: 'answered' });
     expect(await checkins.resolve('c10', 'dismissed')).toBeUndefined();
     expect((await checkins.resolveWhere({ threadId: 't1' }, 'answered')).every((c) => c.thread_id === 't1')).toBe(true);
+  });
+
+  it('check-ins a person resolved lately: answered in the thread or through a face, newest first; the heartbeat’s own resolutions are not among them', async () => {
+    const checkins = new CheckinStore({ db, clock });
+    for (const id of ['thread', 'mcp', 'page', 'cancelled', 'pending'])
+      await checkins.add({ id, botId: id === 'page' ? 'b2' : 'b1', threadId: 't1', taskId: null, source: 'blocked', question: id });
+    await clock.advance(1000);
+    await checkins.resolve('thread', 'answered');
+    await clock.advance(1000);
+    await checkins.resolve('mcp', 'dismissed', { by: 'Claude Desktop', via: 'mcp' });
+    await clock.advance(1000);
+    await checkins.resolve('page', 'superseded', { by: 'you', via: 'page' });
+    await checkins.resolve('cancelled', 'cancelled');
+    const lately = await checkins.answeredLately();
+    expect(lately.map((c) => [c.id, c.state, c.answered_by, c.answered_via])).toEqual([
+      ['page', 'superseded', 'you', 'page'],
+      ['mcp', 'dismissed', 'Claude Desktop', 'mcp'],
+      ['thread', 'answered', null, null],
+    ]);
+    expect((await checkins.answeredLately({ botIds: ['b2'] })).map((c) => c.id)).toEqual(['page']);
+    expect(await checkins.answeredLately({ botIds: [] })).toEqual([]);
+    expect((await checkins.answeredLately({ limit: 1 })).map((c) => c.id)).toEqual(['page']);
   });
 
   it('follow-ups: at most 20 pending per bot (the oldest cleared); a compare-and-set fires one once', async () => {
@@ -155,8 +194,11 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
       .updateTable('heartbeat_settings')
       .set({ overrides: JSON.stringify({ mode: 'chaos', tick_seconds: 20, evil: 1 }) })
       .execute();
-    expect(await s.global()).toMatchObject({ mode: 'resume', tick_seconds: 20, overridden: ['tick_seconds'] });
+    // Written behind its back (as another process would): the cached copy holds until it is re-read.
+    expect((await s.global()).overridden).toEqual(['mode']);
+    expect(await s.global(0)).toMatchObject({ mode: 'resume', tick_seconds: 20, overridden: ['tick_seconds'] });
     await db.updateTable('heartbeat_settings').set({ overrides: '{not json' }).execute();
+    s.invalidate();
     expect((await s.global()).overridden).toEqual([]);
     const bots = new BotStateStore({ db, clock });
     const row = await bots.ensure('b1');
@@ -171,9 +213,35 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     });
   });
 
-  it('the migration goes down and up again', async () => {
-    await heartbeatMigrations['heartbeat/0001_init']!.down!(store.db, { dialect });
-    await heartbeatMigrations['heartbeat/0001_init']!.up(store.db, { dialect });
+  it('settings are cached: a change here is in effect at once, one made elsewhere within SETTINGS_MAX_AGE_MS, and a read costs no query', async () => {
+    let reads = 0;
+    const counting = db.withPlugin({
+      transformQuery: (a) => a.node,
+      transformResult: async (a) => (reads++, a.result),
+    });
+    const s = new SettingsStore({ db: counting, clock, config: heartbeatConfig.parse({}), timezone: 'UTC' });
+    expect((await s.global()).mode).toBe('resume');
+    const first = reads;
+    for (let i = 0; i < 10; i++) await s.global();
+    expect(reads).toBe(first); // cached: no query
+    expect((await s.setGlobal({ mode: 'shadow' })).mode).toBe('shadow');
+    expect((await s.global()).mode).toBe('shadow'); // the change event's own process: at once
+    // Another process changes it on the shared database.
+    const other = new SettingsStore({ db, clock, config: heartbeatConfig.parse({}), timezone: 'UTC' });
+    await other.setGlobal({ mode: 'triage' });
+    expect((await s.global()).mode).toBe('shadow');
+    await clock.advance(SETTINGS_MAX_AGE_MS);
+    expect((await s.global()).mode).toBe('triage');
+    s.invalidate();
+    await other.setGlobal({ mode: 'off' });
+    expect((await s.global()).mode).toBe('off');
+  });
+
+  it('the migrations go down and up again', async () => {
+    const names = Object.keys(heartbeatMigrations);
+    for (const name of [...names].reverse()) await heartbeatMigrations[name]!.down!(store.db, { dialect });
+    for (const name of names) await heartbeatMigrations[name]!.up(store.db, { dialect });
     expect(await db.selectFrom('heartbeat_bots').selectAll().execute()).toEqual([]);
+    expect(await db.selectFrom('heartbeat_checkins').select(['answered_by', 'answered_via']).execute()).toEqual([]);
   });
 });

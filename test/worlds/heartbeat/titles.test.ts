@@ -3,19 +3,13 @@
  * interrupted task 'Prepare the Q4 checklist' — resumed"): `task_title` on the log and snapshot
  * reads and on the `heartbeat.log_added` event, looked up in the bots host; null without a task.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HeartbeatLogEntry, HeartbeatSnapshot } from '../../../src/protocol/heartbeat.js';
 import { withTaskTitles } from '../../../src/worlds/heartbeat/titles.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, sharedMcp, until, type HeartbeatHarness } from './harness.js';
+import { createHeartbeatHarness, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
-const mcpHolder: { value?: Awaited<ReturnType<typeof sharedMcp>> } = {};
-beforeAll(async () => {
-  mcpHolder.value = await sharedMcp();
-});
-afterAll(async () => {
-  await mcpHolder.value?.close();
-});
+const mcpHolder = sharedMcpForFile();
 
 describe.each(await testDialects())('log entries name their task by title on %s', (dialect) => {
   let h: HeartbeatHarness;
@@ -28,7 +22,7 @@ describe.each(await testDialects())('log entries name their task by title on %s'
 
   it('a resume’s entries carry the task title (reads and event); a skip without a task has none', async () => {
     const bot = await h.createBot('scout');
-    await h.call('bots.heartbeat_now', { id: bot.id });
+    await h.call('bots.heartbeat_now', { bot_id: bot.id });
     await h.tick();
     const t = await interruptedTask(h, bot.id, { title: 'Prepare the Q4 checklist' });
     await h.due(bot.id);

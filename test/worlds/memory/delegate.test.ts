@@ -110,7 +110,7 @@ describe('memory world delegation through the bots host', () => {
 
     const accepted = await call<MemoryDelegation>('memory.delegation_accept', { id: delegation.id });
     expect(accepted).toMatchObject({ status: 'accepted', task_id: expect.any(String), thread_id: expect.any(String), error: null });
-    const view = await call<ThreadView>('bots.thread', { id: accepted.thread_id });
+    const view = await call<ThreadView>('bots.thread', { thread_id: accepted.thread_id });
     expect(view.messages.find((m) => m.role === 'user')?.text).toBe(delegationText(delegation));
     expect(view.tasks.map((t) => t.id)).toContain(accepted.task_id);
 

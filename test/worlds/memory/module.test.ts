@@ -177,7 +177,7 @@ describe('memory and conscious modules in the app', () => {
     // Added since the baseline: the pushed document and the conscious loop's actionable (a memory document).
     expect(await call('memory.diff')).toMatchObject({ totals: { added: 2 }, text: expect.stringContaining('### CRM (rpc)\n[added] Initech contract renewal') });
     const notified = app.events.next('memory.notification');
-    await call('subconscious.trigger', { kind: 'memory' });
+    await call('subconscious.trigger', { world: 'memory' });
     expect((await notified).data).toMatchObject({ thread: 'subconscious:user', priority: 'important', message: expect.stringContaining('Initech') });
     const [note] = await call<MemoryNotification[]>('memory.notifications_list');
     expect(note).toMatchObject({ thread: 'subconscious:user', message: 'The Initech contract renews on Monday: decide by Friday.' });

@@ -149,25 +149,28 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(await daemon.stop()).toBe(0);
   }, 90_000);
 
-  it('a text-only execution cut off by SIGKILL is not run again on resume (issue 9: it ran twice)', async () => {
+  it('a text-only execution cut off by SIGKILL is not run again on resume, nor at the next tick (issue 9 and issue 17: it ran twice)', async () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-local-'));
     const ws = workspace;
     const store = await openStore({ workspace: ws });
     const clock = new FakeClock(Date.now() - 60_000);
     const setup = new TasksService({ db: store.db, clock, ids: uuid, events: new EventBus(), workspace: ws, timezone: 'UTC' });
     for (const t of await setup.listTasks()) await setup.updateTask(t.id, { enabled: false });
-    const first = await setup.addTask({ title: 'Summarize the release notes' });
+    // `once` tasks: a finished one is not due again, so the next tick shows what an interrupted one does.
+    const first = await setup.addTask({ title: 'Summarize the release notes', recurrence: 'once' });
     await clock.advance(1000);
-    const second = await setup.addTask({ title: 'Summarize the open tickets' });
+    const second = await setup.addTask({ title: 'Summarize the open tickets', recurrence: 'once' });
     await store.close();
 
     server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
     let reachedSecond!: () => void;
+    let hangSecond = true;
     const secondRunning = new Promise<void>((resolve) => (reachedSecond = resolve));
     server.handle((req) => {
       if (isEvaluation(req)) return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision: 'act', reason: 'new notes' })) } };
       if (isLocalExecution(req)) {
         if (fencedTaskTitle(req) === first.title) return { text: 'Three fixes, nothing urgent.' };
+        if (!hangSecond) return { text: 'Twelve open tickets.' };
         reachedSecond();
         return { hang: true };
       }
@@ -179,6 +182,7 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     await secondRunning;
     await daemon.kill();
     expect(executions(second.title)).toBe(1);
+    hangSecond = false; // were it run again, it would finish: the count below would say so
 
     await daemon.restart();
     const rows = await settledLog(daemon, 2);
@@ -188,6 +192,17 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(executions(first.title)).toBe(1);
     expect(executions(second.title)).toBe(1);
     expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
+
+    // The next tick (a person's Run now): the interrupted `once` task's schedule moved on, so it is
+    // not due — not evaluated, not executed a second time.
+    type Status = { instances: { world: string; total_ticks: number }[] };
+    const ticks = async () => (await daemon!.rpc<Status>('subconscious.status')).instances.find((i) => i.world === 'tasks')?.total_ticks ?? 0;
+    const before = await ticks();
+    await daemon.rpc('subconscious.trigger', { world: 'tasks' });
+    await until(daemon, ticks, (n) => n > before, 'the triggered tick did not finish');
+    expect(executions(second.title)).toBe(1);
+    expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
+    expect((await settledLog(daemon, 2)).filter((r) => r.task_id === second.id)).toHaveLength(1);
     expect(await daemon.stop()).toBe(0);
   }, 90_000);
 
@@ -240,7 +255,7 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     await d.kill();
 
     await d.restart();
-    await d.rpc('subconscious.trigger', { kind: 'tasks' });
+    await d.rpc('subconscious.trigger', { world: 'tasks' });
     const rows = await until(
       d,
       () => d.rpc<LogEntry[]>('subconscious.log_list', { limit: 100 }),

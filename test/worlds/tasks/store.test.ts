@@ -44,12 +44,12 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     const after = await again.listTasks();
     expect(after).toHaveLength(3);
     expect(after.find((t) => t.id === 'system:check-skills')!.enabled).toBe(false);
-    await expect(rpc.call('subconscious.tasks_remove', { id: 'system:health-nope' })).rejects.toMatchObject({ code: 'not_found' });
-    await expect(rpc.call('subconscious.tasks_remove', { id: 'system:system-health' })).rejects.toMatchObject({
+    await expect(rpc.call('subconscious.tasks_remove', { task_id: 'system:health-nope' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_remove', { task_id: 'system:system-health' })).rejects.toMatchObject({
       code: 'forbidden',
       message: expect.stringContaining('cannot be removed, only disabled'),
     });
-    await expect(rpc.call('subconscious.tasks_update', { id: 'system:system-health', title: 'x' })).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(rpc.call('subconscious.tasks_update', { task_id: 'system:system-health', title: 'x' })).rejects.toMatchObject({ code: 'forbidden' });
     expect(await service.listTasks()).toHaveLength(3);
   });
 
@@ -162,11 +162,11 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
 
   it('remove is a soft delete: hidden, never due, kept; restore brings the same task back; typed refusals', async () => {
     const task = (await rpc.call('subconscious.tasks_add', { title: 'Check the build status', recurrence: 'cron:0 9 * * *', needs_tools: true })) as Task;
-    await rpc.call('subconscious.tasks_update', { id: task.id, enabled: false });
-    await rpc.call('subconscious.tasks_update', { id: task.id, enabled: true });
+    await rpc.call('subconscious.tasks_update', { task_id: task.id, enabled: false });
+    await rpc.call('subconscious.tasks_update', { task_id: task.id, enabled: true });
     clock.set(clock.now() + 2 * 86_400_000);
     expect((await service.tasks.due(clock.now())).map((t) => t.id)).toContain(task.id);
-    await rpc.call('subconscious.tasks_remove', { id: task.id });
+    await rpc.call('subconscious.tasks_remove', { task_id: task.id });
     // Hidden and not evaluated, but kept in the table.
     expect((await service.listTasks()).some((t) => t.id === task.id)).toBe(false);
     expect((await service.tasks.due(clock.now())).map((t) => t.id)).not.toContain(task.id);
@@ -174,28 +174,28 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     const kept = await store.db.selectFrom('subconscious_tasks').select(['id', 'removed_at']).where('id', '=', task.id).executeTakeFirst();
     expect(kept).toMatchObject({ id: task.id, removed_at: clock.now() });
     // Removed twice, or changed while removed: as gone.
-    await expect(rpc.call('subconscious.tasks_remove', { id: task.id })).rejects.toMatchObject({ code: 'not_found' });
-    await expect(rpc.call('subconscious.tasks_update', { id: task.id, enabled: false })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_remove', { task_id: task.id })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_update', { task_id: task.id, enabled: false })).rejects.toMatchObject({ code: 'not_found' });
 
-    const back = (await rpc.call('subconscious.tasks_restore', { id: task.id })) as Task;
+    const back = (await rpc.call('subconscious.tasks_restore', { task_id: task.id })) as Task;
     expect(back).toMatchObject({ id: task.id, title: task.title, recurrence: task.recurrence, needs_tools: true, write_choice: 'person', enabled: true });
     expect((await service.listTasks()).some((t) => t.id === task.id)).toBe(true);
     expect((await service.tasks.due(clock.now())).map((t) => t.id)).toContain(task.id);
     expect(events.filter((e) => e.type === 'tasks.changed').map((e) => e.data.action)).toEqual(['added', 'updated', 'updated', 'removed', 'restored']);
 
     // Typed refusals: an unknown id, a task that is not removed.
-    await expect(rpc.call('subconscious.tasks_restore', { id: 'no-such-task' })).rejects.toMatchObject({ code: 'not_found' });
-    await expect(rpc.call('subconscious.tasks_restore', { id: task.id })).rejects.toMatchObject({
+    await expect(rpc.call('subconscious.tasks_restore', { task_id: 'no-such-task' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rpc.call('subconscious.tasks_restore', { task_id: task.id })).rejects.toMatchObject({
       code: 'conflict',
       message: expect.stringContaining('is not removed'),
     });
-    await expect(rpc.call('subconscious.tasks_restore', { id: 'system:system-health' })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(rpc.call('subconscious.tasks_restore', { task_id: 'system:system-health' })).rejects.toMatchObject({ code: 'conflict' });
     await expect(rpc.call('subconscious.tasks_restore', {})).rejects.toMatchObject({ message: expect.stringContaining('id') });
 
     // While removed its wording is free; adding it again meanwhile makes the restore a duplicate.
-    await rpc.call('subconscious.tasks_remove', { id: task.id });
+    await rpc.call('subconscious.tasks_remove', { task_id: task.id });
     const again = (await rpc.call('subconscious.tasks_add', { title: 'check the BUILD status', recurrence: 'cron:0 9 * * *', needs_tools: true })) as Task;
-    await expect(rpc.call('subconscious.tasks_restore', { id: task.id })).rejects.toMatchObject({
+    await expect(rpc.call('subconscious.tasks_restore', { task_id: task.id })).rejects.toMatchObject({
       code: 'conflict',
       message: expect.stringContaining('A task with this wording already exists'),
     });
@@ -208,7 +208,7 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
       message: expect.stringContaining('recurrence: the cron expression "0 0 30 2 *" never fires'),
     });
     const task = (await rpc.call('subconscious.tasks_add', { title: 'Check the leap day', recurrence: 'once' })) as Task;
-    await expect(rpc.call('subconscious.tasks_update', { id: task.id, recurrence: 'cron:0 0 31 4 *' })).rejects.toMatchObject({ code: 'invalid_params' });
+    await expect(rpc.call('subconscious.tasks_update', { task_id: task.id, recurrence: 'cron:0 0 31 4 *' })).rejects.toMatchObject({ code: 'invalid_params' });
     expect((await service.tasks.get(task.id))!.recurrence).toBe('once');
     expect((await service.listTasks()).filter((t) => t.source === 'user')).toHaveLength(1);
   });
@@ -219,9 +219,9 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     expect(send).toMatchObject({ source: 'user', recurrence: 'pending', needs_tools: false, write_choice: 'none', write_suggested: true, enabled: true });
     const reply = (await rpc.call('subconscious.tasks_add', { title: 'Check which emails I need to reply to' })) as Task;
     expect(reply).toMatchObject({ needs_tools: false, write_choice: 'none' });
-    const allowed = (await rpc.call('subconscious.tasks_update', { id: send.id, needs_tools: true })) as Task;
+    const allowed = (await rpc.call('subconscious.tasks_update', { task_id: send.id, needs_tools: true })) as Task;
     expect(allowed).toMatchObject({ needs_tools: true, write_choice: 'person' });
-    await rpc.call('subconscious.tasks_remove', { id: reply.id });
+    await rpc.call('subconscious.tasks_remove', { task_id: reply.id });
     const check = (await rpc.call('subconscious.tasks_add', { title: '  Check   urgent emails ', recurrence: 'cron:0 9 * * 1-5' })) as Task;
     expect(check.title).toBe('Check urgent emails');
     expect(check.needs_tools).toBe(false);
@@ -235,7 +235,7 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     await expect(dup).rejects.toMatchObject({ code: 'conflict', message: 'A task with this wording already exists: "Check urgent emails".' });
     await expect(dup).rejects.toSatisfy((e: Error) => !e.message.includes(check.id));
     // … and so is an edit that would make one task the same as another.
-    await expect(rpc.call('subconscious.tasks_update', { id: forced.id, needs_tools: false, recurrence: 'cron:0 9 * * 1-5' })).rejects.toMatchObject({
+    await expect(rpc.call('subconscious.tasks_update', { task_id: forced.id, needs_tools: false, recurrence: 'cron:0 9 * * 1-5' })).rejects.toMatchObject({
       code: 'conflict',
     });
     expect((await service.tasks.get(forced.id))!).toMatchObject({ needs_tools: true, recurrence: 'pending' });
@@ -243,7 +243,7 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     await expect(rpc.call('subconscious.tasks_add', { title: '\u0001\u0002\u0007' })).rejects.toMatchObject({
       message: 'Invalid params for subconscious.tasks_add: title: must contain visible text: control or invisible characters alone do not make a task title',
     });
-    await expect(rpc.call('subconscious.tasks_update', { id: send.id, title: '\u200b\u2060\u0085' })).rejects.toMatchObject({
+    await expect(rpc.call('subconscious.tasks_update', { task_id: send.id, title: '\u200b\u2060\u0085' })).rejects.toMatchObject({
       message: expect.stringContaining('title: must contain visible text'),
     });
     await expect(service.addTask({ title: '\u0003\u0004' })).rejects.toMatchObject({
@@ -261,20 +261,22 @@ describe.each(await testDialects())('tasks store on %s', (dialect) => {
     });
     await expect(rpc.call('subconscious.tasks_add', { title: '' })).rejects.toMatchObject({ message: expect.stringContaining('title') });
     await expect(rpc.call('subconscious.tasks_add', { titel: 'typo' })).rejects.toMatchObject({ message: expect.stringMatching(/title|titel/) });
-    await expect(rpc.call('subconscious.tasks_update', { id: send.id })).rejects.toMatchObject({ message: expect.stringContaining('at least one') });
-    await expect(rpc.call('subconscious.tasks_update', { id: send.id, enabled: 'yes' })).rejects.toMatchObject({ message: expect.stringContaining('enabled') });
+    await expect(rpc.call('subconscious.tasks_update', { task_id: send.id })).rejects.toMatchObject({ message: expect.stringContaining('at least one') });
+    await expect(rpc.call('subconscious.tasks_update', { task_id: send.id, enabled: 'yes' })).rejects.toMatchObject({
+      message: expect.stringContaining('enabled'),
+    });
 
     const updated = (await rpc.call('subconscious.tasks_update', {
-      id: send.id,
+      task_id: send.id,
       title: 'Post daily summary to Slack',
       recurrence: 'once',
       needs_tools: false,
       enabled: false,
     })) as Task;
     expect(updated).toMatchObject({ title: 'Post daily summary to Slack', recurrence: 'once', needs_tools: false, enabled: false, completed: false });
-    const removed = (await rpc.call('subconscious.tasks_remove', { id: send.id })) as Task;
+    const removed = (await rpc.call('subconscious.tasks_remove', { task_id: send.id })) as Task;
     expect(removed.id).toBe(send.id);
-    const gone = rpc.call('subconscious.tasks_remove', { id: send.id });
+    const gone = rpc.call('subconscious.tasks_remove', { task_id: send.id });
     await expect(gone).rejects.toMatchObject({ code: 'not_found' });
     await expect(gone).rejects.toSatisfy((e: Error) => !e.message.includes(send.id));
     expect((await service.listTasks()).map((t) => t.id)).not.toContain(send.id);

@@ -44,7 +44,8 @@ it('off in subconscious.toml: every task says the world is off, and how to switc
   for (const why of all) {
     expect(why).toMatchObject({
       kind: 'world_off',
-      detail: '[worlds.tasks] enabled = false in subconscious.toml (set enabled = true under [worlds.tasks] and restart)',
+      detail:
+        '[worlds.tasks] enabled = false in subconscious.toml (set enabled = true under [worlds.tasks] in Settings on the Subconscious tab: it applies at once)',
     });
   }
 });

@@ -93,10 +93,10 @@ describe.each(await testDialects())('release 0.1.0 database on %s', (dialect) =>
     expect(await service.listLog({ limit: 100 })).toHaveLength(14);
 
     // The person drops the guess and confirms the other: each is then theirs.
-    const dropped = (await rpc.call('subconscious.tasks_update', { id: guessed.id, needs_tools: false })) as Task;
+    const dropped = (await rpc.call('subconscious.tasks_update', { task_id: guessed.id, needs_tools: false })) as Task;
     expect(dropped).toMatchObject({ needs_tools: false, write_choice: 'person' });
     const digest = await byTitle(EXPLICIT_BUT_UNRECORDED);
-    const confirmed = (await rpc.call('subconscious.tasks_update', { id: digest.id, needs_tools: true })) as Task;
+    const confirmed = (await rpc.call('subconscious.tasks_update', { task_id: digest.id, needs_tools: true })) as Task;
     expect(confirmed).toMatchObject({ needs_tools: true, write_choice: 'person' });
     expect(writesGranted(confirmed)).toBe(true);
     // A marked line asks for them; they are granted once the person confirms.
@@ -104,7 +104,7 @@ describe.each(await testDialects())('release 0.1.0 database on %s', (dialect) =>
     const asking = await byTitle('Write the weekly digest to notes.md');
     expect(asking).toMatchObject({ needs_tools: true, write_choice: 'heartbeat_md' });
     expect(writesGranted(asking)).toBe(false);
-    const yes = (await rpc.call('subconscious.tasks_update', { id: asking.id, needs_tools: true })) as Task;
+    const yes = (await rpc.call('subconscious.tasks_update', { task_id: asking.id, needs_tools: true })) as Task;
     expect(yes).toMatchObject({ needs_tools: true, write_choice: 'person' });
     expect(writesGranted(yes)).toBe(true);
     // The migrated tasks hold their duplicate keys: adding one again is refused by the database.

@@ -8,10 +8,13 @@ import { onConnectionSignal } from '../api/rpc.js';
 import { captureToken, clearToken, setToken } from '../api/token.js';
 import { tabs } from '../tabs/index.js';
 import { Banners } from './Banners.js';
-import { ShellContext, type NoticeAction, type NoticeTone, type Shell } from './context.js';
+import { OFFLINE_REASON, ShellContext, type NoticeAction, type NoticeTone, type Shell } from './context.js';
 import { Notices, type Notice } from './Notices.js';
 import { useRpcResource } from './resource.js';
 import { TabBar } from './TabBar.js';
+import { Inbox } from './inbox/Inbox.js';
+import { countByTab, titleWith } from './inbox/items.js';
+import { useInbox } from './inbox/useInbox.js';
 import { ThemeToggle } from './ThemeToggle.js';
 import { applyTheme, readTheme } from './theme.js';
 import { TokenHelp } from './TokenHelp.js';
@@ -49,7 +52,7 @@ export function App() {
   return <Connected />;
 }
 
-const STATUS_EVENTS = ['tick.started', 'tick.finished', 'status.changed'] as const;
+const STATUS_EVENTS = ['tick.started', 'tick.finished', 'status.changed', 'config.file'] as const;
 
 function Connected() {
   const live = useMemo(() => new LiveEvents(), []);
@@ -122,9 +125,10 @@ function Connected() {
     window.scrollTo(0, 0);
   }, []);
 
+  const offlineReason = rpcDown || staleSince !== null ? OFFLINE_REASON : null;
   const shell: Shell = useMemo(
-    () => ({ live, liveState, status, notify, navigate, route, staleSince }),
-    [live, liveState, status, notify, navigate, route, staleSince],
+    () => ({ live, liveState, status, notify, navigate, route, staleSince, offlineReason }),
+    [live, liveState, status, notify, navigate, route, staleSince, offlineReason],
   );
   const tab = tabs.find((t) => t.id === active) ?? tabs[0]!;
   const retry = useCallback(() => {
@@ -134,17 +138,49 @@ function Connected() {
 
   return (
     <ShellContext.Provider value={shell}>
+      <Page tab={tab} navigate={navigate} liveState={liveState} rpcDown={rpcDown} retry={retry} staleSince={staleSince} status={status.data} />
+      <Notices notices={notices} dismiss={(id) => setNotices((n) => n.filter((x) => x.id !== id))} />
+    </ShellContext.Provider>
+  );
+}
+
+/** The page inside the shell: it reads "Needs you" once, for the inbox, the tabs' badges and the title. */
+function Page(props: {
+  tab: (typeof tabs)[number];
+  navigate: (id: string) => void;
+  liveState: LiveSnapshot;
+  rpcDown: boolean;
+  retry: () => void;
+  staleSince: number | null;
+  status: Shell['status']['data'];
+}) {
+  const { tab, navigate, liveState, rpcDown, retry, staleSince, status } = props;
+  const inbox = useInbox();
+  const counts = useMemo(() => countByTab(inbox.items), [inbox.items]);
+  useEffect(() => {
+    document.title = titleWith(inbox.ready ? inbox.items.length : 0);
+  }, [inbox.items.length, inbox.ready]);
+  const disabledReason = rpcDown || staleSince !== null ? OFFLINE_REASON : null;
+  return (
+    <>
       <div className="app">
         <header className="topbar">
           <span className="brand">subconscious</span>
-          <span className={`live live-${liveState.state}`} data-testid="live-state" data-state={liveState.state}>
+          {/* A daemon that does not answer calls is not live, even while the event stream still looks open (the banner says the same). */}
+          <span
+            className={`live live-${rpcDown ? 'down' : liveState.state}`}
+            data-testid="live-state"
+            data-state={liveState.state}
+            data-answers={rpcDown ? 'no' : 'yes'}
+          >
             <span className="live-dot" aria-hidden="true" />
-            {liveState.state === 'open' ? 'Live' : liveState.state === 'connecting' ? 'Connecting…' : 'Offline'}
+            {rpcDown ? 'Offline' : liveState.state === 'open' ? 'Live' : liveState.state === 'connecting' ? 'Connecting…' : 'Offline'}
           </span>
-          <TabBar tabs={tabs} active={tab.id} onSelect={(id) => navigate(id)} />
           <ThemeToggle />
+          <TabBar tabs={tabs} active={tab.id} onSelect={(id) => navigate(id)} counts={counts} />
         </header>
-        <Banners liveState={liveState} rpcDown={rpcDown} worlds={status.data?.instances ?? []} retry={retry} />
+        <Banners liveState={liveState} rpcDown={rpcDown} worlds={status?.instances ?? []} retry={retry} />
+        <Inbox items={inbox.items} answered={inbox.answered} ready={inbox.ready} disabledReason={disabledReason} reload={inbox.reload} />
         <main
           role="tabpanel"
           id={`panel-${tab.id}`}
@@ -161,9 +197,8 @@ function Connected() {
           )}
           <tab.Component key={tab.id} />
         </main>
-        <Notices notices={notices} dismiss={(id) => setNotices((n) => n.filter((x) => x.id !== id))} />
       </div>
-    </ShellContext.Provider>
+    </>
   );
 }
 

@@ -1,8 +1,12 @@
-/** The tab strip: a WAI-ARIA tablist (arrow keys move between tabs, Home/End jump). */
+/**
+ * The tab strip: a WAI-ARIA tablist (arrow keys move between tabs, Home/End jump). A tab shows
+ * how many "Needs you" items are its world's (`counts`); on a narrow screen the tabs wrap, so
+ * every one stays in view.
+ */
 import { useRef, type KeyboardEvent } from 'react';
 import type { TabDefinition } from '../tabs/types.js';
 
-export function TabBar(props: { tabs: readonly TabDefinition[]; active: string; onSelect: (id: string) => void }) {
+export function TabBar(props: { tabs: readonly TabDefinition[]; active: string; onSelect: (id: string) => void; counts?: ReadonlyMap<string, number> }) {
   const refs = useRef(new Map<string, HTMLButtonElement>());
   const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
     // Move from the tab that has focus (WAI-ARIA tabs pattern), falling back to the selected one.
@@ -33,10 +37,20 @@ export function TabBar(props: { tabs: readonly TabDefinition[]; active: string; 
           tabIndex={t.id === props.active ? 0 : -1}
           className="tab"
           onClick={() => props.onSelect(t.id)}
+          aria-label={badge(props.counts, t.id) ? `${t.label}, ${badge(props.counts, t.id)} waiting for you` : undefined}
         >
           {t.label}
+          {badge(props.counts, t.id) > 0 && (
+            <span className="tab-badge" data-testid="tab-badge" data-tab={t.id} aria-hidden="true">
+              {badge(props.counts, t.id)}
+            </span>
+          )}
         </button>
       ))}
     </div>
   );
+}
+
+function badge(counts: ReadonlyMap<string, number> | undefined, id: string): number {
+  return counts?.get(id) ?? 0;
 }

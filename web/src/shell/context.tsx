@@ -31,7 +31,11 @@ export interface Shell {
   route: string;
   /** When the daemon stopped answering (what is shown is as of then), or null while it answers. */
   staleSince: number | null;
+  /** Why actions cannot be used now (the daemon does not answer), or null: controls are disabled with it as their reason. */
+  offlineReason: string | null;
 }
+
+export const OFFLINE_REASON = 'The daemon does not answer, so this cannot be done now; the page retries by itself.';
 
 export const ShellContext = createContext<Shell | null>(null);
 

@@ -40,7 +40,8 @@ export function useLiveRpc<K extends MethodName>(
   params: ParamsOf<ProductMethods[K]>,
   events: readonly EventName[],
   pollWhile?: (d: ResultOf<ProductMethods[K]>) => boolean,
+  pollWhenLive = false,
 ): Resource<ResultOf<ProductMethods[K]>> {
   const { live, liveState } = useShell();
-  return useRpcResource(method, params, { live, liveState, events, ...(pollWhile ? { pollWhile } : {}) });
+  return useRpcResource(method, params, { live, liveState, events, pollWhenLive, ...(pollWhile ? { pollWhile } : {}) });
 }

@@ -1,10 +1,12 @@
 /**
  * `useRpcResource`: one RPC read kept fresh. It reloads when a named live event arrives (and on
  * every (re)connect), polls every 2 s while `pollWhile(data)` holds and the event stream is
- * down (seed 1: lists with `in_progress` rows), and lets actions apply optimistic changes.
+ * down (seed 1: lists with `in_progress` rows), and lets actions apply optimistic changes. A read
+ * the daemon did not answer (a dropped request, a busy machine) is tried again, 2 s then doubling
+ * to 30 s, even while the event stream stays open: nothing else would bring it back.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { call } from '../api/rpc.js';
+import { call, UnreachableError } from '../api/rpc.js';
 import type { LiveEvents, LiveSnapshot } from '../api/live.js';
 import type { ParamsOf, ProductEvents, ProductMethods, ResultOf } from '../../../src/protocol/index.js';
 
@@ -13,6 +15,7 @@ export type EventName = keyof ProductEvents & string;
 
 export const POLL_MS = 2000;
 const COALESCE_MS = 120;
+const RETRY_MAX_MS = 30_000;
 
 export interface Resource<T> {
   data: T | undefined;
@@ -29,6 +32,8 @@ export interface ResourceOptions<T> {
   /** Event types that mean this data changed. */
   events?: readonly EventName[];
   pollWhile?: (data: T) => boolean;
+  /** Poll while `pollWhile` holds even with the stream open: for figures no event carries (a sync's progress). */
+  pollWhenLive?: boolean;
 }
 
 export function useRpcResource<K extends MethodName, T extends ResultOf<ProductMethods[K]> = ResultOf<ProductMethods[K]>>(
@@ -79,12 +84,24 @@ export function useRpcResource<K extends MethodName, T extends ResultOf<ProductM
   }, [live, eventsKey, reload]);
 
   const { pollWhile } = opts;
-  const shouldPoll = opts.liveState.state !== 'open' && state.data !== undefined && pollWhile !== undefined && pollWhile(state.data);
+  const shouldPoll =
+    (opts.pollWhenLive === true || opts.liveState.state !== 'open') && state.data !== undefined && pollWhile !== undefined && pollWhile(state.data);
   useEffect(() => {
     if (!shouldPoll) return;
     const id = setInterval(() => void reload(), POLL_MS);
     return () => clearInterval(id);
   }, [shouldPoll, reload]);
+
+  const unreachable = state.error instanceof UnreachableError;
+  const retries = useRef(0);
+  useEffect(() => {
+    if (!unreachable) {
+      retries.current = 0;
+      return;
+    }
+    const id = setTimeout(() => void reload(), Math.min(RETRY_MAX_MS, POLL_MS * 2 ** retries.current++));
+    return () => clearTimeout(id);
+  }, [unreachable, state, reload]);
 
   return { ...state, reload, mutate };
 }

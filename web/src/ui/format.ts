@@ -56,3 +56,16 @@ export function duration(ms: number | null | undefined): string {
 export function worldLabel(world: string): string {
   return world.charAt(0).toUpperCase() + world.slice(1);
 }
+
+/** A world's interval in words: "every 30 seconds", "every minute", "every 5 minutes", "every 2 hours". */
+export function everyWords(minutes: number): string {
+  if (minutes < 1) {
+    const s = Math.round(minutes * 60);
+    return `every ${s} second${s === 1 ? '' : 's'}`;
+  }
+  if (minutes % 60 === 0) {
+    const h = minutes / 60;
+    return h === 1 ? 'every hour' : `every ${h} hours`;
+  }
+  return minutes === 1 ? 'every minute' : `every ${minutes} minutes`;
+}

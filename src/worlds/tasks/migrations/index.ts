@@ -11,6 +11,8 @@ import * as m0009 from './0009_task_dedupe_key.js';
 import * as m0010 from './0010_unchanged_skip.js';
 import * as m0011 from './0011_log_details.js';
 import * as m0012 from './0012_task_removed_at.js';
+import * as m0013 from './0013_escalation_answers.js';
+import * as m0014 from './0014_log_exec_state_index.js';
 
 export const tasksMigrations: MigrationSet = {
   '0004_tasks': m0004,
@@ -21,6 +23,8 @@ export const tasksMigrations: MigrationSet = {
   'tasks/0010_unchanged_skip': m0010,
   'tasks/0011_log_details': m0011,
   'tasks/0012_task_removed_at': m0012,
+  'tasks/0013_escalation_answers': m0013,
+  'tasks/0014_log_exec_state_index': m0014,
 };
 
 export const TASKS_TABLES = ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations', 'tasks_ticks'] as const;

@@ -2,10 +2,11 @@
  * The Actionables tab (issue 13 §6): the conscious loop's items grouped by priority (critical,
  * important, normal) with their source labels; Done and Dismiss apply at once (the card leaves
  * the list) with Undo, and done or dismissed items stay restorable below; the last run's time,
- * count and errors; Run now; and, when there is nothing, what feeds the list.
+ * count and errors; Run now; and, when there is nothing, what feeds the list. Each card links to
+ * the memory document it came from and to its own `conscious` document (opened on the Memory tab).
  */
 import { useEffect, useRef, useState } from 'react';
-import { METHOD_NOT_FOUND, RpcError, call } from '../../api/rpc.js';
+import { METHOD_NOT_FOUND, RpcError, call, explain } from '../../api/rpc.js';
 import type { Actionable, ActionablePriority, MemoryNamespace } from '../../../../src/protocol/index.js';
 import { useShell } from '../../shell/context.js';
 import { useLiveRpc, useNow } from '../../shell/hooks.js';
@@ -13,7 +14,9 @@ import type { Resource } from '../../shell/resource.js';
 import { count, fullTime, relativeTime } from '../../ui/format.js';
 import { Section } from '../../ui/Section.js';
 import { ConnectSource } from '../memory/ConnectSource.js';
+import { documentRoute } from '../memory/DocumentView.js';
 import { optimistic } from '../subconscious/optimistic.js';
+import { confirmActionable } from './confirm.js';
 import { RunBar } from './RunBar.js';
 import './actionables.css';
 
@@ -73,12 +76,23 @@ export function ActionablesTab() {
     if (state === 'new') {
       // Undo removes the bar the keyboard was on: it goes to the restored card instead.
       if (undo?.item.id === item.id && document.activeElement === undoButton.current) {
-        document.querySelector<HTMLButtonElement>(`[data-testid="actionable"][data-id="${item.id}"] button`)?.focus();
+        document.querySelector<HTMLButtonElement>(`[data-testid="actionable"][data-id="${item.id}"] .actionable-actions button`)?.focus();
       }
       setUndo(null);
     } else {
       focusUndo.current = true;
       setUndo({ item, state });
+    }
+  };
+
+  const confirm = async (item: Actionable) => {
+    try {
+      notify(await confirmActionable(item), 'info');
+      focusUndo.current = true;
+      setUndo({ item, state: 'done' });
+      void items.reload();
+    } catch (err) {
+      notify(`Could not confirm “${item.title}”: ${explain(err)}`, 'error');
     }
   };
 
@@ -105,20 +119,30 @@ export function ActionablesTab() {
       {items.data && fresh.length === 0 && (
         <EmptyState namespaces={namespaces} read={(runs.data ?? []).some((r) => r.status === 'completed')} onMemory={() => navigate('memory')} />
       )}
-      {GROUPS.map((g) => {
-        const group = fresh.filter((a) => a.priority === g.priority);
-        if (group.length === 0) return null;
-        return (
-          <Section key={g.priority} id={`actionables-${g.priority}`} title={g.title} count={group.length}>
-            <p className="muted small group-hint">{g.hint}</p>
-            <ul className="actionable-list">
-              {group.map((a) => (
-                <ActionableCard key={a.id} item={a} onDone={() => void setState(a, 'done')} onDismiss={() => void setState(a, 'dismissed')} />
-              ))}
-            </ul>
-          </Section>
-        );
-      })}
+      {/* The priorities side by side where the screen is wide, one under the other on a phone (issue 23). */}
+      <div className="actionable-groups" data-testid="actionable-groups">
+        {GROUPS.map((g) => {
+          const group = fresh.filter((a) => a.priority === g.priority);
+          if (group.length === 0) return null;
+          return (
+            <Section key={g.priority} id={`actionables-${g.priority}`} title={g.title} count={group.length}>
+              <p className="muted small group-hint">{g.hint}</p>
+              <ul className="actionable-list">
+                {group.map((a) => (
+                  <ActionableCard
+                    key={a.id}
+                    item={a}
+                    onDone={() => void setState(a, 'done')}
+                    onDismiss={() => void setState(a, 'dismissed')}
+                    onConfirm={() => void confirm(a)}
+                    onOpen={(namespace, externalId) => navigate('memory', documentRoute(namespace, externalId))}
+                  />
+                ))}
+              </ul>
+            </Section>
+          );
+        })}
+      </div>
       {settled.length > 0 && (
         <details className="settled-actionables" data-testid="settled-actionables">
           <summary>Done and dismissed ({settled.length})</summary>
@@ -140,7 +164,14 @@ export function ActionablesTab() {
   );
 }
 
-function ActionableCard(props: { item: Actionable; onDone: () => void; onDismiss: () => void }) {
+function ActionableCard(props: {
+  item: Actionable;
+  onDone: () => void;
+  onDismiss: () => void;
+  onConfirm: () => void;
+  onOpen: (namespace: string, externalId: string) => void;
+}) {
+  const { offlineReason } = useShell();
   const now = useNow(60_000);
   const a = props.item;
   const titleId = `actionable-${a.id.slice(0, 16)}-title`;
@@ -158,8 +189,47 @@ function ActionableCard(props: { item: Actionable; onDone: () => void; onDismiss
         {flags.length > 0 && <span className="actionable-flags">{flags.join(' · ')} · </span>}
         seen <time title={fullTime(a.last_seen_at)}>{relativeTime(a.last_seen_at, now)}</time>
       </p>
+      <p className="small actionable-links" data-testid="actionable-links">
+        {a.source_document && (
+          <>
+            From{' '}
+            <button
+              type="button"
+              className="link"
+              data-testid="source-document-link"
+              onClick={() => props.onOpen(a.source_document!.namespace, a.source_document!.external_id)}
+              aria-label={`Open the document “${a.title}” came from: ${a.source_document.title}`}
+            >
+              {a.source_document.title || a.source_document.external_id}
+            </button>
+            {' · '}
+          </>
+        )}
+        <button
+          type="button"
+          className="link"
+          data-testid="memory-document-link"
+          onClick={() => props.onOpen(a.memory.namespace, a.memory.external_id)}
+          aria-label={`Open “${a.title}” in memory`}
+        >
+          In memory
+        </button>
+      </p>
       <div className="actionable-actions">
-        <button type="button" className="primary" onClick={props.onDone} aria-label={`Done: ${a.title}`}>
+        {a.requires_confirmation && (
+          <button
+            type="button"
+            className="primary"
+            onClick={props.onConfirm}
+            disabled={offlineReason !== null}
+            title={offlineReason ?? 'The agent takes it on as a one-off task; whatever it would send or change asks you first, under Needs you'}
+            aria-label={`Confirm: ${a.title}`}
+            data-testid="actionable-confirm"
+          >
+            Confirm
+          </button>
+        )}
+        <button type="button" className={a.requires_confirmation ? undefined : 'primary'} onClick={props.onDone} aria-label={`Done: ${a.title}`}>
           Done
         </button>
         <button type="button" onClick={props.onDismiss} aria-label={`Dismiss: ${a.title}`}>

@@ -19,7 +19,10 @@ export function RunBar(props: { runs: ConsciousRun[] | undefined; world: Instanc
   const runs = props.runs ?? [];
   const last = runs[0];
   const lastDone = runs.find((r) => r.status === 'completed');
-  const running = w?.running === true || last?.status === 'running';
+  // The run record is the fresher word on what the loop is doing: the world's status can still say
+  // `running` for a moment after the run row says it failed (they reload on different events).
+  const running = last ? last.status === 'running' : w?.running === true;
+  const busyWorld = running || w?.running === true;
   const failed = last?.status === 'failed' ? last : undefined;
   const state: { label: string; color: DotColor; pulse?: boolean } = running
     ? { label: 'Reading memory', color: 'blue', pulse: true }
@@ -65,7 +68,7 @@ export function RunBar(props: { runs: ConsciousRun[] | undefined; world: Instanc
         type="button"
         className="primary statusbar-run"
         onClick={() => void runNow()}
-        disabled={busy || running || (w !== undefined && !w.enabled)}
+        disabled={busy || busyWorld || (w !== undefined && !w.enabled)}
         title="Read memory and extract actionables now, even if nothing changed (one model call)"
       >
         {busy ? 'Starting…' : 'Run now'}

@@ -10,6 +10,7 @@ import { useShell } from '../../shell/context.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { fieldError, type FieldError } from './errors.js';
+import { ModelPicker } from './ModelPicker.js';
 
 type Field = 'name' | 'label' | 'description' | 'persona' | 'model' | 'tools';
 const FIELDS: readonly Field[] = ['name', 'label', 'description', 'persona', 'model', 'tools'];
@@ -40,6 +41,7 @@ export function BotForm(props: { bot?: Bot | undefined; onDone: (bot: Bot | null
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!name.trim()) return setError({ field: 'name', text: 'Give the bot a name: its @mention handle, such as `growth`.' });
+    if (/^(agent|local):\s*$/.test(model.trim())) return setError({ field: 'model', text: 'Type the model’s name, or pick one of the configured models.' });
     setBusy(true);
     setError(null);
     const fields = {
@@ -51,7 +53,7 @@ export function BotForm(props: { bot?: Bot | undefined; onDone: (bot: Bot | null
       tools,
     };
     try {
-      const saved = editing ? await call('bots.update', { id: bot.id, ...fields, label: label.trim() || fields.name }) : await call('bots.create', fields);
+      const saved = editing ? await call('bots.update', { bot_id: bot.id, ...fields, label: label.trim() || fields.name }) : await call('bots.create', fields);
       notify(editing ? `Saved @${saved.name}.` : `Created @${saved.name}. Say hello in its thread.`);
       props.onDone(saved);
     } catch (err) {
@@ -143,23 +145,16 @@ export function BotForm(props: { bot?: Bot | undefined; onDone: (bot: Bot | null
       <Row
         label="Model"
         htmlFor={`${ids}-model`}
-        help="agent (full effort, the default), local (cheap), or a model name on one of them: agent:<model>, local:<model>."
+        help="Which configured model answers for it: the agent endpoint (full effort, the default) or the local one (cheap), or another model served by one of them."
         helpId={`${ids}-model-help`}
       >
-        <input
+        <ModelPicker
           id={`${ids}-model`}
-          type="text"
           value={model}
-          list={`${ids}-models`}
-          spellCheck={false}
-          onChange={(e) => setModel(e.target.value)}
-          aria-invalid={errorFor('model') !== null}
-          aria-describedby={describedBy('model', `${ids}-model-help`)}
+          onChange={setModel}
+          invalid={errorFor('model') !== null}
+          describedBy={describedBy('model', `${ids}-model-help`)}
         />
-        <datalist id={`${ids}-models`}>
-          <option value="agent" />
-          <option value="local" />
-        </datalist>
         {fieldErrorText('model')}
       </Row>
       <fieldset className="bot-tools" aria-describedby={describedBy('tools', `${ids}-tools-help`)} aria-invalid={errorFor('tools') !== null}>

@@ -7,6 +7,8 @@ import type { BotWithStatus, Snapshot, ThreadSummary } from '../../../../src/pro
 import type { Resource } from '../../shell/resource.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
 import type { BotsView } from './BotsTab.js';
+import { ExternalBots } from './ExternalBots.js';
+import type { ExternalBotStatus } from '../../../../src/protocol/runtimes.js';
 
 export function statusOf(bot: BotWithStatus): { color: DotColor; text: string; pulse: boolean } {
   if (bot.checking && bot.status === 'idle') return { color: 'blue', text: 'checking in…', pulse: true };
@@ -15,12 +17,20 @@ export function statusOf(bot: BotWithStatus): { color: DotColor; text: string; p
   return { color: 'gray', text: 'idle', pulse: false };
 }
 
-export function BotList(props: { snapshot: Resource<Snapshot>; view: BotsView; setView: (v: BotsView) => void; openBot: (bot: BotWithStatus) => void }) {
+export function BotList(props: {
+  snapshot: Resource<Snapshot>;
+  external: Resource<ExternalBotStatus[]>;
+  view: BotsView;
+  setView: (v: BotsView) => void;
+  openBot: (bot: BotWithStatus) => void;
+}) {
   const data = props.snapshot.data;
   const current = props.view.kind === 'thread' ? props.view.threadId : null;
   const groups = (data?.threads ?? []).filter((t) => t.kind === 'group');
   const direct = (botId: string) => data?.threads.find((t) => t.kind === 'direct' && t.bot_ids[0] === botId);
   const subconscious = data?.threads.find((t) => t.kind === 'system');
+  // Beside your runtimes' bots, "Bots 0 · No bots yet" would read as if there were none at all.
+  const runtimeBots = (props.external.data?.length ?? 0) > 0;
 
   return (
     <nav className="bot-nav" aria-label="Bots and groups">
@@ -44,13 +54,20 @@ export function BotList(props: { snapshot: Resource<Snapshot>; view: BotsView; s
         </ul>
       )}
       <div className="bot-nav-head">
-        <h2 id="bots-heading">Bots{data && <span className="count">{data.bots.length}</span>}</h2>
+        <h2 id="bots-heading" data-testid="own-bots-heading">
+          {runtimeBots ? 'This page’s bots' : 'Bots'}
+          {data && (data.bots.length > 0 || !runtimeBots) && <span className="count">{data.bots.length}</span>}
+        </h2>
         <button type="button" onClick={() => props.setView({ kind: 'new-bot' })} aria-pressed={props.view.kind === 'new-bot'}>
           New bot
         </button>
       </div>
       {!data && <p className="muted small">{props.snapshot.error ? 'Could not load the bots.' : 'Loading…'}</p>}
-      {data && data.bots.length === 0 && <p className="muted small">No bots yet.</p>}
+      {data && data.bots.length === 0 && (
+        <p className="muted small" data-testid="own-bots-empty">
+          {runtimeBots ? 'None made on this page yet; your runtimes’ bots are listed below.' : 'No bots yet.'}
+        </p>
+      )}
       {data && data.bots.length > 0 && (
         <ul className="bot-items" aria-labelledby="bots-heading" data-testid="bot-list">
           {data.bots.map((bot) => {
@@ -82,6 +99,8 @@ export function BotList(props: { snapshot: Resource<Snapshot>; view: BotsView; s
           })}
         </ul>
       )}
+
+      <ExternalBots bots={props.external} />
 
       <div className="bot-nav-head">
         <h2 id="groups-heading">Groups{data && groups.length > 0 && <span className="count">{groups.length}</span>}</h2>

@@ -18,7 +18,7 @@ export function BotPanel(props: { bot: BotWithStatus; thread: ThreadSummary; onE
 
   const remove = async () => {
     try {
-      await call('bots.delete', { id: bot.id });
+      await call('bots.delete', { bot_id: bot.id });
       notify(`Deleted @${bot.name}.`);
       props.onDeleted();
     } catch (err) {

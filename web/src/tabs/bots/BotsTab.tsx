@@ -15,6 +15,7 @@ import { BotList } from './BotList.js';
 import { BotPanel } from './BotPanel.js';
 import { GroupForm } from './GroupForm.js';
 import { ThreadView } from './ThreadView.js';
+import { useExternalBots } from './ExternalBots.js';
 import './bots.css';
 
 export type BotsView =
@@ -50,6 +51,7 @@ export function directThread(snapshot: Snapshot | undefined, botId: string): Thr
 
 export function BotsTab() {
   const snapshot = useLiveRpc('bots.snapshot', {}, SNAPSHOT_EVENTS);
+  const external = useExternalBots();
   const [view, setViewState] = useState<BotsView>(savedView);
   const setView = useCallback((v: BotsView) => {
     setViewState(v);
@@ -83,7 +85,7 @@ export function BotsTab() {
   return (
     <div className="bots" data-view={view.kind === 'none' ? 'list' : 'detail'} data-testid="bots-tab">
       <aside className="bots-side">
-        <BotList snapshot={snapshot} view={view} setView={setView} openBot={openBot} />
+        <BotList snapshot={snapshot} external={external} view={view} setView={setView} openBot={openBot} />
       </aside>
       <div className="bots-main">
         {view.kind !== 'none' && (
@@ -96,7 +98,9 @@ export function BotsTab() {
             The bots could not be read: <MessageText text={explain(snapshot.error)} />
           </p>
         )}
-        {view.kind === 'none' && data && <Intro empty={data.bots.length === 0} onCreate={() => setView({ kind: 'new-bot' })} />}
+        {view.kind === 'none' && data && (
+          <Intro empty={data.bots.length === 0} external={external.data?.length ?? 0} onCreate={() => setView({ kind: 'new-bot' })} />
+        )}
         {view.kind === 'new-bot' && <BotForm onDone={(bot) => (bot ? openBotById(bot.id) : setView({ kind: 'none' }))} />}
         {view.kind === 'edit-bot' && data && (
           <BotForm
@@ -141,7 +145,20 @@ export function BotsTab() {
 }
 
 /** What a bot is, for someone who has none yet (and a short hint once they do). */
-function Intro(props: { empty: boolean; onCreate: () => void }) {
+function Intro(props: { empty: boolean; external: number; onCreate: () => void }) {
+  if (props.empty && props.external > 0) {
+    return (
+      <div className="bots-intro card" data-testid="bots-external-only">
+        <h2 tabIndex={-1} data-bots-focus>
+          Your runtime’s bots are on the left
+        </h2>
+        <p className="muted">They run in your own agent runtime: the list shows what it reports. To talk to a bot here, create one of this page’s own.</p>
+        <button type="button" className="primary" onClick={props.onCreate}>
+          Create a bot
+        </button>
+      </div>
+    );
+  }
   if (!props.empty) {
     return (
       <div className="bots-intro card" data-testid="bots-pick">

@@ -52,7 +52,7 @@ function CheckinCard(props: { checkin: Checkin; title: string | null; now: numbe
     setBusy(resolution);
     setError(null);
     try {
-      await call('bots.resolve_checkin', { id: c.id, resolution });
+      await call('bots.resolve_checkin', { id: c.id, resolution, via: 'page' });
       // A panel action is the person's activity in the thread (seed 2 §4); saying so also has the
       // Bots tab's list, which counts check-ins in its needs-attention badges, read them again.
       void call('bots.mark_user_active', { thread_id: c.thread_id }).catch(() => undefined);

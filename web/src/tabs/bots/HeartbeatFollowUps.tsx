@@ -59,7 +59,7 @@ function RemindMe(props: { bot: BotWithStatus; onAdded: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await call('bots.add_followup', { id: props.bot.id, in_minutes: n, note: note.trim() });
+      await call('bots.add_followup', { bot_id: props.bot.id, in_minutes: n, note: note.trim() });
       setNote('');
       props.onAdded();
     } catch (err) {

@@ -2,8 +2,8 @@
  * The heartbeat's settings (`bots.set_heartbeat_settings`): one bot's own (interval, quiet hours
  * and time zone, pulse model, follow-ups, auto-resume after a restart, its caps) and the store-wide
  * ones (the same without `id`, plus mode, tick, cooldown, concurrency, pulse limits, the day's
- * budgets for all bots). A bot's key it has not set is inherited and shown as such; "Use all bots’
- * value" puts one back (`null`). Only changed keys are sent; a refusal is shown under its field.
+ * budgets for all bots; the Settings section on the Subconscious tab shows this form too). A bot's
+ * key it has not set is inherited and shown as such; "Use all bots’ value" puts one back (`null`). Only changed keys are sent; a refusal is shown under its field.
  * And what a pulse sends to a model, said plainly (seed 2 §12).
  */
 import { useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
@@ -26,6 +26,8 @@ interface Field {
   label: string;
   hint: string;
   placeholder?: string;
+  /** The label and hint in one bot's own form, when they differ (a cap "each bot" has is "this bot"'s there). */
+  bot?: { label: string; hint: string };
 }
 
 /** A bot may set these for itself (BOT_SETTING_KEYS); the store-wide form has them too. */
@@ -50,8 +52,23 @@ const SHARED: Field[] = [
     hint: 'local, agent, local:<model>, agent:<model>, or a model on the local endpoint. A small model is enough: it only answers idle, wait, resume or ask.',
     placeholder: 'local',
   },
-  { key: 'max_pulses_per_day', kind: 'int', label: 'Pulses per day', hint: '1–288 small model calls, only when something is unfinished.' },
-  { key: 'max_resumes_per_day', kind: 'int', label: 'Resumes per day', hint: '0–48 full runs that continue unfinished work.' },
+  {
+    key: 'max_pulses_per_day',
+    kind: 'int',
+    label: 'Pulses per day, each bot',
+    hint: '1–288 for every bot on its own: small model calls, only when something is unfinished. “All bots together” caps their sum.',
+    bot: {
+      label: 'Pulses per day, this bot',
+      hint: '1–288 small model calls, only when something is unfinished. The cap for all bots together still applies.',
+    },
+  },
+  {
+    key: 'max_resumes_per_day',
+    kind: 'int',
+    label: 'Resumes per day, each bot',
+    hint: '0–48 for every bot on its own: full runs that continue unfinished work. “All bots together” caps their sum.',
+    bot: { label: 'Resumes per day, this bot', hint: '0–48 full runs that continue unfinished work. The cap for all bots together still applies.' },
+  },
   { key: 'max_task_attempts', kind: 'int', label: 'Attempts per task', hint: '1–10 resumes of one task; then it asks you once and stops.' },
   {
     key: 'auto_resume_on_restart',
@@ -72,8 +89,18 @@ const GLOBAL_ONLY: Field[] = [
   { key: 'mode', kind: 'mode', label: 'Mode', hint: '' },
   { key: 'tick_seconds', kind: 'int', label: 'Tick (seconds)', hint: '15–120. How often the heartbeat looks for bots that are due (no model call).' },
   { key: 'resume_cooldown_seconds', kind: 'int', label: 'Rest after a resume (seconds)', hint: '120–7200 before the bot is checked again.' },
-  { key: 'global_pulses_per_day', kind: 'int', label: 'Pulses per day, all bots', hint: 'The store-wide cap (resets at local midnight).' },
-  { key: 'global_resumes_per_day', kind: 'int', label: 'Resumes per day, all bots', hint: 'The store-wide cap (resets at local midnight).' },
+  {
+    key: 'global_pulses_per_day',
+    kind: 'int',
+    label: 'Pulses per day, all bots together',
+    hint: 'The sum over every bot, store-wide (resets at local midnight); each bot also stops at its own cap.',
+  },
+  {
+    key: 'global_resumes_per_day',
+    kind: 'int',
+    label: 'Resumes per day, all bots together',
+    hint: 'The sum over every bot, store-wide (resets at local midnight); each bot also stops at its own cap.',
+  },
   { key: 'pulse_concurrency', kind: 'int', label: 'Pulses at once', hint: '1–8.' },
   { key: 'resume_concurrency', kind: 'int', label: 'Resumes at once', hint: '1–4.' },
   { key: 'pulse_max_output_tokens', kind: 'int', label: 'Pulse answer cap (tokens)', hint: '80–400.' },
@@ -145,7 +172,7 @@ function SettingsForm(props: FormProps) {
     setBusy(true);
     setError(null);
     try {
-      await call('bots.set_heartbeat_settings', { ...(props.botId ? { id: props.botId } : {}), ...params });
+      await call('bots.set_heartbeat_settings', { ...(props.botId ? { bot_id: props.botId } : {}), ...params });
       setSaved(done);
       props.onSaved();
       return true;
@@ -327,7 +354,7 @@ export function BotHeartbeatSettings(props: { bot: BotWithStatus; hb: BotHeartbe
       <summary>Settings for @{bot.name}</summary>
       <SettingsForm
         botId={bot.id}
-        fields={SHARED}
+        fields={SHARED.map((f) => (f.bot ? { ...f, ...f.bot } : f))}
         current={hb as unknown as Record<string, unknown>}
         overridden={hb.overridden}
         inheritLabel="all bots’ value"
@@ -339,13 +366,14 @@ export function BotHeartbeatSettings(props: { bot: BotWithStatus; hb: BotHeartbe
   );
 }
 
-export function GlobalHeartbeatSettings(props: { settings: GlobalSettings; onSaved: () => void }) {
+/** The store-wide form; the Settings section shows it open under its own summary (`summary`, `open`). */
+export function GlobalHeartbeatSettings(props: { settings: GlobalSettings; onSaved: () => void; summary?: string; open?: boolean }) {
   return (
-    <details className="hb-disclosure" data-testid="heartbeat-global-settings">
-      <summary>Settings for all bots</summary>
-      <p className="muted small">
-        Every bot uses these unless it sets its own. They start from <code>[worlds.heartbeat]</code> in <code>subconscious.toml</code>; a change here wins until
-        it is put back.
+    <details className="hb-disclosure" data-testid="heartbeat-global-settings" open={props.open}>
+      <summary>{props.summary ?? 'Settings for all bots'}</summary>
+      <p className="muted small" data-testid="heartbeat-settings-where">
+        Every bot uses these unless it sets its own. They are kept in the database, for the whole cluster: every worker on it uses a change at once. They start
+        from <code>[worlds.heartbeat]</code> in <code>subconscious.toml</code>; a change here wins until it is put back.
       </p>
       <SettingsForm
         fields={[...GLOBAL_ONLY, ...SHARED]}

@@ -62,7 +62,7 @@ export function HeartbeatSlot(props: HeartbeatSlotProps) {
 
   const setEnabled = async (enabled: boolean) => {
     try {
-      await call('bots.set_heartbeat', { id: bot.id, enabled });
+      await call('bots.set_heartbeat', { bot_id: bot.id, enabled });
       await snap.reload();
     } catch (err) {
       notify(`Could not switch the heartbeat of @${bot.name} ${enabled ? 'on' : 'off'}: ${explain(err)}`, 'error');

@@ -34,7 +34,7 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
     setBusy(true);
     setError(null);
     try {
-      await call('bots.heartbeat_now', { id: bot.id });
+      await call('bots.heartbeat_now', { bot_id: bot.id });
       notify(`Checking @${bot.name} now (its attempts and check-ins start over).`);
       props.onChanged();
     } catch (err) {
@@ -97,10 +97,10 @@ export function HeartbeatStatus(props: { bot: BotWithStatus; hb: BotHeartbeat; s
         </dd>
         <dt>Today</dt>
         <dd data-testid="heartbeat-today">
-          <Budget used={hb.pulses_today} max={hb.max_pulses_per_day} what="pulses" /> ·{' '}
+          This bot: <Budget used={hb.pulses_today} max={hb.max_pulses_per_day} what="pulses" /> ·{' '}
           <Budget used={hb.resumes_today} max={hb.max_resumes_per_day} what="resumes" />
           <span className="muted small hb-global-today" data-testid="heartbeat-today-all">
-            All bots: <Budget used={today.pulses} max={today.max_pulses} what="pulses" /> ·{' '}
+            All bots together: <Budget used={today.pulses} max={today.max_pulses} what="pulses" /> ·{' '}
             <Budget used={today.resumes} max={today.max_resumes} what="resumes" />
           </span>
         </dd>

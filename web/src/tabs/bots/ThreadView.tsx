@@ -26,7 +26,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
   const { summary, snapshot } = props;
   const { notify } = useShell();
   const [limit, setLimit] = useState(PAGE);
-  const view = useLiveRpc('bots.thread', { id: summary.id, limit }, THREAD_EVENTS);
+  const view = useLiveRpc('bots.thread', { thread_id: summary.id, limit }, THREAD_EVENTS);
   const { deltas, steps, version } = useDeltas(summary.id);
   const now = useNow(30_000);
   const members = summary.bot_ids.map((id) => snapshot.bots.find((b) => b.id === id)).filter((b): b is BotWithStatus => !!b);
@@ -56,7 +56,7 @@ export function ThreadView(props: { summary: ThreadSummary; snapshot: Snapshot; 
 
   const stop = async (bot: BotWithStatus) => {
     try {
-      const r = await call('bots.stop_bot', { id: bot.id });
+      const r = await call('bots.stop_bot', { bot_id: bot.id });
       notify(r.message);
     } catch (err) {
       notify(`Could not stop @${bot.name}: ${explain(err)}`, 'error');
@@ -255,18 +255,22 @@ function MessageItem(props: {
         )}
         {m.role === 'bot' && task && props.lastOfTask && <TaskChip task={task} onCancel={() => void act('cancel')} onDismiss={() => void act('dismiss')} />}
       </div>
-      {text ? (
-        <div className="message-text" data-testid="message-text">
-          <MessageText text={text} />
-          {m.status === 'streaming' && <span className="cursor" aria-hidden="true" />}
-        </div>
-      ) : (
-        live && (
-          <p className="muted small message-waiting" data-testid="message-waiting">
-            {m.status === 'queued' ? 'Waiting for its turn…' : approvals.some((a) => a.state === 'pending') ? 'Waiting for your approval…' : 'Thinking…'}
-          </p>
-        )
-      )}
+      {/* A bot's reply is one live region from the start (a region added together with its text is not read out);
+          the reply is read once it is complete (aria-busy holds it while it streams). */}
+      <div className="message-body" data-testid="message-live" aria-live={m.role === 'bot' ? 'polite' : undefined} aria-busy={m.status === 'streaming'}>
+        {text ? (
+          <div className="message-text" data-testid="message-text">
+            <MessageText text={text} />
+            {m.status === 'streaming' && <span className="cursor" aria-hidden="true" />}
+          </div>
+        ) : (
+          live && (
+            <p className="muted small message-waiting" data-testid="message-waiting">
+              {m.status === 'queued' ? 'Waiting for its turn…' : approvals.some((a) => a.state === 'pending') ? 'Waiting for your approval…' : 'Thinking…'}
+            </p>
+          )
+        )}
+      </div>
       {live && props.steps && props.steps.length > 0 && (
         <ul className="tool-steps small muted" aria-label="Tools used so far" data-testid="tool-steps">
           {props.steps.map((s) => (
@@ -325,6 +329,15 @@ function TaskChip(props: { task: Task; onCancel: () => void; onDismiss: () => vo
         task {TASK_LABEL[task.status]}
         {kind}
       </span>
+      {task.taken_over_from && (
+        <span
+          className="muted small"
+          data-testid="task-taken-over"
+          title="Its worker stopped during the run; another worker (or this one after a restart) took the job over."
+        >
+          taken over from {task.taken_over_from}
+        </span>
+      )}
       {(task.status === 'queued' || task.status === 'working') && (
         <button type="button" className="link small" onClick={props.onCancel} aria-label={`Cancel the task “${task.title}”`}>
           Cancel

@@ -205,7 +205,7 @@ export function worldNote(w: Pick<InstanceStatus, 'enabled' | 'disabled_by' | 'h
     return w.disabled_by
       ? {
           off: true,
-          text: `The heartbeat does not run in this daemon: \`${w.disabled_by.replace(/ in subconscious\.toml$/, '')}\` in subconscious.toml. No bot is checked.`,
+          text: `The heartbeat does not run in this daemon: \`${w.disabled_by.replace(/ in subconscious\.toml$/, '')}\` in subconscious.toml. No bot is checked. Switch it on in Settings on the Subconscious tab: it applies at once.`,
         }
       : { off: true, text: 'The heartbeat world is switched off (on the Subconscious tab): no bot is checked until it is switched on again.' };
   }

@@ -2,6 +2,7 @@
  * The Memory tab (issue 13 §6): the sources memory holds (document counts, last sync, Sync
  * now), a recall search, what changed since the memory world's last review, and that world's
  * notifications, the to-dos it proposes to delegate to a bot (Accept / Decline), its to-dos and goals. When memory is empty it says how to connect a source.
+ * A document opened by its address (an actionable's link) shows on top (DocumentView).
  */
 import { useState } from 'react';
 import { METHOD_NOT_FOUND, RpcError, call, explain } from '../../api/rpc.js';
@@ -12,13 +13,14 @@ import { fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Changes } from './Changes.js';
 import { Delegations } from './Delegations.js';
+import { DocumentView } from './DocumentView.js';
 import { Goals, Notifications, Todos } from './Outputs.js';
 import { Search } from './Search.js';
 import { Sources } from './Sources.js';
 import './memory.css';
 
 const NAMESPACE_EVENTS = ['memory.changed', 'memory.synced'] as const;
-const SOURCE_EVENTS = ['memory.synced'] as const;
+const SOURCE_EVENTS = ['memory.synced', 'memory.sync_progress'] as const;
 const DIFF_EVENTS = ['memory.changed', 'tick.finished'] as const;
 const NOTIFICATION_EVENTS = ['memory.notification'] as const;
 const TODO_EVENTS = ['memory.todos_changed'] as const;
@@ -26,8 +28,11 @@ const GOAL_EVENTS = ['memory.goals_changed'] as const;
 const DELEGATION_EVENTS = ['memory.delegations_changed'] as const;
 
 export function MemoryTab() {
+  const { route, navigate } = useShell();
   const namespaces = useLiveRpc('memory.namespaces', {}, NAMESPACE_EVENTS);
-  const sources = useLiveRpc('memory.sources', {}, SOURCE_EVENTS, (list) => list.some((s) => s.syncing));
+  // A sync's progress arrives as `memory.sync_progress`; while a source syncs its row is also read
+  // again every 2 s, so a page that missed an event (or a daemon of an older release) still moves.
+  const sources = useLiveRpc('memory.sources', {}, SOURCE_EVENTS, (list) => list.some((s) => s.syncing), true);
   const diff = useLiveRpc('memory.diff', {}, DIFF_EVENTS);
   const notifications = useLiveRpc('memory.notifications_list', { limit: 50 }, NOTIFICATION_EVENTS);
   const todos = useLiveRpc('memory.todos_list', {}, TODO_EVENTS);
@@ -46,6 +51,7 @@ export function MemoryTab() {
       <ReviewBar />
       <div className="columns memory-columns">
         <div className="column">
+          <DocumentView route={route} labels={new Map((namespaces.data ?? []).map((n) => [n.namespace, n.label]))} onClose={() => navigate('memory')} />
           <Sources namespaces={namespaces} sources={sources} />
           <Search namespaces={namespaces.data} />
         </div>
@@ -78,7 +84,7 @@ function ReviewBar() {
   const review = async () => {
     setBusy(true);
     try {
-      await call('subconscious.trigger', { kind: 'memory' });
+      await call('subconscious.trigger', { world: 'memory' });
       notify('The memory world is looking at what changed.', 'info');
     } catch (err) {
       notify(`Could not start a review: ${explain(err)}`, 'error');

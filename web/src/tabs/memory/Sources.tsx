@@ -12,6 +12,7 @@ import { Dot } from '../../ui/Dot.js';
 import { count, fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
+import { AddSource } from './AddSource.js';
 import { ConnectSource } from './ConnectSource.js';
 
 export function Sources(props: { namespaces: Resource<MemoryNamespace[]>; sources: Resource<MemorySourceStatus[]> }) {
@@ -37,12 +38,11 @@ export function Sources(props: { namespaces: Resource<MemoryNamespace[]>; source
           ))}
         </ul>
       )}
-      {list && list.length > 0 && (
-        <details className="connect-more">
-          <summary>Connect another source</summary>
-          <ConnectSource />
-        </details>
-      )}
+      <details className="connect-more" data-testid="add-source-section">
+        <summary>Add a source (mail, calendar, folder, MCP server)</summary>
+        <AddSource added={() => void Promise.all([sources.reload(), namespaces.reload()])} />
+        {list && list.length > 0 && <ConnectSource />}
+      </details>
     </Section>
   );
 }
@@ -52,20 +52,34 @@ function SourceRow(props: { ns: MemoryNamespace; source: MemorySourceStatus | un
   const { notify } = useShell();
   const now = useNow(30_000);
   const [busy, setBusy] = useState(false);
+  const [tested, setTested] = useState<string | null>(null);
+  const [confirmRemove, setConfirmRemove] = useState(false);
   const syncing = busy || source?.syncing === true;
   const failed = ns.last_error !== null;
-  const sync = async () => {
+  const failure = source?.last_sync?.failure ?? null;
+  /** One action: its RPC call, a notice saying what happened, then a reload. */
+  const act = async (what: string, run: () => Promise<string>) => {
     setBusy(true);
     try {
-      await call('memory.sync', { namespace: ns.namespace });
-      notify(`Syncing ${ns.label}…`, 'info');
+      notify(await run(), 'info');
     } catch (err) {
-      notify(`Could not sync ${ns.label}: ${explain(err)}`, 'error');
+      notify(`Could not ${what} ${ns.label}: ${explain(err)}`, 'error');
     } finally {
       setBusy(false);
       props.reload();
     }
   };
+  const sync = () =>
+    act('sync', async () => {
+      await call('memory.sync', { namespace: ns.namespace });
+      return `Syncing ${ns.label}…`;
+    });
+  const test = () =>
+    act('test', async () => {
+      const r = await call('memory.sources_test', { namespace: ns.namespace });
+      setTested(r.message);
+      return r.ok ? `${ns.label}: the connection works.` : `${ns.label}: ${r.failure!.kind} failed.`;
+    });
   return (
     <li className="card source-row" data-testid="memory-source" data-namespace={ns.namespace}>
       <div className="source-head">
@@ -102,9 +116,32 @@ function SourceRow(props: { ns: MemoryNamespace; source: MemorySourceStatus | un
           <code>{source.path}</code> — {source.watching ? 'watched for changes' : 'not watched'}, full sync every {source.sync_interval_minutes} min
         </p>
       )}
+      {source?.paused && (
+        <p className="small" data-testid="source-paused">
+          Paused: no syncs until you resume it; its documents stay.
+        </p>
+      )}
+      {source?.progress && (
+        <p className="small" data-testid="source-progress">
+          {source.progress.part}: {count(source.progress.done)} of {count(source.progress.total)}
+        </p>
+      )}
       {failed && (
-        <p className="coral small" role="alert">
-          Last sync failed: <MessageText text={ns.last_error!} />
+        <div className="coral small" role="alert" data-testid="source-error">
+          <p>
+            Last sync failed{failure ? ` (${failure.kind})` : ''}: <MessageText text={ns.last_error!} />
+          </p>
+          {failure && <p>What to do: {failure.hint}</p>}
+          {source && source.next_sync_at !== null && (
+            <p title={fullTime(source.next_sync_at)} data-testid="source-next-try">
+              Next try {relativeTime(source.next_sync_at, now)} (failed {source.failures}× in a row).
+            </p>
+          )}
+        </div>
+      )}
+      {tested && (
+        <p className="small" data-testid="source-tested">
+          {tested}
         </p>
       )}
       {source && source.skipped_total > 0 && (
@@ -124,8 +161,62 @@ function SourceRow(props: { ns: MemoryNamespace; source: MemorySourceStatus | un
       )}
       {source && (
         <div className="source-actions">
-          <button type="button" onClick={() => void sync()} disabled={syncing} aria-label={`Sync ${ns.label} now`}>
+          <button type="button" onClick={() => void sync()} disabled={syncing || source.paused} aria-label={`Sync ${ns.label} now`}>
             {syncing ? 'Syncing…' : 'Sync now'}
+          </button>
+          <button type="button" onClick={() => void test()} disabled={busy} aria-label={`Test the connection of ${ns.label}`}>
+            Test connection
+          </button>
+          <button
+            type="button"
+            onClick={() =>
+              void act(
+                source.paused ? 'resume' : 'pause',
+                async () => (await call('memory.sources_pause', { namespace: ns.namespace, paused: !source.paused })).message,
+              )
+            }
+            disabled={busy}
+            aria-label={`${source.paused ? 'Resume' : 'Pause'} ${ns.label}`}
+          >
+            {source.paused ? 'Resume' : 'Pause'}
+          </button>
+          <button
+            type="button"
+            onClick={() => void act('resync', async () => (await call('memory.sources_resync', { namespace: ns.namespace })).message)}
+            disabled={busy || source.paused}
+            aria-label={`Read ${ns.label} again from the start`}
+          >
+            Resync
+          </button>
+          {source.origin === 'added' && !confirmRemove && (
+            <button type="button" onClick={() => setConfirmRemove(true)} disabled={busy} aria-label={`Remove ${ns.label}`}>
+              Remove…
+            </button>
+          )}
+        </div>
+      )}
+      {source && confirmRemove && (
+        <div className="source-remove" data-testid="source-remove">
+          <p className="small">
+            Remove {ns.label}? Its {count(source.documents)} documents are deleted (the memory world sees them as removals), unless you keep them as a plain
+            namespace.
+          </p>
+          <button
+            type="button"
+            onClick={() => void act('remove', async () => (await call('memory.sources_remove', { namespace: ns.namespace })).message)}
+            aria-label={`Remove ${ns.label} and delete its documents`}
+          >
+            Remove and delete documents
+          </button>
+          <button
+            type="button"
+            onClick={() => void act('remove', async () => (await call('memory.sources_remove', { namespace: ns.namespace, keep_documents: true })).message)}
+            aria-label={`Remove ${ns.label} and keep its documents`}
+          >
+            Remove, keep documents
+          </button>
+          <button type="button" onClick={() => setConfirmRemove(false)}>
+            Cancel
           </button>
         </div>
       )}

@@ -8,7 +8,7 @@ import { explain } from '../../api/rpc.js';
 import { useShell } from '../../shell/context.js';
 import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
-import { fullTime, relativeTime } from '../../ui/format.js';
+import { everyWords, fullTime, relativeTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 import { directiveWindow, plural } from './words.js';
@@ -58,7 +58,7 @@ export function CurrentDirective(props: { current: Resource<SteeringCurrent>; ha
                 {c.reviewed_seq} are reviewed.
               </>
             ) : (
-              `No review yet: the steering world reviews as soon as the gate forwards a cycle${interval ? `, and every ${plural(interval, 'minute')} when there is something new` : ''}.`
+              `No review yet: the steering world reviews as soon as the gate forwards a cycle${interval ? `, and ${everyWords(interval)} when there is something new` : ''}.`
             )}
           </li>
           <WorldState status={status.data} />
@@ -82,7 +82,9 @@ function WorldState(props: { status: StatusResult | undefined }) {
     return (
       <li className="coral" data-testid="steering-off">
         The steering world is off{w.disabled_by ? ` (${w.disabled_by})` : ''}: no new directive will be written.{' '}
-        {w.disabled_by ? 'Set enabled = true under [worlds.steering] in subconscious.toml and restart the daemon.' : 'Switch it on in the Subconscious tab.'}
+        {w.disabled_by
+          ? 'Switch it on in the Subconscious tab: that sets enabled = true under [worlds.steering] in subconscious.toml, and it applies at once.'
+          : 'Switch it on in the Subconscious tab.'}
       </li>
     );
   }
@@ -114,6 +116,7 @@ function HarnessLine(props: { harness: HarnessStateView | undefined }) {
       Harness in {mode}: {plural(h.cycle, 'cycle')} so far{h.running ? ', one running' : ''}
       {h.queued ? `, ${h.queued} waiting` : ''}; context {Math.round(h.context_utilization * 100)}% full (evicts at {Math.round(h.eviction_threshold * 100)}
       %); {plural(h.sequential_diffs.length, 'change')} waiting at the gate.
+      {h.mode_reason && <span data-testid="harness-mode-reason"> Why offline: {h.mode_reason}.</span>}
     </li>
   );
 }

@@ -118,8 +118,15 @@ function CycleCard(props: { cycle: CycleRow; now: number }) {
           )}
           {c.response && (
             <div>
-              <dt>Answer</dt>
-              <dd className="cycle-response">{c.response}</dd>
+              <dt>{c.mode === 'offline' ? 'Stand-in answer' : 'Answer'}</dt>
+              <dd className="cycle-response" data-testid="cycle-response" data-mode={c.mode}>
+                {c.mode === 'offline' && (
+                  <span className="badge badge-offline" data-testid="cycle-stand-in">
+                    offline stand-in, not a model’s reply
+                  </span>
+                )}{' '}
+                {c.response}
+              </dd>
             </div>
           )}
         </dl>

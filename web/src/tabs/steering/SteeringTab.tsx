@@ -5,6 +5,7 @@
  * message, whose cycle appears here live (it follows `orchestration.cycle` events).
  */
 import { METHOD_NOT_FOUND, RpcError } from '../../api/rpc.js';
+import type { HarnessStateView } from '../../../../src/protocol/index.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { CurrentDirective } from './CurrentDirective.js';
 import { Cycles } from './Cycles.js';
@@ -37,6 +38,7 @@ export function SteeringTab() {
 
   return (
     <div className="steering">
+      <OfflineBanner harness={harness.data} />
       <Terms />
       <div className="steering-top">
         <CurrentDirective current={current} harness={harness} />
@@ -50,6 +52,28 @@ export function SteeringTab() {
           <DirectiveHistory history={history} />
         </div>
       </div>
+    </div>
+  );
+}
+
+/**
+ * Offline mode said where it cannot be missed (issue 23): no model answers on this tab, and the
+ * answers below are fixed stand-ins that exercise the graph — not replies.
+ */
+function OfflineBanner(props: { harness: HarnessStateView | undefined }) {
+  const h = props.harness;
+  if (!h || h.mode !== 'offline') return null;
+  return (
+    <div className="banner banner-warn steering-offline" role="status" data-testid="steering-offline">
+      <strong>Offline mode: no model answers here.</strong> Each cycle runs the graph with fixed stand-ins, so the answers below are placeholders the harness
+      makes up, not replies.{' '}
+      {h.mode_reason ? (
+        <>Why: {h.mode_reason}. </>
+      ) : h.configured_mode === 'offline' ? (
+        <>
+          It is set so in <code>subconscious.toml</code>. Set <code>[worlds.orchestration] mode = "live"</code> (or <code>"auto"</code>) to use the models.
+        </>
+      ) : null}
     </div>
   );
 }

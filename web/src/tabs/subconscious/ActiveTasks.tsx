@@ -77,7 +77,7 @@ async function setTaskEnabled(props: TaskProps, enabled: boolean, notify: Parame
   const ok = await optimistic(
     props.tasks,
     (d) => d.map((x) => (x.id === t.id ? { ...x, enabled } : x)),
-    () => call('subconscious.tasks_update', { id: t.id, enabled }),
+    () => call('subconscious.tasks_update', { task_id: t.id, enabled }),
     `Could not ${enabled ? 'enable' : 'pause'} “${t.title}”`,
     notify,
   );
@@ -90,7 +90,7 @@ async function setTaskWrites(props: TaskProps, needs_tools: boolean, notify: Par
   const ok = await optimistic(
     props.tasks,
     (d) => d.map((x) => (x.id === t.id ? { ...x, needs_tools, write_choice: 'person' as const } : x)),
-    () => call('subconscious.tasks_update', { id: t.id, needs_tools }),
+    () => call('subconscious.tasks_update', { task_id: t.id, needs_tools }),
     `Could not change what “${t.title}” may do`,
     notify,
   );
@@ -170,7 +170,7 @@ function SystemTask(props: TaskProps) {
 
 function WaitingBadge() {
   return (
-    <span className="badge badge-waiting" data-testid="task-waiting" title="Paused: this task runs again once you answer its card under Approval Needed">
+    <span className="badge badge-waiting" data-testid="task-waiting" title="Paused: this task runs again once you answer its card under Needs you">
       waiting for you
     </span>
   );
@@ -203,7 +203,7 @@ function UserTask(props: TaskProps) {
     const ok = await optimistic(
       props.tasks,
       (d) => d.filter((x) => x.id !== t.id),
-      () => call('subconscious.tasks_remove', { id: t.id }),
+      () => call('subconscious.tasks_remove', { task_id: t.id }),
       `Could not delete “${t.title}”`,
       notify,
     );
@@ -216,7 +216,7 @@ function UserTask(props: TaskProps) {
       run: async () => {
         try {
           // A removal is a soft delete: the same task comes back, as it was.
-          await call('subconscious.tasks_restore', { id: t.id });
+          await call('subconscious.tasks_restore', { task_id: t.id });
           notify(`Restored “${t.title}”.`, 'info');
         } catch (err) {
           notify(`Could not restore “${t.title}”: ${explain(err)}`, 'error');
@@ -334,7 +334,7 @@ function EditTask(props: { task: Task; tasks: Resource<Task[]>; done: () => void
     if (!Object.keys(patch).length) return props.done();
     setBusy(true);
     try {
-      await call('subconscious.tasks_update', { id: t.id, ...patch });
+      await call('subconscious.tasks_update', { task_id: t.id, ...patch });
       setError(null);
       props.onEdited();
       props.done();

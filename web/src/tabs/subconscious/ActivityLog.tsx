@@ -8,7 +8,9 @@
 import { useEffect, useId, useState } from 'react';
 import type { LogGroup, LogGroups, LogLine } from '../../../../src/protocol/index.js';
 import type { Decision, Task } from '../../api/types.js';
+import { useShell } from '../../shell/context.js';
 import { useNow } from '../../shell/hooks.js';
+import { stepWords, useFirstSteps, useRunSteps, type RunStep } from './run-steps.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot } from '../../ui/Dot.js';
 import { clockTime, count, duration, fullTime } from '../../ui/format.js';
@@ -31,8 +33,13 @@ export function ActivityLog(props: {
   more?: (() => void) | undefined;
 }) {
   const now = useNow(60_000);
+  const events = useRunSteps();
+  const firsts = useFirstSteps(props.log.data?.groups.flatMap((g) => g.lines.map((l) => l.entry)));
+  // A run's own events say where it is; before its first one, a run that began while watching is at step 1.
+  const steps = { get: (run: string) => events.get(run) ?? firsts.get(run) };
   const ids = useId();
   const { filters, setFilters } = props;
+  const failing = useShell().status.data?.instances.find((i) => i.world === 'tasks' && i.consecutive_failures > 0 && i.last_error);
   const [search, setSearch] = useState(filters.q);
   // Search as the person types, a moment after they pause.
   useEffect(() => {
@@ -85,12 +92,18 @@ export function ActivityLog(props: {
         <p className="muted" data-testid="log-empty">
           {filtered
             ? 'Nothing in the log matches.'
-            : 'Nothing yet. Each tick writes here what it decided for each task it looked at, and why. A tick where nothing changed writes nothing.'}
+            : failing
+              ? // A failed tick writes no row here: say so, or "Nothing yet" reads as all is well.
+                `Nothing yet: the last ${failing.consecutive_failures === 1 ? 'tick' : `${failing.consecutive_failures} ticks`} failed before deciding anything (${failing.last_error}). Each tick that decides writes here what it decided for each task, and why.`
+              : 'Nothing yet. Each tick writes here what it decided for each task it looked at, and why. A tick where nothing changed writes nothing.'}
         </p>
       )}
+      <p className="visually-hidden" aria-live="polite" data-testid="log-live">
+        {latestWords(groups)}
+      </p>
       <ol className="log-groups">
         {groups.map((g) => (
-          <TickGroup key={`${g.tick_id}:${g.ticks}`} group={g} now={now} />
+          <TickGroup key={`${g.tick_id}:${g.ticks}`} group={g} now={now} steps={steps} />
         ))}
       </ol>
       {props.more && (
@@ -102,19 +115,29 @@ export function ActivityLog(props: {
   );
 }
 
-function TickGroup(props: { group: LogGroup; now: number }) {
+function TickGroup(props: { group: LogGroup; now: number; steps: { get(run: string): RunStep | undefined } }) {
   const g = props.group;
-  // Quiet groups start collapsed; the person's opening or closing sticks while the data refreshes.
-  const [open, setOpen] = useState(!g.quiet);
+  // Quiet groups are collapsed until the person opens one; their choice sticks while the data
+  // refreshes. A group can turn quiet after its first render (its rows arrive in steps), so the
+  // default follows `quiet` until the person chose.
+  const [choice, setChoice] = useState<boolean | null>(null);
+  const open = choice ?? !g.quiet;
   return (
     <li className={`log-group${g.quiet ? ' log-group-quiet' : ''}`} data-testid="log-group" data-quiet={g.quiet} data-ticks={g.ticks}>
-      <details open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <details
+        open={open}
+        onToggle={(e) => {
+          // A toggle the default caused (not the person) leaves the choice open.
+          const now = (e.currentTarget as HTMLDetailsElement).open;
+          if (now !== open) setChoice(now);
+        }}
+      >
         <summary className="log-group-summary" data-testid="log-group-summary" title={fullTime(g.tick_at)}>
           {groupSummary(g, props.now)}
         </summary>
         <ol className="log-list">
           {g.lines.map((l) => (
-            <LogRow key={l.entry.id} line={l} now={props.now} />
+            <LogRow key={l.entry.id} line={l} now={props.now} step={l.entry.run_id ? props.steps.get(l.entry.run_id) : undefined} />
           ))}
         </ol>
       </details>
@@ -122,7 +145,7 @@ function TickGroup(props: { group: LogGroup; now: number }) {
   );
 }
 
-function LogRow(props: { line: LogLine; now: number }) {
+function LogRow(props: { line: LogLine; now: number; step: RunStep | undefined }) {
   const [open, setOpen] = useState(false);
   const [detail, setDetail] = useState(false);
   const l = props.line;
@@ -194,6 +217,51 @@ function LogRow(props: { line: LogLine; now: number }) {
         {detail && <LogDetailPanel id={detailId} logId={r.id} />}
       </div>
       {!!r.duration_ms && r.decision !== 'in_progress' && <span className="log-duration muted small">{duration(r.duration_ms)}</span>}
+      {r.decision === 'in_progress' && <RunStage entry={r} step={props.step} />}
     </li>
   );
+}
+
+/**
+ * A row still open: its stage and how long it has gone on, and while a run carries it out the
+ * step it is at (asking the model, a tool on its server, waiting for you) and for how long.
+ * Its own clock ticks every second, only while the row is open.
+ */
+function RunStage(props: { entry: LogLine['entry']; step: RunStep | undefined }) {
+  const now = useNow(1000);
+  const r = props.entry;
+  const s = props.step;
+  return (
+    <span className="log-duration small log-stage" data-testid="log-stage">
+      {stageOf(r)} · {elapsedWords(now - r.updated_at)}
+      {s && (r.exec_state === 'running' || r.exec_state === 'executed') && (
+        <span className="log-step" data-testid="log-step" data-kind={s.kind}>
+          {stepWords(s)} · {elapsedWords(now - s.since)}
+        </span>
+      )}
+    </span>
+  );
+}
+
+/** The stage of a row still open, in words (issue 23): the model is deciding, or the decision is being carried out. */
+function stageOf(r: LogLine['entry']): string {
+  return r.exec_state === 'running' || r.exec_state === 'executed' ? 'carrying out' : 'deciding';
+}
+
+/** "for 12 seconds", "for 3 minutes": how long a stage has gone on. */
+export function elapsedWords(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `for ${s} second${s === 1 ? '' : 's'}`;
+  const m = Math.floor(s / 60);
+  return `for ${m} minute${m === 1 ? '' : 's'}`;
+}
+
+/** What a screen reader hears when the newest tick changes: each of its rows in a few words. */
+function latestWords(groups: readonly LogGroup[]): string {
+  const g = groups[0];
+  if (!g) return '';
+  return g.lines
+    .slice(0, 5)
+    .map((l) => `${l.entry.task_title}: ${logText(l.entry)}`)
+    .join('. ');
 }

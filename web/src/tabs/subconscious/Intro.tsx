@@ -9,7 +9,7 @@ export function Intro(props: { tasks: Task[] | undefined; intervalMinutes: numbe
   const every = props.intervalMinutes ? `${props.intervalMinutes} minutes` : 'few minutes';
   return (
     <section className="intro card" aria-labelledby="intro-heading" data-testid="intro" data-first-run={props.firstRun}>
-      <h2 id="intro-heading">{props.firstRun ? 'Welcome: nothing to do yet, and that is fine' : 'What happens here'}</h2>
+      <h2 id="intro-heading">{props.firstRun ? 'Welcome: no tasks of your own yet' : 'What happens here'}</h2>
       <p>
         Every {every}, subconscious looks at your <strong>standing tasks</strong> — things to keep an eye on, like “Check urgent emails” — against what changed
         in your workspace. For each one a small local model decides: <em>nothing new</em>, <em>a short answer</em>, or <em>hand it to the agent</em>, which can
@@ -17,7 +17,7 @@ export function Intro(props: { tasks: Task[] | undefined; intervalMinutes: numbe
       </p>
       <p>
         Nothing is sent or changed unless you said so: a task only reads, unless you allow it to act. When the agent wants to do something you did not ask for,
-        it asks first under <strong>Approval Needed</strong>.
+        it asks first under <strong>Needs you</strong> at the top of the page.
       </p>
       {props.firstRun && (
         <p data-testid="first-run-hint">
@@ -47,7 +47,9 @@ export function Intro(props: { tasks: Task[] | undefined; intervalMinutes: numbe
           </div>
           <div>
             <dt>Approval</dt>
-            <dd>Something the agent would do that you did not ask for. It waits for your “Go ahead” or “Skip”.</dd>
+            <dd>
+              Something the agent would do that you did not ask for. It waits under Needs you for your answer: Accept (or “Go ahead”), Edit, Respond or Ignore.
+            </dd>
           </div>
           <div>
             <dt>Writes</dt>

@@ -11,7 +11,9 @@ import type { ExecutionDetail, LogDetail, ModelCalls } from '../../../../src/pro
 import { call, explain } from '../../api/rpc.js';
 import { clockTime, count, duration, fullTime } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
-import { DECISION_LOOK, MODE_WORDS, PURPOSE_WORDS, reasonOf } from './decisions.js';
+import { purposeWords } from '../../ui/purpose-words.js';
+import { answeredHow } from '../../shell/inbox/answered.js';
+import { DECISION_LOOK, MODE_WORDS, reasonOf } from './decisions.js';
 
 export function LogDetailPanel(props: { id: string; logId: string }) {
   const [state, setState] = useState<{ detail?: LogDetail; error?: string }>({});
@@ -102,8 +104,10 @@ function Detail(props: { d: LogDetail }) {
         ) : (
           <ol className="detail-trail">
             {d.approvals.map((a, i) => (
-              <li key={i} className="small" data-state={a.state} data-by={a.by ?? ''}>
-                <time title={fullTime(a.at)}>{clockTime(a.at)}</time> · <strong>{trailWords(a.state, a.by)}</strong>:{' '}
+              <li key={i} className="small" data-state={a.state} data-by={a.by ?? ''} data-via={a.answered_via ?? ''}>
+                <time title={fullTime(a.at)}>{clockTime(a.at)}</time> ·{' '}
+                <strong>{trailWords(a.state, a.answered_via && a.answered_via !== 'page' ? null : a.by)}</strong>
+                {a.answered_via ? <span data-testid="detail-answered-how">{` ${answeredHow(a.answered_via, a.answered_by ?? null)}`}</span> : null}:{' '}
                 <code className="detail-inline">{a.what}</code>
                 {a.note ? (
                   <>
@@ -142,8 +146,8 @@ function Figures(props: { calls: ModelCalls; purpose: string; extra?: string }) 
   const c = props.calls;
   return (
     <p className="small detail-figures" data-testid="detail-figures">
-      {PURPOSE_WORDS[props.purpose] ?? props.purpose} · model {c.model ?? 'unknown'} · {count(c.calls)} {c.calls === 1 ? 'call' : 'calls'} ·{' '}
-      {count(c.input_tokens)} tokens in, {count(c.output_tokens)} out{c.latency_ms ? ` · ${duration(c.latency_ms)}` : ''}
+      {purposeWords(props.purpose)} · model {c.model ?? 'unknown'} · {count(c.calls)} {c.calls === 1 ? 'call' : 'calls'} · {count(c.input_tokens)} tokens in,{' '}
+      {count(c.output_tokens)} out{c.latency_ms ? ` · ${duration(c.latency_ms)}` : ''}
       {props.extra ? ` · ${props.extra}` : ''}
     </p>
   );

@@ -11,7 +11,7 @@ import { useNow } from '../../shell/hooks.js';
 import { count, fullTime, relativeTime } from '../../ui/format.js';
 
 export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatus[] | undefined }) {
-  const { notify, status } = useShell();
+  const { notify, status, offlineReason } = useShell();
   const now = useNow(15_000);
   const [busy, setBusy] = useState(false);
   const worlds = props.worlds ?? [];
@@ -24,7 +24,7 @@ export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatu
   const runAll = async () => {
     setBusy(true);
     try {
-      const { skipped } = await call('subconscious.trigger', { kind: 'all' });
+      const { skipped } = await call('subconscious.trigger', { world: 'all' });
       const off = skipped.length ? ` Not run (off): ${skipped.map((s) => s.reason).join('; ')}.` : '';
       notify(`A tick was started for every enabled world.${off}`, 'info');
     } catch (err) {
@@ -59,7 +59,12 @@ export function StatusBar(props: { tasks: Task[] | undefined; worlds: WorldStatu
           <strong>{count(failures)}</strong> failed
         </span>
       )}
-      <button type="button" className="primary statusbar-run" onClick={runAll} disabled={busy}>
+      {status.data?.config_file?.error && (
+        <span className="coral" data-testid="status-config-error" title={status.data.config_file.error}>
+          <strong>subconscious.toml has an error</strong>: still using the last good settings (see Settings)
+        </span>
+      )}
+      <button type="button" className="primary statusbar-run" onClick={runAll} disabled={busy || offlineReason !== null} title={offlineReason ?? undefined}>
         {busy ? 'Starting…' : 'Run all now'}
       </button>
     </div>

@@ -6,7 +6,7 @@ import { useShell } from '../../shell/context.js';
 import { useNow } from '../../shell/hooks.js';
 import type { Resource } from '../../shell/resource.js';
 import { Dot, type DotColor } from '../../ui/Dot.js';
-import { count, fullTime, hourMinute, relativeTime, worldLabel } from '../../ui/format.js';
+import { count, everyWords, fullTime, hourMinute, relativeTime, worldLabel } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Switch } from '../../ui/Switch.js';
 import { optimistic } from './optimistic.js';
@@ -45,7 +45,7 @@ function patchWorld(data: StatusResult, world: string, patch: Partial<WorldStatu
 }
 
 function WorldCard(props: { world: WorldStatus; now: number; status: Resource<StatusResult> }) {
-  const { notify, navigate } = useShell();
+  const { notify, navigate, offlineReason } = useShell();
   const w = props.world;
   const state = stateOf(w);
   const name = worldLabel(w.world);
@@ -53,14 +53,18 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
   const offReason = w.enabled
     ? null
     : w.disabled_by
-      ? `it is off in the config: set enabled = true under [worlds.${w.world}] and restart`
+      ? `it is off in subconscious.toml: switch it on here (that writes enabled = true under [worlds.${w.world}]; no restart)`
       : 'it is switched off: switch it on first';
 
+  // Off in the file: switching it on changes the file's setting, live (the page's own switch cannot override it).
   const setEnabled = (enabled: boolean) =>
     optimistic(
       props.status,
-      (d) => patchWorld(d, w.world, { enabled }),
-      () => call('subconscious.set_enabled', { world: w.world, enabled }),
+      (d) => patchWorld(d, w.world, enabled ? { enabled, disabled_by: null } : { enabled }),
+      () =>
+        enabled && w.disabled_by
+          ? call('subconscious.config_set', { key: `worlds.${w.world}.enabled`, value: true })
+          : call('subconscious.set_enabled', { world: w.world, enabled }),
       `Could not ${enabled ? 'enable' : 'disable'} ${name}`,
       notify,
     );
@@ -69,7 +73,7 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
     const ok = await optimistic(
       props.status,
       (d) => patchWorld(d, w.world, { running: true }),
-      () => call('subconscious.trigger', { kind: w.world }),
+      () => call('subconscious.trigger', { world: w.world }),
       `Could not start a ${name} tick`,
       notify,
     );
@@ -165,16 +169,16 @@ function WorldCard(props: { world: WorldStatus; now: number; status: Resource<St
       )}
       <footer className="world-actions">
         <span className="switch-label">
-          <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} disabled={w.disabled_by !== null} />
+          <Switch checked={w.enabled} label={`Enable ${name}`} onChange={setEnabled} disabled={offlineReason !== null} />
           <span aria-hidden="true">{w.enabled ? 'Enabled' : 'Disabled'}</span>
         </span>
-        <span className="muted small">every {w.interval_minutes} min</span>
+        <span className="muted small">{everyWords(w.interval_minutes)}</span>
         <button
           type="button"
           onClick={runNow}
-          disabled={w.running || offReason !== null}
+          disabled={w.running || offReason !== null || offlineReason !== null}
           aria-label={`Run ${name} now`}
-          title={offReason ? `Cannot run now: ${offReason}` : undefined}
+          title={offlineReason ?? (offReason ? `Cannot run now: ${offReason}` : undefined)}
         >
           {w.running ? 'Running…' : 'Run now'}
         </button>

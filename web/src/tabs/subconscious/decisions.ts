@@ -9,7 +9,7 @@ import { clockTime, compact, count, duration } from '../../ui/format.js';
 import type { DotColor } from '../../ui/Dot.js';
 
 export const DECISION_LOOK: Record<Decision, { color: DotColor; pulse?: boolean; label: string }> = {
-  in_progress: { color: 'blue', pulse: true, label: 'Evaluating...' },
+  in_progress: { color: 'blue', pulse: true, label: 'Deciding what it needs...' },
   act: { color: 'green', label: 'Done' },
   noop: { color: 'gray', label: 'Nothing new' },
   escalate: { color: 'amber', label: 'Waiting for approval' },
@@ -42,6 +42,9 @@ export function reasonOf(entry: LogEntry): string | null {
   return r && !EMPTY_REASON.test(r) ? r : null;
 }
 
+/** What the log store writes into a row still open (src/worlds/tasks/log-store.ts). */
+const STORE_PLACEHOLDER = 'Evaluating...';
+
 /**
  * The row's text: a "nothing new" says why; act and failed show their result; a row running an
  * approved action says so; the others show the seed's fixed text (or their own, when resolved).
@@ -54,7 +57,12 @@ export function logText(entry: LogEntry): string {
     return reason ? `${look.label}: ${reason}` : look.label;
   }
   if ((entry.decision === 'act' || entry.decision === 'failed' || entry.decision === 'resolved') && result) return result;
-  if (entry.decision === 'in_progress' && entry.exec_state === 'running' && result && result !== look.label) return result;
+  if (entry.decision === 'in_progress') {
+    // The store's placeholder for an open row is "Evaluating..." (an internal word): said as the stage instead.
+    const own = result && result !== look.label && result !== STORE_PLACEHOLDER ? result : null;
+    if (entry.exec_state === 'running' || entry.exec_state === 'executed') return own ?? 'Carrying out the task...';
+    return look.label;
+  }
   if (entry.decision === 'cancelled' && result && result !== look.label) return result;
   return look.label;
 }
@@ -73,16 +81,6 @@ export const MODE_WORDS: Record<string, string> = {
   analysis: 'a read-only look by the agent (it could read, not write)',
   tainted: 'carried out by the agent: only the writes the task’s own words name ran without asking',
   full: 'the action you approved, carried out by the agent',
-};
-
-/** The ledger's purposes, in words. */
-export const PURPOSE_WORDS: Record<string, string> = {
-  evaluate: 'deciding what each task needs',
-  execute: 'text answer (local model)',
-  execute_analysis: 'read-only look (agent)',
-  execute_write: 'carrying out the task (agent)',
-  execute_full: 'carrying out the task (agent)',
-  approved_action: 'the action you approved (agent)',
 };
 
 /** "14:05 · 4 tasks · 1 acted · 3 nothing new · 1.2k tokens · 3.1 s" */

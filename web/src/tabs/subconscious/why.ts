@@ -18,7 +18,8 @@ export function whyText(task: Task, now: number): string {
     case 'world_off':
       return `not checked: the Tasks world is off${w.detail ? ` (${w.detail})` : ''}`;
     case 'model_unavailable':
-      return `model unavailable${w.detail ? `: ${w.detail}` : ''}`;
+      // The banner at the top says what is wrong and how to fix it, once (issue 23): a task only says it waits.
+      return 'waiting for the model (the banner at the top says how to fix it)';
     case 'due':
       return 'checked at the next tick';
   }

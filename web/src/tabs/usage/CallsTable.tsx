@@ -2,10 +2,27 @@
 import { useState } from 'react';
 import { useLiveRpc, useNow } from '../../shell/hooks.js';
 import { clockTime, count, duration, fullTime } from '../../ui/format.js';
+import { purposeWords } from '../../ui/purpose-words.js';
 import { Section } from '../../ui/Section.js';
 import { USAGE_EVENTS } from './metrics.js';
 
 const PAGE = 20;
+
+/** A call's outcome in words (the ledger's kind stays in the tooltip and `data-outcome`). */
+const OUTCOME_WORDS: Record<string, string> = {
+  ok: 'ok',
+  pending: 'in progress',
+  interrupted: 'interrupted',
+  rate_limit: 'rate limited',
+  rate_cap: 'too large for the model',
+  no_tools: 'model has no tools',
+  unreachable: 'unreachable',
+  timeout: 'timed out',
+  malformed: 'unreadable reply',
+  truncated: 'reply cut off',
+  cancelled: 'cancelled',
+  provider: 'provider error',
+};
 
 export function CallsTable(props: { worlds: string[] }) {
   const [page, setPage] = useState(0);
@@ -69,7 +86,9 @@ export function CallsTable(props: { worlds: string[] }) {
                   {clockTime(r.at, now)}
                 </td>
                 <td data-label="World">{r.world}</td>
-                <td data-label="Purpose">{r.purpose}</td>
+                <td data-label="Purpose" title={r.purpose}>
+                  {purposeWords(r.purpose)}
+                </td>
                 <td data-label="Model" title={`${r.role} model`}>
                   {r.model}
                 </td>
@@ -81,11 +100,15 @@ export function CallsTable(props: { worlds: string[] }) {
                   {count(r.output_tokens)}
                 </td>
                 <td data-label="Latency" className="num" data-testid="call-latency">
-                  {duration(r.latency_ms)}
+                  {r.state === 'pending' ? '—' : duration(r.latency_ms)}
                 </td>
                 <td data-label="Outcome">
-                  <span className={`outcome ${r.outcome === 'ok' ? 'outcome-ok' : 'outcome-bad'}`} title={r.error ?? undefined}>
-                    {r.outcome}
+                  <span
+                    className={`outcome ${r.outcome === 'ok' ? 'outcome-ok' : r.state === 'pending' ? 'outcome-pending' : 'outcome-bad'}`}
+                    title={r.error ?? r.outcome}
+                    data-testid="call-outcome"
+                  >
+                    {OUTCOME_WORDS[r.outcome] ?? r.outcome.replace(/_/g, ' ')}
                   </span>
                   {r.error && <div className="small muted call-error">{r.error}</div>}
                 </td>

@@ -9,7 +9,7 @@ import { useState } from 'react';
 import type { HeartbeatUsage as Usage } from '../../../../src/protocol/heartbeat.js';
 import { METHOD_NOT_FOUND, RpcError, explain } from '../../api/rpc.js';
 import { useLiveRpc } from '../../shell/hooks.js';
-import { count } from '../../ui/format.js';
+import { count, everyWords } from '../../ui/format.js';
 import { MessageText } from '../../ui/MessageText.js';
 import { Section } from '../../ui/Section.js';
 import '../bots/heartbeat.css';
@@ -32,7 +32,7 @@ export function ratioText(ratio: number): { share: string; compare: string } {
 
 export function HeartbeatUsage() {
   const [days, setDays] = useState<Period>(1);
-  const usage = useLiveRpc('bots.heartbeat_usage', { days, time_zone: TIME_ZONE }, EVENTS);
+  const usage = useLiveRpc('bots.heartbeat_usage', { days, timezone: TIME_ZONE }, EVENTS);
   const u = usage.data;
   if (usage.error instanceof RpcError && usage.error.rpcCode === METHOD_NOT_FOUND) return null;
   if (!u) {
@@ -90,7 +90,7 @@ function Figures(props: { u: Usage }) {
         <dt>Interval heartbeat</dt>
         <dd data-testid="usage-heartbeat-interval">{u.interval.tokens === null ? 'not measured yet' : count(u.interval.tokens)}</dd>
         <dd className="hb-usage-sub">
-          {count(u.interval.calls)} full calls, one per bot per {u.interval.minutes} min
+          {count(u.interval.calls)} full calls, one per bot {everyWords(u.interval.minutes)}
         </dd>
       </div>
       <div>
@@ -111,7 +111,7 @@ function Bars(props: { u: Usage }) {
   const max = Math.max(u.heartbeat_tokens, u.interval.tokens, 1);
   const rows = [
     { label: 'Heartbeat', value: u.heartbeat_tokens, cls: '' },
-    { label: `Every ${u.interval.minutes} min`, value: u.interval.tokens, cls: ' hb-usage-interval' },
+    { label: `Interval, ${everyWords(u.interval.minutes)}`, value: u.interval.tokens, cls: ' hb-usage-interval' },
   ];
   return (
     <div className="hb-usage-bars" aria-hidden="true">

@@ -6,6 +6,7 @@
 import type { UsageSummary } from '../../api/types.js';
 import { useWidth } from '../../shell/hooks.js';
 import { compact, count } from '../../ui/format.js';
+import { purposeWords } from '../../ui/purpose-words.js';
 import { GROUP_LABEL, METRIC_LABEL, value, type GroupBy, type Metric } from './metrics.js';
 import { colorFor } from './palette.js';
 
@@ -20,6 +21,7 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
   const [boxRef, boxWidth] = useWidth<HTMLDivElement>(720);
   const W = Math.max(280, boxWidth);
   const keys = groupBy === 'by_world' ? summary.worlds : summary.purposes;
+  const name = (k: string) => (groupBy === 'by_purpose' ? purposeWords(k) : k);
   const days = summary.per_day;
   const dayTotals = days.map((d) => d[groupBy].reduce((a, g) => a + value(g, metric), 0));
   const drawnTotal = dayTotals.reduce((a, b) => a + b, 0);
@@ -70,7 +72,7 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
                   acc += s.v;
                   return (
                     <rect key={s.key} x={x} y={top} width={barW} height={Math.max(0.5, bottom - top)} fill={colorFor(keys, s.key)} rx={1.5}>
-                      <title>{`${d.date} · ${s.key}: ${count(s.v)} ${METRIC_LABEL[metric].toLowerCase()}`}</title>
+                      <title>{`${d.date} · ${name(s.key)}: ${count(s.v)} ${METRIC_LABEL[metric].toLowerCase()}`}</title>
                     </rect>
                   );
                 })}
@@ -95,7 +97,7 @@ export function UsageChart(props: { summary: UsageSummary; metric: Metric; group
             return (
               <li key={k} data-testid="legend-item" data-key={k}>
                 <span className="swatch" style={{ background: colorFor(keys, k) }} aria-hidden="true" />
-                {k} <span className="muted">{count(total ? value(total, metric) : 0)}</span>
+                {name(k)} <span className="muted">{count(total ? value(total, metric) : 0)}</span>
               </li>
             );
           })}

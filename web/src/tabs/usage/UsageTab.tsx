@@ -6,6 +6,7 @@ import { Fragment, useState } from 'react';
 import type { UsageDay, UsageGroup } from '../../api/types.js';
 import { useLiveRpc } from '../../shell/hooks.js';
 import { count } from '../../ui/format.js';
+import { purposeWords } from '../../ui/purpose-words.js';
 import { Section } from '../../ui/Section.js';
 import { CallsTable } from './CallsTable.js';
 import { HeartbeatUsage } from './HeartbeatUsage.js';
@@ -17,7 +18,7 @@ const DAYS = 14;
 const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 export function UsageTab() {
-  const summary = useLiveRpc('usage.summary', { days: DAYS, time_zone: TIME_ZONE }, USAGE_EVENTS);
+  const summary = useLiveRpc('usage.summary', { days: DAYS, timezone: TIME_ZONE }, USAGE_EVENTS);
   const [metric, setMetric] = useState<Metric>('input_tokens');
   const [groupBy, setGroupBy] = useState<GroupBy>('by_world');
   const s = summary.data;
@@ -26,7 +27,7 @@ export function UsageTab() {
       {!s && <p className="muted">{summary.error ? 'Usage could not be read.' : 'Reading the ledger…'}</p>}
       {s && (
         <>
-          <Section id="usage-today" title={`Today (${s.today.date}, ${s.time_zone})`}>
+          <Section id="usage-today" title={`Today (${s.today.date}, ${s.timezone})`}>
             <Figures day={s.today} testid="usage-today-figures" />
           </Section>
           <Section
@@ -43,7 +44,7 @@ export function UsageTab() {
             <UsageChart summary={s} metric={metric} groupBy={groupBy} />
             <div className="usage-tables">
               <GroupTable caption="By world" groups={s.totals.by_world} today={s.today.by_world} testid="usage-by-world" />
-              <GroupTable caption="By purpose" groups={s.totals.by_purpose} today={s.today.by_purpose} testid="usage-by-purpose" />
+              <GroupTable caption="By purpose" groups={s.totals.by_purpose} today={s.today.by_purpose} testid="usage-by-purpose" words={purposeWords} />
             </div>
           </Section>
         </>
@@ -80,7 +81,7 @@ function Figures(props: { day: Pick<UsageDay, 'calls' | 'input_tokens' | 'output
   );
 }
 
-function GroupTable(props: { caption: string; groups: UsageGroup[]; today: UsageGroup[]; testid: string }) {
+function GroupTable(props: { caption: string; groups: UsageGroup[]; today: UsageGroup[]; testid: string; words?: (key: string) => string }) {
   return (
     <div className="table-wrap">
       <table className="data-table" data-testid={props.testid}>
@@ -105,7 +106,9 @@ function GroupTable(props: { caption: string; groups: UsageGroup[]; today: Usage
         <tbody>
           {props.groups.map((g) => (
             <tr key={g.key} data-key={g.key}>
-              <th scope="row">{breakable(g.key)}</th>
+              <th scope="row" title={props.words ? g.key : undefined}>
+                {props.words ? props.words(g.key) : breakable(g.key)}
+              </th>
               <td className="num">{count(g.calls)}</td>
               <td className="num">{count(g.input_tokens)}</td>
               <td className="num">{count(g.output_tokens)}</td>

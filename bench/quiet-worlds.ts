@@ -1,0 +1,259 @@
+/**
+ * Part of `npm run bench:engine`: quiet ticks of the real tasks and heartbeat worlds (their own
+ * stores, services and probes) through the engine, on a store migrated for them. Interleaved in
+ * rounds (A B A B …) with a bare indexed select of what each must read at least (the due index),
+ * CPU per tick as medians with the spread; statements and rows per tick; on Postgres every
+ * statement one quiet tick sends, as sent, and how many of them write.
+ *
+ *   tasks      no task due (the default system tasks switched off: they are due every tick and
+ *              their unchanged inputs are only known after the workspace scan, so such a tick
+ *              runs in full), 5 minutes apart;
+ *   heartbeat  10 idle bots, none due, `tick_seconds` (30 s) apart.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import pg from 'pg';
+import { AgentRunner, ApprovalStore, McpManager } from '../src/agent/index.js';
+import { botsMigrations, createBotsHost, parseBotsConfig, type BotsTables } from '../src/bots/index.js';
+import { createCoordinator } from '../src/coordination/index.js';
+import { EventBus, FakeClock, silentLogger, uuid } from '../src/core/index.js';
+import { Instance, type World } from '../src/engine/index.js';
+import { StoreCheckpointer } from '../src/graph/index.js';
+import { createLlm, type LlmService } from '../src/llm/index.js';
+import { openStore, tablesView, type Store } from '../src/store/index.js';
+import { createHeartbeat, heartbeatConfig, heartbeatMigrations, type HeartbeatTables } from '../src/worlds/heartbeat/index.js';
+import { createTasksWorld, DEFAULT_SYSTEM_TASKS, tasksMigrations, type TasksTables } from '../src/worlds/tasks/index.js';
+
+const TICKS = Number(process.env.BENCH_TICKS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the bench reads every module's tables
+type AnyDb = Kysely<any>;
+
+class Counter implements KyselyPlugin {
+  statements = 0;
+  rows = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.statements++;
+    this.rows += args.result.rows.length;
+    return args.result;
+  }
+}
+
+/** Every SQL text Postgres receives while `on` (pg's client is where every query goes through). */
+const sent = { on: false, sql: [] as string[] };
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (sent.on) {
+    const q = args[0];
+    sent.sql.push(typeof q === 'string' ? q : ((q as { text?: string } | null)?.text ?? String(q)));
+  }
+  return query.apply(this, args);
+} as typeof pg.Client.prototype.query;
+const WRITE = /^\s*(insert|update|delete|begin|commit|savepoint|release)\b/i;
+
+const fmt = (n: number, digits = 3) => n.toFixed(digits);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[], digits = 3) => `${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}`;
+const cpuMs = (start: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+};
+
+interface Subject {
+  name: string;
+  world: World<unknown, unknown, unknown>;
+  stepMs: number;
+  /** The bare indexed read the tick is measured against. */
+  bare(now: number): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+function llmFor(db: AnyDb, clock: FakeClock): LlmService {
+  const endpoint = { baseUrl: 'http://127.0.0.1:9/v1', model: 'none', timeoutMs: 1000 };
+  return createLlm({ models: { local: endpoint, agent: endpoint }, db, clock, ids: uuid, log: silentLogger });
+}
+
+async function tasksSubject(db: AnyDb, clock: FakeClock, workspace: string, llm: LlmService): Promise<Subject> {
+  const world = createTasksWorld({
+    db: tablesView<TasksTables>(db),
+    clock,
+    ids: uuid,
+    events: new EventBus(() => clock.now()),
+    log: silentLogger,
+    workspace,
+    settings: { intervalMinutes: 5, inferenceEnabled: true, contextBudgetTokens: 40_000, timezone: 'UTC' },
+    models: llm,
+  });
+  await world.service.ensureReady();
+  for (const t of DEFAULT_SYSTEM_TASKS) await world.service.updateTask(t.id, { enabled: false });
+  const tdb = tablesView<TasksTables>(db);
+  return {
+    name: 'tasks (no task due)',
+    world: world as unknown as World<unknown, unknown, unknown>,
+    stepMs: 5 * 60_000,
+    bare: (now) =>
+      tdb.selectFrom('subconscious_tasks').select('id').where('enabled', '=', 1).where('completed', '=', 0).where('next_run_at', '<=', now).limit(1).execute(),
+    close: () => world.close?.() ?? Promise.resolve(),
+  };
+}
+
+async function heartbeatSubject(store: Store, db: AnyDb, clock: FakeClock, llm: LlmService): Promise<Subject> {
+  const coordinator = await createCoordinator({ store, clock, ids: uuid });
+  const approvals = new ApprovalStore({ db, clock, ids: uuid });
+  const runner = new AgentRunner({ llm, mcp: new McpManager({ servers: [], clock }), approvals, clock, ids: uuid });
+  const host = createBotsHost({
+    coordinator,
+    db: tablesView<BotsTables>(db),
+    clock,
+    ids: uuid,
+    runner,
+    approvals,
+    emit: () => undefined,
+    log: silentLogger,
+    presence: () => true,
+    config: parseBotsConfig({}),
+  });
+  const hb = createHeartbeat({
+    db: tablesView<HeartbeatTables>(db),
+    host: host.heartbeat,
+    llm,
+    clock,
+    ids: uuid,
+    log: silentLogger,
+    emit: () => undefined,
+    config: heartbeatConfig.parse({}),
+    timezone: 'UTC',
+  });
+  for (let i = 0; i < 10; i++) await host.service.createBot({ name: `idle-${i}` });
+  await hb.start();
+  const hdb = tablesView<HeartbeatTables>(db);
+  return {
+    name: 'heartbeat (10 idle bots, none due)',
+    world: hb.world as unknown as World<unknown, unknown, unknown>,
+    stepMs: (await hb.core.settings.global()).tick_seconds * 1000,
+    bare: (now) => hdb.selectFrom('heartbeat_bots').select('bot_id').where('next_heartbeat_at', '<=', now).limit(1).execute(),
+    close: async () => {
+      await hb.close();
+      await host.stop();
+      await runner.cancelAll();
+    },
+  };
+}
+
+async function measure(store: Store, label: string, make: (db: AnyDb, clock: FakeClock, llm: LlmService) => Promise<Subject>): Promise<void> {
+  const counter = new Counter();
+  const db = store.db.withPlugin(counter) as AnyDb;
+  const clock = new FakeClock(Date.UTC(2026, 0, 5, 10, 0));
+  const llm = llmFor(db, clock);
+  const s = await make(db, clock, llm);
+  const instance = new Instance(s.world, {
+    db,
+    llm,
+    clock,
+    ids: uuid,
+    events: new EventBus(() => clock.now()),
+    log: silentLogger,
+    checkpointer: new StoreCheckpointer(db, clock),
+  });
+  const tick = async () => {
+    const o = await instance.tick();
+    clock.set(clock.now() + s.stepMs);
+    return o;
+  };
+  for (let k = 0; k < WARMUP; k++) {
+    await tick();
+    await s.bare(clock.now());
+  }
+  const perRound = Math.max(1, Math.round(TICKS / ROUNDS));
+  const a: number[] = [];
+  const b: number[] = [];
+  const ratios: number[] = [];
+  const kinds = new Map<string, number>();
+  let statements = 0;
+  let rows = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    counter.statements = counter.rows = 0;
+    let cpu = process.cpuUsage();
+    for (let k = 0; k < perRound; k++) {
+      const o = await tick();
+      kinds.set(o.kind, (kinds.get(o.kind) ?? 0) + 1);
+    }
+    a.push(cpuMs(cpu) / perRound);
+    statements += counter.statements;
+    rows += counter.rows;
+    cpu = process.cpuUsage();
+    for (let k = 0; k < perRound; k++) await s.bare(clock.now());
+    b.push(cpuMs(cpu) / perRound);
+    ratios.push(a.at(-1)! / b.at(-1)!);
+  }
+  const n = perRound * ROUNDS;
+  console.log(
+    `\n[${label}, real ${s.name}] ${n} quiet ticks ${s.stepMs / 1000} s apart (${[...kinds].map(([k, c]) => `${c} ${k}`).join(', ')}), ${ROUNDS} interleaved rounds after ${WARMUP} warm-up ticks`,
+  );
+  console.log(
+    `  engine quiet tick:  ${fmt(median(a))} ms CPU (spread ${spread(a)}), ${fmt(statements / n, 1)} statements, ${fmt(rows / n, 1)} rows read per tick`,
+  );
+  console.log(`  bare indexed select of the due index: ${fmt(median(b))} ms CPU (spread ${spread(b)})`);
+  console.log(
+    `  → tick / bare select: median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); budget 0.1 ms: ${median(a) <= 0.1 ? 'met' : 'NOT met'}`,
+  );
+  if (store.dialect === 'postgres') {
+    // A window of ticks: the quiet counters' flush (every QUIET_FLUSH_MS) is one write in it.
+    const perTick: string[][] = [];
+    for (let k = 0; k < 40; k++) {
+      sent.sql = [];
+      sent.on = true;
+      await tick();
+      sent.on = false;
+      perTick.push(sent.sql);
+    }
+    const all = perTick.flat();
+    const writes = all.filter((q) => WRITE.test(q)).length;
+    console.log(
+      `  Postgres, ${perTick.length} quiet ticks: ${fmt(all.length / perTick.length, 2)} statements and ${fmt(writes / perTick.length, 3)} writes per tick (the writes: the quiet counters' 10-minute flush)`,
+    );
+    const plain = perTick.find((t) => !t.some((q) => WRITE.test(q))) ?? perTick[0]!;
+    console.log(`  one quiet tick (not a flush tick) sends ${plain.length} statement(s), ${plain.filter((q) => WRITE.test(q)).length} writing:`);
+    for (const q of plain) console.log(`    ${q.replace(/\s+/g, ' ').slice(0, 220)}`);
+  }
+  await instance.stop();
+  await s.close();
+}
+
+/** Both real worlds on a fresh store: a SQLite file, or Postgres in a schema of its own. */
+export async function benchRealWorlds(opts: { postgresUrl?: string | undefined }): Promise<void> {
+  const migrations = [botsMigrations, heartbeatMigrations, tasksMigrations];
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'subc-bench-worlds-'));
+  try {
+    for (const which of ['tasks', 'heartbeat'] as const) {
+      const file = await openStore({ sqliteFile: path.join(dir, `${which}.db`), migrations });
+      await measure(file, 'SQLite file, WAL', (db, clock, llm) =>
+        which === 'tasks' ? tasksSubject(db, clock, dir, llm) : heartbeatSubject(file, db, clock, llm),
+      );
+      await file.close();
+      if (opts.postgresUrl) {
+        const schema = `engine_bench_worlds_${process.pid}_${which}`;
+        const store = await openStore({ databaseUrl: opts.postgresUrl, schema, poolSize: 4, migrations });
+        try {
+          await measure(store, 'Postgres', (db, clock, llm) =>
+            which === 'tasks' ? tasksSubject(db, clock, dir, llm) : heartbeatSubject(store, db, clock, llm),
+          );
+        } finally {
+          await store.close();
+          const admin = new pg.Client({ connectionString: opts.postgresUrl });
+          await admin.connect();
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          await admin.end();
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

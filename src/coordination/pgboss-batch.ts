@@ -1,0 +1,150 @@
+/**
+ * The Postgres coordinator's hot path as single statements: claim a batch, complete a batch.
+ *
+ * A claim used to be a scan of `coord_holds`, then pg-boss's `fetch` plus our update in a
+ * transaction (five statements), and a batch complete the same shape again (four); at batch 50
+ * that left the coordinator at about half of pg-boss used directly. Here each is one statement
+ * whose data-modifying CTEs change pg-boss's `job` row and ours together: Postgres commits a
+ * statement as a whole, so a worker killed at any point leaves both or neither (the chaos run's
+ * "pg-boss ran it, nobody held it" cannot happen), with no transaction to open.
+ *
+ * These write pg-boss 10's `job` table themselves (as `send` already does to take a head back and
+ * `prune` to delete): the same columns pg-boss's own fetch and complete change (`state`,
+ * `started_on`, `completed_on`, `output`), so its maintenance (archive, expiry) sees its usual
+ * rows. pg-boss is pinned at 10.x; a major upgrade re-reads its plans.js before this file.
+ * Both are sent as named prepared statements (store/pg-prepared.ts): the claim's planning cost
+ * about as much as running it.
+ */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { PREPARED } from '../store/index.js';
+import type { CoordHoldsTable, CoordinationTables } from './tables.js';
+
+type Db = Kysely<CoordinationTables>;
+
+export interface ClaimArgs {
+  queue: string;
+  limit: number;
+  holder: string;
+  now: number;
+  leaseUntil: number;
+  /** `<host>:`: holders on this host, whose process the caller can see is gone. */
+  hostPrefix: string;
+  /** Hold back fresh claims while a waiting job's turn has come (the caller promotes it first). */
+  deferToWaiting: boolean;
+}
+
+export interface Claimed {
+  /** Taken over (a lapsed lease, a released job) first, then fresh claims; each in priority order. */
+  rows: CoordHoldsTable[];
+  /** A waiting job in a free group (or of this queue) is due: fresh claims were held back. */
+  waitingDue: boolean;
+  /** Active jobs of this queue that another worker on this host holds under a live lease. */
+  busyHere: Array<{ job_id: string; holder: string }>;
+}
+
+/**
+ * A fetch's claim in one statement: take over this queue's lapsed and released jobs, then claim
+ * queued ones (in pg-boss and here) up to `limit`, in our order (priority, then oldest on the
+ * injected clock, then insertion).
+ *
+ * Every candidate row is locked with SKIP LOCKED: a job that another statement is cancelling,
+ * taking back or claiming (it holds one of the rows) is skipped, never waited for — two workers
+ * claiming at once get disjoint batches, and a claim cannot deadlock against a cancel that locks
+ * the two rows in the other order. A fresh candidate must be `queued` here and not yet started in
+ * pg-boss; pg-boss's `start_after` is not consulted because delays run on the injected clock in
+ * `coord_holds` (a job reaches pg-boss only once due). While a waiting job's turn has come, fresh
+ * claims are held back so the caller can promote it first (and it can win on priority).
+ */
+export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Promise<Claimed> {
+  const job = sql.id(bossSchema, 'job');
+  const result = await rows(
+    db,
+    sql<CoordHoldsTable & { kind: string | null; waiting_due: boolean; busy_here: Claimed['busyHere'] }>`${sql.raw(PREPARED)}
+      WITH due AS (
+        SELECT ${a.deferToWaiting} AND EXISTS (
+          SELECT 1 FROM coord_holds w
+          WHERE w.state = 'waiting' AND w.start_after <= ${a.now} AND (w.grp IS NOT NULL OR w.queue = ${a.queue})
+            AND NOT EXISTS (SELECT 1 FROM coord_holds l WHERE l.grp = w.grp AND l.state IN ('queued', 'active', 'released'))
+        ) AS waiting
+      ), lapsed AS (
+        SELECT job_id FROM coord_holds
+        WHERE queue = ${a.queue}
+          AND ((state = 'active' AND holder <> ${a.holder} AND lease_until <= ${a.now}) OR (state = 'released' AND start_after <= ${a.now}))
+        ORDER BY priority DESC, created_at, seq
+        LIMIT ${a.limit}
+        FOR UPDATE SKIP LOCKED
+      ), took AS (
+        UPDATE coord_holds h
+        SET state = 'active', holder = ${a.holder}, lease_until = ${a.leaseUntil}, attempt = h.attempt + 1,
+            lapsed_from = CASE WHEN h.state = 'active' THEN h.holder END
+        FROM lapsed
+        WHERE h.job_id = lapsed.job_id
+        RETURNING h.*
+      ), pick AS (
+        SELECT h.job_id
+        FROM coord_holds h
+        JOIN ${job} j ON j.name = h.queue AND j.id = h.job_id::uuid
+        WHERE h.queue = ${a.queue} AND h.state = 'queued' AND j.name = ${a.queue} AND j.state IN ('created', 'retry')
+          AND NOT (SELECT waiting FROM due)
+        ORDER BY h.priority DESC, h.created_at, h.seq
+        LIMIT ${a.limit} - (SELECT count(*) FROM lapsed)
+        FOR UPDATE OF h, j SKIP LOCKED
+      ), started AS (
+        UPDATE ${job} j SET state = 'active', started_on = now()
+        FROM pick
+        WHERE j.name = ${a.queue} AND j.id = pick.job_id::uuid
+        RETURNING j.id::text AS job_id
+      ), held AS (
+        UPDATE coord_holds h SET state = 'active', holder = ${a.holder}, lease_until = ${a.leaseUntil}, attempt = h.attempt + 1
+        FROM started
+        WHERE h.job_id = started.job_id
+        RETURNING h.*
+      ), busy AS (
+        SELECT coalesce(json_agg(json_build_object('job_id', job_id, 'holder', holder)), '[]'::json) AS list
+        FROM coord_holds
+        WHERE queue = ${a.queue} AND state = 'active' AND holder <> ${a.holder} AND lease_until > ${a.now}
+          AND left(holder, ${a.hostPrefix.length}) = ${a.hostPrefix}
+      )
+      SELECT due.waiting AS waiting_due, busy.list AS busy_here, c.*
+      FROM due CROSS JOIN busy
+      LEFT JOIN (SELECT 'took' AS kind, took.* FROM took UNION ALL SELECT 'held' AS kind, held.* FROM held) c ON true`,
+  );
+  const first = result[0]!;
+  const order = (x: CoordHoldsTable, y: CoordHoldsTable) =>
+    y.priority - x.priority || Number(x.created_at) - Number(y.created_at) || Number(x.seq) - Number(y.seq);
+  const claimed = (kind: string) =>
+    result
+      .filter((r) => r.kind === kind)
+      .map(({ kind: _k, waiting_due: _w, busy_here: _b, ...row }) => row)
+      .sort(order);
+  return { rows: [...claimed('took'), ...claimed('held')], waitingDue: first.waiting_due, busyHere: first.busy_here };
+}
+
+/**
+ * Complete the jobs among `ids` that `holder` still holds, here and in pg-boss: one statement.
+ * Returns the ids completed; one whose lease was lost (taken over, released) is left out, unchanged
+ * in both tables. `output` is pg-boss's `output` column (JSON text, or null).
+ */
+export async function completeBatch(db: Db, bossSchema: string, ids: readonly string[], holder: string, now: number, output: string | null): Promise<string[]> {
+  const job = sql.id(bossSchema, 'job');
+  const done = await rows(
+    db,
+    sql<{ job_id: string }>`${sql.raw(PREPARED)}
+      WITH done AS (
+        UPDATE coord_holds SET state = 'completed', holder = NULL, settled_at = ${now}
+        WHERE job_id = ANY(${[...ids]}::text[]) AND state = 'active' AND holder = ${holder}
+        RETURNING job_id, queue
+      ), boss AS (
+        UPDATE ${job} j SET state = 'completed', completed_on = now(), output = ${output}::jsonb
+        FROM done
+        WHERE j.name = done.queue AND j.id = done.job_id::uuid AND j.state = 'active'
+        RETURNING j.id
+      )
+      SELECT job_id FROM done`,
+  );
+  return done.map((r) => r.job_id);
+}
+
+async function rows<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
+  return (await query.execute(db)).rows;
+}

@@ -1,0 +1,58 @@
+/**
+ * What a quiet tick would write: `last_tick_at` and `total_ticks` move on every tick, and nothing
+ * else. A crash does not need them (a lost `last_tick_at` only makes the next tick look at a
+ * longer window, which is safe: state advances only on success), so this process keeps them in
+ * memory and writes them with the next write it makes anyway, or at most every `QUIET_FLUSH_MS` (10 min),
+ * or at stop. This process's status and scheduler see them at once (`overlay`); another process
+ * reading the store sees them at most `QUIET_FLUSH_MS` late.
+ */
+import type { WorldKeys } from './state.js';
+import type { EngineKeys } from './status.js';
+
+export const QUIET_FLUSH_MS = 10 * 60_000;
+
+type Counters = Pick<EngineKeys, 'last_tick_at' | 'total_ticks'>;
+
+export class QuietCounters {
+  private pending: Counters | null = null;
+  private flushedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly keys: WorldKeys<EngineKeys>,
+    private readonly now: () => number,
+    private readonly everyMs = QUIET_FLUSH_MS,
+  ) {}
+
+  /** Keys read from the store, with the counters this process has not written yet over them. */
+  overlay<K extends Partial<Counters>>(keys: K): K {
+    const p = this.pending;
+    if (!p) return keys;
+    return {
+      ...keys,
+      last_tick_at: Math.max(p.last_tick_at ?? 0, keys.last_tick_at ?? 0) || null,
+      total_ticks: Math.max(p.total_ticks, keys.total_ticks ?? 0),
+    };
+  }
+
+  /** Write a successful tick's updates; only counters (a quiet tick) wait in memory for a while. */
+  async record(updates: Partial<EngineKeys>): Promise<void> {
+    const countersOnly = Object.keys(updates).every((k) => k === 'last_tick_at' || k === 'total_ticks');
+    if (countersOnly && this.now() - this.flushedAt < this.everyMs) {
+      this.pending = { last_tick_at: updates.last_tick_at ?? null, total_ticks: updates.total_ticks ?? 0 };
+      return;
+    }
+    const at = this.now();
+    this.pending = null;
+    await this.keys.setMany(updates);
+    this.flushedAt = at;
+  }
+
+  /** Write what waits (at stop). */
+  async flush(): Promise<void> {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = null;
+    await this.keys.setMany(p);
+    this.flushedAt = this.now();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * A read-only SQLite connection on a worker thread. better-sqlite3 is synchronous: a heavy read
+ * on the main thread (`usage.summary` over a 90-day ledger: about 170 ms of one statement) holds
+ * the event loop, and every request that arrives meanwhile (`subconscious.status`) waits behind
+ * it. Here the statement runs on another thread against the same WAL file, and the main thread
+ * only waits for a message.
+ *
+ * The thread's code is a short plain-JS string (`eval: true`) so it runs the same under tsx,
+ * vitest and the built dist/ (a `.ts` worker file would need a loader in each).
+ */
+import { Worker } from 'node:worker_threads';
+import { SQLITE_MODULE_PATH } from './sqlite-driver.js';
+
+export interface ReadWorker {
+  /** Run one read statement; rows as better-sqlite3's `all()` returns them. */
+  all(sql: string, params: readonly unknown[]): Promise<unknown[]>;
+  close(): Promise<void>;
+}
+
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const SQLite = require(workerData.driver);
+const db = new SQLite(workerData.file, { readonly: true, fileMustExist: true });
+db.pragma('busy_timeout = 5000');
+const statements = new Map();
+parentPort.on('message', ({ id, sql, params }) => {
+  try {
+    let stmt = statements.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      if (statements.size >= 64) statements.delete(statements.keys().next().value);
+      statements.set(sql, stmt);
+    }
+    // readonly connection: a write fails in SQLite itself; non-readers are refused here to say why.
+    if (!stmt.reader) throw new Error('the read connection runs only statements that return rows');
+    parentPort.postMessage({ id, rows: stmt.all(params) });
+  } catch (err) {
+    parentPort.postMessage({ id, error: { message: String(err && err.message || err), code: err && err.code } });
+  }
+});
+`;
+
+interface Answer {
+  id: number;
+  rows?: unknown[];
+  error?: { message: string; code?: string };
+}
+
+export function startReadWorker(file: string): ReadWorker {
+  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file, driver: SQLITE_MODULE_PATH } });
+  // The daemon's exit must not wait for an idle reader.
+  worker.unref();
+  const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (err: Error) => void }>();
+  let next = 0;
+  let failed: Error | null = null;
+  const failAll = (err: Error) => {
+    failed = err;
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+  worker.on('message', (answer: Answer) => {
+    const p = pending.get(answer.id);
+    if (!p) return;
+    pending.delete(answer.id);
+    if (pending.size === 0) worker.unref();
+    if (answer.error) p.reject(Object.assign(new Error(answer.error.message), answer.error.code ? { code: answer.error.code } : {}));
+    else p.resolve(answer.rows ?? []);
+  });
+  worker.on('error', (err) => failAll(err));
+  worker.on('exit', (code) => failAll(new Error(`the SQLite read thread exited (code ${code})`)));
+  return {
+    all(sql, params) {
+      if (failed) return Promise.reject(failed);
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        // Kept alive while a read is out, so a caller awaiting it is not left hanging at exit.
+        worker.ref();
+        worker.postMessage({ id, sql, params });
+      });
+    },
+    async close() {
+      failAll(new Error('the SQLite read thread was closed'));
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * A world's read-only probe (`World.probe`): a tick it finds surely quiet ends before the tick
+ * lease — keys read, the probe's reads, nothing written, no lease taken, no model call — and a
+ * tick that may have work still takes the lease, so a second worker stays excluded from it.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventBus, FakeClock, sequentialIds, silentLogger } from '../../src/core/index.js';
+import { localLeases } from '../../src/coordination/index.js';
+import { Instance, type EngineDeps, type World } from '../../src/engine/index.js';
+import { StoreCheckpointer } from '../../src/graph/index.js';
+import { createLlm } from '../../src/llm/index.js';
+import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
+
+const dialects = await testDialects();
+
+describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
+  let store: TestStore;
+  let clock: FakeClock;
+  let deps: EngineDeps;
+  let instance: Instance;
+  /** What the probe answers: a quiet summary, null (maybe work), or an error. */
+  let answer: string | null | Error;
+  let calls: { probe: number; observe: number; commit: number };
+
+  beforeEach(async () => {
+    store = await openTestStore(dialect);
+    clock = new FakeClock();
+    const ids = sequentialIds('p');
+    const endpoint = { baseUrl: 'http://127.0.0.1:9/v1', model: 'none', timeoutMs: 1000 };
+    const llm = createLlm({ models: { local: endpoint, agent: endpoint }, db: store.db, clock, ids, log: silentLogger });
+    deps = { db: store.db, llm, clock, ids, events: new EventBus(() => clock.now()), log: silentLogger, checkpointer: new StoreCheckpointer(store.db, clock) };
+    answer = 'nothing new';
+    calls = { probe: 0, observe: 0, commit: 0 };
+    instance = new Instance(probedWorld(), deps);
+  });
+  afterEach(async () => {
+    await store.dispose();
+  });
+
+  function probedWorld(): World<null, null, null> {
+    return {
+      kind: 'probed',
+      roles: [],
+      intervalMinutes: () => 5,
+      probe: async (ctx) => {
+        calls.probe++;
+        await ctx.state.get('cursor');
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+      observe: async () => {
+        calls.observe++;
+        return { quiet: true, tainted: false, data: null };
+      },
+      prepareContext: async () => null,
+      reflect: async () => {
+        throw new Error('a quiet tick never reflects');
+      },
+      commit: async () => {
+        calls.commit++;
+        return { summary: 'observed: nothing new' };
+      },
+    };
+  }
+
+  const leaseRow = () => store.db.selectFrom('tick_leases').select(['holder', 'generation']).where('world', '=', 'probed').executeTakeFirst();
+  const stored = async () =>
+    (await store.db.selectFrom('instance_state').select(['key', 'value', 'updated_at']).where('key', 'like', 'probed:%').orderBy('key').execute()).map((r) => [
+      r.key,
+      r.value,
+      Number(r.updated_at),
+    ]);
+
+  it('ends quiet without the lease, observe or commit, and writes nothing after its first status', async () => {
+    const first = await instance.tick();
+    expect(first).toMatchObject({ kind: 'quiet', message: 'nothing new' });
+    expect(await leaseRow()).toBeUndefined(); // never taken
+    const before = await stored();
+    const statementsBefore = store.statements ? store.statements.prepared + store.statements.reused : 0;
+    for (let k = 0; k < 5; k++) {
+      clock.set(clock.now() + 30_000);
+      expect((await instance.tick()).kind).toBe('quiet');
+    }
+    // keys read + the probe's read: two statements per quiet tick, none of them a write
+    if (store.statements) expect(store.statements.prepared + store.statements.reused - statementsBefore).toBe(5 * 2);
+    expect(await stored()).toEqual(before);
+    expect(calls).toEqual({ probe: 6, observe: 0, commit: 0 });
+    const status = await instance.status();
+    expect(status).toMatchObject({ total_ticks: 6, last_tick_at: clock.now(), last_outcome: 'quiet', last_summary: 'nothing new', running: false });
+  });
+
+  it('runs quiet beside another worker holding the lease, but a tick with work is still excluded', async () => {
+    const other = await localLeases(store.db, 'elsewhere:1', clock, 120_000).lease('probed');
+    expect(other).not.toBeNull();
+    expect((await instance.tick()).kind).toBe('quiet');
+    expect((await leaseRow())?.holder).toBe('elsewhere:1'); // untouched
+
+    answer = null; // maybe work: the full tick needs the lease, which the other worker holds
+    const skipped = await instance.tick();
+    expect(skipped.kind).toBe('skipped');
+    expect(skipped.message).toMatch(/tick lock held by elsewhere:1/);
+    expect(calls.observe).toBe(0);
+
+    await other!.release();
+    const full = await instance.tick();
+    expect(full).toMatchObject({ kind: 'quiet', message: 'observed: nothing new' });
+    expect(calls).toMatchObject({ observe: 1, commit: 1 });
+    expect((await leaseRow())?.generation).toBe(2); // taken by the full tick (after the other worker's)
+  });
+
+  it('runs the full tick when the probe fails, or when a tick is left open to resume', async () => {
+    answer = new Error('store hiccup');
+    expect((await instance.tick()).message).toBe('observed: nothing new');
+    expect(calls).toEqual({ probe: 1, observe: 1, commit: 1 });
+
+    answer = 'nothing new';
+    await store.db
+      .insertInto('instance_state')
+      .values({ key: 'probed:open_tick', value: JSON.stringify({ tickId: 'left', startedAt: clock.now(), since: null }), updated_at: clock.now() })
+      .execute();
+    const resumed = await instance.tick();
+    expect(resumed).toMatchObject({ kind: 'quiet', resumed: true, message: 'observed: nothing new' });
+    expect(calls.probe).toBe(1); // an open tick goes straight to the lease
+  });
+
+  it('a disabled world is skipped by the probe path without the lease', async () => {
+    await instance.setEnabled(false);
+    expect((await instance.tick()).kind).toBe('skipped');
+    expect(calls.probe).toBe(0);
+    expect(await leaseRow()).toBeUndefined();
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * The heavy-read connection (store/read-worker.ts): a SQLite file's `reads` answers on a worker
+ * thread, sees what the main connection committed, writes nothing, and leaves the event loop
+ * free while its statement runs (issue 22: `usage.summary`'s 170 ms statement held status up).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/index.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a scratch table made by the test
+type AnyDb = Kysely<any>;
+
+/** A statement that keeps SQLite busy for a while (a few hundred ms; longer on a loaded machine). */
+const BUSY = sql<{ n: number }>`with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c`;
+
+/** How many 1 ms timers fired while `work` ran: none can while a statement holds the main thread. */
+async function timersDuring(work: Promise<unknown>): Promise<number> {
+  let fired = 0;
+  let done = false;
+  void work.finally(() => (done = true));
+  const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 1));
+  await tick(); // the statement is on its way before counting starts
+  while (!done) {
+    await tick();
+    fired++;
+  }
+  await work;
+  return fired;
+}
+
+describe('the heavy-read connection on a SQLite file', () => {
+  let dir: string;
+  let store: Store;
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'subc-reads-'));
+    store = await openStore({ workspace: dir });
+    await (store.db as AnyDb).schema.createTable('scratch').addColumn('n', 'integer').execute();
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads what the main connection committed, with parameters', async () => {
+    const db = store.db as AnyDb;
+    await db
+      .insertInto('scratch')
+      .values([{ n: 1 }, { n: 2 }, { n: 3 }])
+      .execute();
+    const reads = store.reads as AnyDb;
+    expect(await reads.selectFrom('scratch').select('n').where('n', '>=', 2).orderBy('n').execute()).toEqual([{ n: 2 }, { n: 3 }]);
+    await db.insertInto('scratch').values({ n: 4 }).execute();
+    expect(
+      await reads
+        .selectFrom('scratch')
+        .select(sql<number>`count(*)`.as('c'))
+        .executeTakeFirst(),
+    ).toEqual({ c: 4 });
+  });
+
+  it('refuses writes', async () => {
+    await expect((store.reads as AnyDb).insertInto('scratch').values({ n: 9 }).execute()).rejects.toThrow();
+    expect(await (store.db as AnyDb).selectFrom('scratch').selectAll().execute()).toEqual([]);
+  });
+
+  it('leaves the event loop free while its statement runs (the main connection holds it)', async () => {
+    const off = await timersDuring(BUSY.execute(store.reads!));
+    const on = await timersDuring(BUSY.execute(store.db));
+    console.log(`[read-worker] 1 ms timers fired during the busy statement: ${off} on the read thread, ${on} on the main connection`);
+    expect(on).toBeLessThanOrEqual(1);
+    expect(off).toBeGreaterThanOrEqual(10);
+  });
+
+  it('is absent for :memory: (no second connection sees that database)', async () => {
+    const memory = await openStore({ sqliteFile: ':memory:' });
+    expect(memory.reads).toBeUndefined();
+    await memory.close();
+  });
+});

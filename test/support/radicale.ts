@@ -1,0 +1,2 @@
+/** The Radicale harness lives in `devtools/` so benchmarks can use it too (they import nothing from `test/`). */
+export * from '../../devtools/radicale.js';
