@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Routine } from '../../../src/protocol/bots.js';
 import { testDialects } from '../../support/stores.js';
-import { createHeartbeatHarness, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
+import { createHeartbeatHarness, gate, interruptedTask, until, type HeartbeatHarness, sharedMcpForFile } from './harness.js';
 
 const mcpHolder = sharedMcpForFile();
 
@@ -32,7 +32,13 @@ describe.each(await testDialects())('routines before heartbeats on %s', (dialect
     await h.due(bot.id);
     // Without the ordering this pulse would be asked and the cut-off task resumed ahead of the routine.
     h.verdict({ verdict: 'resume', taskId: cut.id, reason: 'the checklist was cut off' });
-    h.model.enqueue({ text: 'Two new leads.' });
+    // The routine's reply is held until the tick is over: its run is surely still going when
+    // triage reads the bot (a fast reply could settle first and make this a `superseded` skip).
+    const reply = gate();
+    h.model.handle(async () => {
+      await reply.wait;
+      return { text: 'Two new leads.' };
+    });
 
     // No pulse this tick: a quiet tick (its skip still written).
     expect((await h.tick()).kind).toBe('quiet');
@@ -46,6 +52,7 @@ describe.each(await testDialects())('routines before heartbeats on %s', (dialect
     expect(await h.task(cut.id)).toMatchObject({ status: 'failed', attempts: 0 });
     expect(h.events.filter((e) => e.type === 'bots.routine_fired')).toHaveLength(1);
 
+    reply.open();
     // The routine's run settles. Its reply is the bot's newest message: the cut-off task is
     // superseded (§5.3), so the next check pulses nothing either — the routine went first.
     await until(async () => (await h.task(routineTasks[0]!.id)).status === 'done' && h.host.runtime.isIdle(bot.id));
