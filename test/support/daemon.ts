@@ -2,11 +2,14 @@
  * Starts the real daemon (`subconscious start`) as a child process on a temporary workspace,
  * the way a person would, and waits for it to print its page URL. `restart()` reuses the port
  * (a page left open reconnects to the same origin); `kill()` is a SIGKILL for crash tests.
+ * `startInProcessDaemon` runs the same daemon in the test's process on a fake clock.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { App } from '../../src/app/app.js';
+import type { FakeClock } from '../../src/core/clock.js';
 import { CLI, ROOT } from './cli.js';
 
 export interface TestDaemon {
@@ -100,16 +103,7 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     },
     workspace,
     output: () => log,
-    async rpc<T>(method: string, params: unknown = {}) {
-      const res = await fetch(`${url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      });
-      const body = (await res.json()) as { result?: T; error?: { message: string } };
-      if (body.error) throw new Error(`${method}: ${body.error.message}`);
-      return body.result as T;
-    },
+    rpc: (method, params) => rpcOver(url, token, method, params),
     async stop() {
       const proc = child;
       if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null;
@@ -133,4 +127,51 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     },
   };
   return daemon;
+}
+
+/** One JSON-RPC call over a daemon's `/rpc` with its token; throws on an RPC error. */
+async function rpcOver<T>(url: string, token: string, method: string, params: unknown = {}): Promise<T> {
+  const res = await fetch(`${url}/rpc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+export interface InProcessDaemon extends Pick<TestDaemon, 'url' | 'pageUrl' | 'token' | 'port' | 'workspace' | 'rpc' | 'dispose'> {
+  /** The app behind it (registry, services, store), in this process. */
+  app: App;
+  /** The clock it runs on: time moves only when the test moves it. */
+  clock: FakeClock;
+}
+
+/**
+ * The same daemon as `subconscious start` (src/cli/daemon.ts: scheduler, HTTP, page, CSP), in this
+ * process on a fake clock, so a test moves time with `clock.advance` instead of waiting it out.
+ * The configuration comes from `config` and `env` on top of this process's, as for the child.
+ */
+export async function startInProcessDaemon(opts: Omit<StartDaemonOptions, 'port' | 'keepWorkspace'> & { clock: FakeClock }): Promise<InProcessDaemon> {
+  const workspace = opts.workspace ?? mkdtempSync(path.join(os.tmpdir(), 'subc-daemon-'));
+  if (opts.config !== undefined) writeFileSync(path.join(workspace, 'subconscious.toml'), opts.config);
+  // Imported here: the child daemon's users never load the app's modules.
+  const { startDaemon: startCliDaemon } = await import('../../src/cli/daemon.js');
+  const daemon = await startCliDaemon({ workspace, port: 0, env: { ...process.env, ...opts.env }, clock: opts.clock });
+  const { url } = daemon.http;
+  return {
+    url,
+    pageUrl: daemon.pageUrl,
+    token: daemon.token,
+    port: daemon.http.port,
+    workspace,
+    app: daemon.app,
+    clock: opts.clock,
+    rpc: (method, params) => rpcOver(url, daemon.token, method, params),
+    async dispose() {
+      await daemon.stop();
+      if (!opts.workspace) rmSync(workspace, { recursive: true, force: true });
+    },
+  };
 }

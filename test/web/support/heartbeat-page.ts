@@ -1,16 +1,22 @@
 /**
  * The heartbeat page tests' one setup: the scripted model server (the pulse answers `resume`
  * with the test's reason; the bot `@scout` answers from a queue, a call with nothing queued gets
- * a 400 naming it), a real daemon from dist/ (tasks off, `tick_seconds = 15`, plus the test's
- * config lines), the bot scout, and Chromium on its page in the Bots tab with CSP violations
- * recorded (`cspViolations()`).
+ * a 400 naming it), the daemon in this process on a fake clock (src/cli/daemon.ts as `start`
+ * runs it: scheduler, HTTP, page, CSP; tasks off, `tick_seconds = 15`, plus the test's config
+ * lines), the bot scout, and Chromium on its page in the Bots tab with CSP violations recorded
+ * (`cspViolations()`). Time moves only when the test says so (`advance`, `advanceUntil`): one
+ * heartbeat tick at a time, each tick run to its end before the clock moves on.
+ *
+ * `[worlds.bots] next_job_delay_ms = 0`, as in the bots and heartbeat harnesses: the gap before
+ * a job would otherwise wait on the fake clock (the gap has its own tests in test/bots/).
  */
 import type { Page } from 'playwright-core';
 import type { BotWithStatus, ThreadSummary } from '../../../src/protocol/bots.js';
 import type { HeartbeatSnapshot } from '../../../src/protocol/heartbeat.js';
 import { PULSE_SYSTEM } from '../../../src/worlds/heartbeat/pulse.js';
-import { startDaemon, type TestDaemon } from '../../support/daemon.js';
-import { startModelServer, type ModelServer, type RecordedRequest, type ScriptedReply } from '../../support/model-server.js';
+import { FakeClock } from '../../../src/core/clock.js';
+import { startInProcessDaemon, type InProcessDaemon } from '../../support/daemon.js';
+import { scriptedModelEnv, startModelServer, type ModelServer, type RecordedRequest, type ScriptedReply } from '../../support/model-server.js';
 import { launchBrowser, recordCspViolations, type TestBrowser } from './browser.js';
 import { ensurePageBuilt } from './page-build.js';
 
@@ -40,7 +46,9 @@ export interface HeartbeatPageOptions {
   name: string;
   /** What the pulse gives as its reason and instruction to resume. */
   pulse: { reason: string; instruction?: string };
-  /** Config lines after `[worlds.heartbeat] tick_seconds = 15`. */
+  /** Lines of `[worlds.bots]` after `next_job_delay_ms = 0`. */
+  botsConfig?: string[];
+  /** Config lines after `[worlds.heartbeat] tick_seconds = 15` and the bots section. */
   config?: string[];
   /** The bot's description and tools. */
   bot: { description: string; tools?: string[] };
@@ -48,7 +56,8 @@ export interface HeartbeatPageOptions {
 
 export interface HeartbeatPage {
   server: ModelServer;
-  daemon: TestDaemon;
+  daemon: InProcessDaemon;
+  clock: FakeClock;
   browser: TestBrowser;
   page: Page;
   scout: BotWithStatus;
@@ -63,7 +72,30 @@ export interface HeartbeatPage {
   section(): ReturnType<Page['getByTestId']>;
   directThread(): Promise<ThreadSummary>;
   cspViolations(): Promise<string[]>;
+  /** The heartbeat world's ticks so far (quiet ones too). */
+  ticks(): Promise<number>;
+  /** Move the clock `ms` on, one tick (15 s) at a time, each step's ticks run to their end. */
+  advance(ms: number): Promise<void>;
+  /** Move the clock on one tick at a time until `done()` holds (checked after each step); fails past `maxMs`. Returns the time moved. */
+  advanceUntil(done: () => Promise<boolean>, maxMs: number): Promise<number>;
   dispose(): Promise<void>;
+}
+
+const TICK_MS = 15_000;
+const SETTLE_TIMEOUT_MS = 30_000;
+
+/**
+ * Until the daemon's scheduler has nothing of its own going: no tick running or waiting to write
+ * its next time, seen on three looks in a row (a pass the clock woke fires its ticks after a read).
+ */
+async function settled(daemon: InProcessDaemon): Promise<void> {
+  const { registry } = daemon.app;
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (let calm = 0; calm < 3;) {
+    await new Promise((r) => setTimeout(r, 10));
+    calm = registry.scheduler.inFlight() === 0 && !registry.list().some((i) => i.running) ? calm + 1 : 0;
+    if (Date.now() > deadline) throw new Error(`the daemon's ticks did not settle within ${SETTLE_TIMEOUT_MS / 1000} s`);
+  }
 }
 
 export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<HeartbeatPage> {
@@ -94,14 +126,25 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
     }
     return { status: 400, message: `${opts.name}: an unexpected call (${system.slice(0, 60)})` };
   });
-  const daemon = await startDaemon({
-    config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'tick_seconds = 15', '', ...(opts.config ?? []), ''].join('\n'),
-    env: {
-      SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
-      SUBCONSCIOUS_AGENT_BASE_URL: server.baseUrl,
-      SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
-      SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
-    },
+  // Starts at the real time, so the page (on the browser's own clock) reads the times as near.
+  const clock = new FakeClock(Date.now());
+  const daemon = await startInProcessDaemon({
+    clock,
+    config: [
+      '[worlds.tasks]',
+      'enabled = false',
+      '',
+      '[worlds.heartbeat]',
+      'tick_seconds = 15',
+      '',
+      '[worlds.bots]',
+      'next_job_delay_ms = 0',
+      ...(opts.botsConfig ?? []),
+      '',
+      ...(opts.config ?? []),
+      '',
+    ].join('\n'),
+    env: scriptedModelEnv(server),
   });
   const scout = await daemon.rpc<BotWithStatus>('bots.create', {
     name: 'scout',
@@ -116,9 +159,16 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
   await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
   await page.getByRole('tab', { name: 'Bots' }).click();
   await page.locator('[data-testid="bot-item"][data-bot-name="scout"]').click();
+  const advance = async (ms: number) => {
+    for (let moved = 0; moved < ms; moved += TICK_MS) {
+      await clock.advance(Math.min(TICK_MS, ms - moved));
+      await settled(daemon);
+    }
+  };
   return {
     server,
     daemon,
+    clock,
     browser,
     page,
     scout,
@@ -129,6 +179,15 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
     section: () => page.getByTestId('bot-heartbeat'),
     directThread: async () => (await daemon.rpc<ThreadSummary[]>('bots.threads_list', { bot_id: scout.id })).find((t) => t.kind === 'direct')!,
     cspViolations,
+    ticks: async () => (await daemon.app.registry.get('heartbeat').status()).total_ticks,
+    advance,
+    advanceUntil: async (done, maxMs) => {
+      for (let moved = 0; ; moved += TICK_MS) {
+        if (await done()) return moved;
+        if (moved >= maxMs) throw new Error(`not done after ${maxMs / 1000} s on the daemon's clock`);
+        await advance(TICK_MS);
+      }
+    },
     dispose: async () => {
       await browser.close();
       await daemon.dispose();
