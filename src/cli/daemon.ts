@@ -93,6 +93,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       bindHost: app.config.server.host,
       presence: app.presence,
       routes: daemonRoutes(app, mcp),
+      now: () => app.clock.now(),
     });
     http = await listen(server, { host: app.config.server.host, port: app.config.server.port });
   } catch (err) {
