@@ -144,13 +144,36 @@ async function rpcOver<T>(url: string, token: string, method: string, params: un
 export interface InProcessDaemon extends Pick<TestDaemon, 'url' | 'pageUrl' | 'token' | 'port' | 'workspace' | 'rpc' | 'dispose'> {
   /** The app behind it (registry, services, store), in this process. */
   app: App;
-  /** The clock it runs on: time moves only when the test moves it. */
+  /** The clock it runs on: time moves only when the test moves it (`advance`). */
   clock: FakeClock;
+  /** Move the clock `ms` on in steps of `stepMs` (default 15 s, the shortest heartbeat tick); after each, the ticks it started run to their end. */
+  advance(ms: number, stepMs?: number): Promise<void>;
+  /** Move the clock on a step at a time until `done()` holds (asked before each step); fails past `maxMs`. Returns the time moved. */
+  advanceUntil(done: () => Promise<boolean>, maxMs: number, stepMs?: number): Promise<number>;
+  /** A world's ticks so far (quiet ones too). */
+  ticks(world: string): Promise<number>;
+}
+
+const STEP_MS = 15_000;
+const SETTLE_TIMEOUT_MS = 30_000;
+
+/**
+ * Until the app's scheduler has nothing of its own going: no tick running or waiting to write its
+ * next time, seen on three looks in a row (a pass the clock woke fires its ticks after a read).
+ */
+async function settled(app: App): Promise<void> {
+  const { registry } = app;
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (let calm = 0; calm < 3;) {
+    await new Promise((r) => setTimeout(r, 10));
+    calm = registry.scheduler.inFlight() === 0 && !registry.list().some((i) => i.running) ? calm + 1 : 0;
+    if (Date.now() > deadline) throw new Error(`the daemon's ticks did not settle within ${SETTLE_TIMEOUT_MS / 1000} s`);
+  }
 }
 
 /**
  * The same daemon as `subconscious start` (src/cli/daemon.ts: scheduler, HTTP, page, CSP), in this
- * process on a fake clock, so a test moves time with `clock.advance` instead of waiting it out.
+ * process on a fake clock, so a test moves time (`advance`) instead of waiting it out.
  * The configuration comes from `config` and `env` on top of this process's, as for the child.
  */
 export async function startInProcessDaemon(opts: Omit<StartDaemonOptions, 'port' | 'keepWorkspace'> & { clock: FakeClock }): Promise<InProcessDaemon> {
@@ -160,6 +183,13 @@ export async function startInProcessDaemon(opts: Omit<StartDaemonOptions, 'port'
   const { startDaemon: startCliDaemon } = await import('../../src/cli/daemon.js');
   const daemon = await startCliDaemon({ workspace, port: 0, env: { ...process.env, ...opts.env }, clock: opts.clock });
   const { url } = daemon.http;
+  const { clock } = opts;
+  const advance = async (ms: number, stepMs = STEP_MS) => {
+    for (let moved = 0; moved < ms; moved += stepMs) {
+      await clock.advance(Math.min(stepMs, ms - moved));
+      await settled(daemon.app);
+    }
+  };
   return {
     url,
     pageUrl: daemon.pageUrl,
@@ -167,8 +197,17 @@ export async function startInProcessDaemon(opts: Omit<StartDaemonOptions, 'port'
     port: daemon.http.port,
     workspace,
     app: daemon.app,
-    clock: opts.clock,
+    clock,
     rpc: (method, params) => rpcOver(url, daemon.token, method, params),
+    advance,
+    async advanceUntil(done, maxMs, stepMs = STEP_MS) {
+      for (let moved = 0; ; moved += stepMs) {
+        if (await done()) return moved;
+        if (moved >= maxMs) throw new Error(`not done after ${maxMs / 1000} s on the daemon's clock`);
+        await advance(stepMs, stepMs);
+      }
+    },
+    ticks: async (world) => (await daemon.app.registry.get(world).status()).total_ticks,
     async dispose() {
       await daemon.stop();
       if (!opts.workspace) rmSync(workspace, { recursive: true, force: true });

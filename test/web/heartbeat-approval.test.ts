@@ -52,7 +52,7 @@ describe('an approval that expires in a heartbeat resume, on the Bots tab in Chr
 
     // The person reads the error before pressing Check now (on a clock that never moved, their
     // typing would be as new as the tick's look, which then leaves the thread to them).
-    await h.advance(5_000);
+    await daemon.advance(5_000);
     await section().getByTestId('heartbeat-check-now').click();
     await section().locator('[data-testid="heartbeat-entry"][data-outcome="resumed"]').waitFor({ timeout: 30_000 });
     // The resumed run is unattended: its approval waits its minute, and nobody answers it.
@@ -64,7 +64,7 @@ describe('an approval that expires in a heartbeat resume, on the Bots tab in Chr
     const [approval] = (await daemon.rpc<ThreadView>('bots.thread', { id: (await directThread()).id })).approvals;
     expect(approval).toMatchObject({ state: 'pending', expires_at: approval!.created_at + 60_000 });
     const expiredCheckin = async () => (await snapshot()).checkins.some((c) => c.source === 'approval_expired');
-    await h.advanceUntil(expiredCheckin, 100_000);
+    await daemon.advanceUntil(expiredCheckin, 100_000);
     expect(clock.now()).toBeGreaterThanOrEqual(approval!.expires_at!);
     const checkin = section().locator('[data-testid="heartbeat-checkin"][data-source="approval_expired"]');
     await checkin.waitFor({ timeout: 20_000 });
@@ -78,9 +78,9 @@ describe('an approval that expires in a heartbeat resume, on the Bots tab in Chr
     expect(await contrastFailures(page), 'the approval_expired check-in').toEqual([]);
 
     // Two more ticks: the pending check-in holds the task — no pulse, no run, no second approval.
-    const [pulsesBefore, runsBefore, ticksBefore] = [pulses.length, botCalls.length, await h.ticks()];
-    await h.advance(30_000);
-    expect(await h.ticks()).toBeGreaterThanOrEqual(ticksBefore + 2);
+    const [pulsesBefore, runsBefore, ticksBefore] = [pulses.length, botCalls.length, await daemon.ticks('heartbeat')];
+    await daemon.advance(30_000);
+    expect(await daemon.ticks('heartbeat')).toBeGreaterThanOrEqual(ticksBefore + 2);
     expect(pulses.length).toBe(pulsesBefore);
     expect(botCalls.length).toBe(runsBefore);
     const after = await daemon.rpc<ThreadView>('bots.thread', { id: (await directThread()).id });

@@ -54,7 +54,7 @@ describe('a follow-up continues its task, on the Bots tab in Chromium', () => {
     // Due in a minute, after the person's activity window: a tick pulses, the bot keeps its promise.
     expect(promise!.due_at).toBe(promise!.created_at + 60_000);
     const due = promise!.due_at!;
-    const moved = await h.advanceUntil(async () => (await snapshot()).followups.every((f) => f.state !== 'pending'), 150_000);
+    const moved = await daemon.advanceUntil(async () => (await snapshot()).followups.every((f) => f.state !== 'pending'), 150_000);
     // Not before it was due, nor before the person's 90 s were over (nothing else moved the clock since they sent).
     expect(clock.now()).toBeGreaterThanOrEqual(due);
     expect(moved).toBeGreaterThanOrEqual(90_000);

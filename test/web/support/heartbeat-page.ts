@@ -4,8 +4,8 @@
  * a 400 naming it), the daemon in this process on a fake clock (src/cli/daemon.ts as `start`
  * runs it: scheduler, HTTP, page, CSP; tasks off, `tick_seconds = 15`, plus the test's config
  * lines), the bot scout, and Chromium on its page in the Bots tab with CSP violations recorded
- * (`cspViolations()`). Time moves only when the test says so (`advance`, `advanceUntil`): one
- * heartbeat tick at a time, each tick run to its end before the clock moves on.
+ * (`cspViolations()`). Time moves only when the test says so (`daemon.advance`,
+ * `daemon.advanceUntil`): one heartbeat tick at a time, each run to its end before the next.
  *
  * `[worlds.bots] next_job_delay_ms = 0`, as in the bots and heartbeat harnesses: the gap before
  * a job would otherwise wait on the fake clock (the gap has its own tests in test/bots/).
@@ -72,30 +72,7 @@ export interface HeartbeatPage {
   section(): ReturnType<Page['getByTestId']>;
   directThread(): Promise<ThreadSummary>;
   cspViolations(): Promise<string[]>;
-  /** The heartbeat world's ticks so far (quiet ones too). */
-  ticks(): Promise<number>;
-  /** Move the clock `ms` on, one tick (15 s) at a time, each step's ticks run to their end. */
-  advance(ms: number): Promise<void>;
-  /** Move the clock on one tick at a time until `done()` holds (checked after each step); fails past `maxMs`. Returns the time moved. */
-  advanceUntil(done: () => Promise<boolean>, maxMs: number): Promise<number>;
   dispose(): Promise<void>;
-}
-
-const TICK_MS = 15_000;
-const SETTLE_TIMEOUT_MS = 30_000;
-
-/**
- * Until the daemon's scheduler has nothing of its own going: no tick running or waiting to write
- * its next time, seen on three looks in a row (a pass the clock woke fires its ticks after a read).
- */
-async function settled(daemon: InProcessDaemon): Promise<void> {
-  const { registry } = daemon.app;
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-  for (let calm = 0; calm < 3;) {
-    await new Promise((r) => setTimeout(r, 10));
-    calm = registry.scheduler.inFlight() === 0 && !registry.list().some((i) => i.running) ? calm + 1 : 0;
-    if (Date.now() > deadline) throw new Error(`the daemon's ticks did not settle within ${SETTLE_TIMEOUT_MS / 1000} s`);
-  }
 }
 
 export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<HeartbeatPage> {
@@ -159,12 +136,6 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
   await page.locator('[data-testid="live-state"][data-state="open"]').waitFor();
   await page.getByRole('tab', { name: 'Bots' }).click();
   await page.locator('[data-testid="bot-item"][data-bot-name="scout"]').click();
-  const advance = async (ms: number) => {
-    for (let moved = 0; moved < ms; moved += TICK_MS) {
-      await clock.advance(Math.min(TICK_MS, ms - moved));
-      await settled(daemon);
-    }
-  };
   return {
     server,
     daemon,
@@ -179,15 +150,6 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
     section: () => page.getByTestId('bot-heartbeat'),
     directThread: async () => (await daemon.rpc<ThreadSummary[]>('bots.threads_list', { bot_id: scout.id })).find((t) => t.kind === 'direct')!,
     cspViolations,
-    ticks: async () => (await daemon.app.registry.get('heartbeat').status()).total_ticks,
-    advance,
-    advanceUntil: async (done, maxMs) => {
-      for (let moved = 0; ; moved += TICK_MS) {
-        if (await done()) return moved;
-        if (moved >= maxMs) throw new Error(`not done after ${maxMs / 1000} s on the daemon's clock`);
-        await advance(TICK_MS);
-      }
-    },
     dispose: async () => {
       await browser.close();
       await daemon.dispose();
