@@ -159,23 +159,22 @@ const SETTLE_TIMEOUT_MS = 30_000;
 
 /**
  * Until the app's scheduler has nothing of its own going: no tick running or waiting to write its
- * next time, seen on three looks in a row (a pass the clock woke fires its ticks after a read).
+ * next time, and no pass of its loop since the last look, on three looks in a row (a pass the
+ * clock woke fires its ticks after a read).
  */
 async function settled(app: App): Promise<void> {
-  const { registry } = app;
+  const { scheduler } = app.registry;
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  let passes = -1;
   for (let calm = 0; calm < 3;) {
     await new Promise((r) => setTimeout(r, 10));
-    calm = registry.scheduler.inFlight() === 0 && !registry.list().some((i) => i.running) ? calm + 1 : 0;
+    const idle = scheduler.inFlight() === 0 && !app.registry.list().some((i) => i.running) && scheduler.passes === passes;
+    calm = idle ? calm + 1 : 0;
+    passes = scheduler.passes;
     if (Date.now() > deadline) throw new Error(`the daemon's ticks did not settle within ${SETTLE_TIMEOUT_MS / 1000} s`);
   }
 }
 
-/**
- * The same daemon as `subconscious start` (src/cli/daemon.ts: scheduler, HTTP, page, CSP), in this
- * process on a fake clock, so a test moves time (`advance`) instead of waiting it out.
- * The configuration comes from `config` and `env` on top of this process's, as for the child.
- */
 export async function startInProcessDaemon(opts: Omit<StartDaemonOptions, 'port' | 'keepWorkspace'> & { clock: FakeClock }): Promise<InProcessDaemon> {
   const workspace = opts.workspace ?? mkdtempSync(path.join(os.tmpdir(), 'subc-daemon-'));
   if (opts.config !== undefined) writeFileSync(path.join(workspace, 'subconscious.toml'), opts.config);
