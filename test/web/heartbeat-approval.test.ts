@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadView } from '../../src/protocol/bots.js';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { contrastFailures } from './support/a11y.js';
 import { screenshots } from './support/browser.js';
 import { openHeartbeatPage, type HeartbeatPage } from './support/heartbeat-page.js';
