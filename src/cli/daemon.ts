@@ -12,6 +12,7 @@ import { openApiDocument } from '../app/openapi.js';
 import { modelChecks, readiness } from '../app/readiness.js';
 import { createMcpHttp, type McpHttp } from '../mcp/index.js';
 import type { ApiRoutes } from '../server/api-routes.js';
+import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { WorldModule } from '../engine/index.js';
 import { createLogger, type Logger } from '../core/logger.js';
@@ -35,6 +36,8 @@ export interface DaemonOptions {
   modules?: readonly WorldModule[];
   /** Default: `process.env` (config overrides, `SUBCONSCIOUS_TOKEN`). */
   env?: NodeJS.ProcessEnv;
+  /** Default: the system clock (tests run the daemon on a fake one and move time themselves). */
+  clock?: Clock;
 }
 
 export interface Daemon {
@@ -51,7 +54,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   securePrivateFolder(path.resolve(opts.workspace), log);
   // `announce` prints the config's warnings once, as notes a person reads.
   const env = opts.env ?? process.env;
-  const app = await createApp({ workspace: opts.workspace, overrides, log, env, showsWarnings: true, ...(opts.modules ? { modules: opts.modules } : {}) });
+  const app = await createApp({
+    workspace: opts.workspace,
+    overrides,
+    log,
+    env,
+    showsWarnings: true,
+    ...(opts.modules ? { modules: opts.modules } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   let http: Listening;
   let token: string;
   try {
@@ -82,6 +93,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       bindHost: app.config.server.host,
       presence: app.presence,
       routes: daemonRoutes(app, mcp),
+      now: () => app.clock.now(),
     });
     http = await listen(server, { host: app.config.server.host, port: app.config.server.port });
   } catch (err) {

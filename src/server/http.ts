@@ -55,6 +55,8 @@ export interface HttpDeps {
   presence?: Presence;
   /** `/openapi.json`, `/readyz`, `/mcp` (api-routes.ts). */
   routes?: ApiRoutes;
+  /** The app's clock (default the system's): the time of `/events`' own `hello` and `events.gap`. */
+  now?: () => number;
 }
 
 type Env = { Bindings: Partial<HttpBindings> };
@@ -158,7 +160,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
         400,
       );
     }
-    return streamSSE(c, (stream) => relayEvents(stream, deps.events, resume, deps.presence));
+    return streamSSE(c, (stream) => relayEvents(stream, deps.events, resume, deps.presence, deps.now));
   });
 
   addApiRoutes(app, deps.routes ?? {}, { authorized: (c) => authorized(c, false), unauthorized, exposed });

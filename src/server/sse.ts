@@ -26,7 +26,14 @@ export function lastEventId(raw: string | undefined): number | null | 'invalid' 
   return /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : 'invalid';
 }
 
-export async function relayEvents(stream: SSEStreamingApi, events: EventHistory, resume: number | null, presence?: Presence): Promise<void> {
+/** `now`: the app's clock, which stamps `hello` and `events.gap` as it stamps every event. */
+export async function relayEvents(
+  stream: SSEStreamingApi,
+  events: EventHistory,
+  resume: number | null,
+  presence?: Presence,
+  now: () => number = Date.now,
+): Promise<void> {
   const queue: StoredEvent[] = [];
   let behind = resume !== null;
   let wake: (() => void) | null = null;
@@ -47,7 +54,7 @@ export async function relayEvents(stream: SSEStreamingApi, events: EventHistory,
   let sent = resume ?? events.head;
   const send = (id: number, type: string, at: number, data: Record<string, unknown>) =>
     stream.writeSSE({ event: 'message', id: String(id), data: JSON.stringify({ type, at, data }) });
-  await send(sent, 'hello', Date.now(), { last_event_id: sent });
+  await send(sent, 'hello', now(), { last_event_id: sent });
   while (!stream.aborted && !stream.closed) {
     if (behind) {
       behind = false;
@@ -55,7 +62,7 @@ export async function relayEvents(stream: SSEStreamingApi, events: EventHistory,
       const newest = page.newest ?? 0;
       const oldest = page.oldest ?? newest + 1;
       if (sent < oldest - 1 || sent > newest) {
-        await send(newest, 'events.gap', Date.now(), { last_event_id: sent, oldest_id: oldest, head_id: newest });
+        await send(newest, 'events.gap', now(), { last_event_id: sent, oldest_id: oldest, head_id: newest });
         sent = newest;
         continue;
       }

@@ -4,7 +4,6 @@
  * the approval store and the runner, all on one FakeClock.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { EventBus, FakeClock, uuid, type BusEvent } from '../../src/core/index.js';
@@ -12,25 +11,10 @@ import { createLlm, type LlmService } from '../../src/llm/index.js';
 import type { DialectName } from '../../src/store/index.js';
 import { AgentRunner, ApprovalStore, McpManager, type McpServerInput, type Run, type RunEvent } from '../../src/agent/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 
-const require = createRequire(import.meta.url);
-
-/** The absolute path of an npm package's bin script (run with `process.execPath`, no shell). */
-export function packageBin(pkg: string): string {
-  const manifestPath = require.resolve(`${pkg}/package.json`);
-  const manifest = require(manifestPath) as { bin: string | Record<string, string> };
-  const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin)[0]!;
-  return path.join(path.dirname(manifestPath), bin);
-}
-
-export function filesystemServer(dir: string, extra: Partial<McpServerInput> = {}): McpServerInput {
-  return { name: 'fs', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-filesystem'), dir], ...extra };
-}
-
-export function memoryServer(file: string): McpServerInput {
-  return { name: 'memory', command: process.execPath, args: [packageBin('@modelcontextprotocol/server-memory')], env: { MEMORY_FILE_PATH: file } };
-}
+export { filesystemServer, memoryServer, packageBin } from '../support/mcp-servers.js';
 
 export interface Harness {
   store: TestStore;

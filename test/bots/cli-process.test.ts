@@ -10,11 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BotWithStatus, ThreadSummary, ThreadView } from '../../src/protocol/bots.js';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { runCli } from '../support/cli.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
-import { until } from './harness.js';
+import { until } from '../support/until.js';
 
 function config(dir: string): string {
   const fs = filesystemServer(dir);

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, vi } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { AgentRunner, ApprovalStore, McpManager } from '../../src/agent/index.js';
 import { createCoordinator, type Coordinator } from '../../src/coordination/index.js';
 import { createBotsHost, botsMigrations, parseBotsConfig, type BotsConfig, type BotsEmit, type BotsHost, type BotsTables } from '../../src/bots/index.js';
@@ -18,12 +18,11 @@ import { implement } from '../../src/protocol/contract.js';
 import { botsContract, type BotsEvents, type Bot } from '../../src/protocol/bots.js';
 import { applyMigrations, tablesView, type DialectName } from '../../src/store/index.js';
 import type { Kysely } from 'kysely';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 
-/** Waiting for a condition (real async: HTTP to the model server, MCP over stdio), not a timed assertion. */
-export const UNTIL = { timeout: 20_000, interval: 10 };
+export { UNTIL, until } from '../support/until.js';
 
 export type HostEvent = { [K in keyof BotsEvents]: { type: K; data: BotsEvents[K] } }[keyof BotsEvents];
 
@@ -171,14 +170,6 @@ export async function createBotsHarness(opts: {
       await store.dispose();
     },
   };
-}
-
-/** Resolve when `check` holds (polled), failing with the last state after UNTIL's timeout. */
-/** Wait for `check`; on a timeout the error says what `explain` sees then (the state a flake left). */
-export function until(check: () => boolean | Promise<boolean>, explain?: () => unknown): Promise<void> {
-  return vi.waitFor(async () => {
-    if (!(await check())) throw new Error(explain ? `not yet: ${JSON.stringify(await explain())}` : 'not yet');
-  }, UNTIL);
 }
 
 /** Every bots_* table's rows, sorted, to prove a refused call changed nothing. */

@@ -19,7 +19,7 @@ import { MemoryStore, MemoryStoreKey, memoryMigrations, noteDocument, type Memor
 import { defineContract } from '../../src/protocol/contract.js';
 import type { Bot, BotWithStatus, SendResult, Task, ThreadView } from '../../src/protocol/bots.js';
 import { tablesView, type DialectName } from '../../src/store/index.js';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 import { until } from './harness.js';

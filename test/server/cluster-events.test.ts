@@ -131,9 +131,11 @@ describe.each(['sqlite', ...(pg ? ['postgres' as const] : [])] as const)('the bo
   it('replays what a client missed after a restart of its worker, and tells it of a gap past what is kept', async () => {
     const store = await openTestStore(dialect);
     cleanups.push(() => store.dispose());
+    // The server's own messages (hello, events.gap) carry the app's clock, as its events do.
+    const at = Date.UTC(2030, 0, 1);
     const serve = async (keep: number) => {
-      const bus = new EventBus();
-      const feed = await EventFeed.open({ store, bus, now: Date.now, keep });
+      const bus = new EventBus(() => at);
+      const feed = await EventFeed.open({ store, bus, now: () => at, keep });
       const http = await listen(
         createHttpApp({
           rpc: new RpcDispatcher([]),
@@ -143,6 +145,7 @@ describe.each(['sqlite', ...(pg ? ['postgres' as const] : [])] as const)('the bo
           webRoot: null,
           log: silentLogger,
           health: async () => ({}),
+          now: () => at,
         }),
         { host: '127.0.0.1', port: 0 },
       );
@@ -152,7 +155,7 @@ describe.each(['sqlite', ...(pg ? ['postgres' as const] : [])] as const)('the bo
 
     const one = await serve(1000);
     const client = await openEvents(one.http.url, token);
-    await client.next((m) => m.type === 'hello');
+    expect(await client.next((m) => m.type === 'hello')).toMatchObject({ at });
     one.bus.publish('tasks.changed', changed('before'));
     const last = await client.next(isChanged);
     client.close();
@@ -173,7 +176,7 @@ describe.each(['sqlite', ...(pg ? ['postgres' as const] : [])] as const)('the bo
     try {
       await late.next((m) => m.type === 'hello');
       const gap = await late.next();
-      expect(gap.type).toBe('events.gap');
+      expect(gap).toMatchObject({ type: 'events.gap', at });
       expect(gap.data).toMatchObject({ last_event_id: last.id, head_id: two.feed.head });
       expect(gap.data.oldest_id as number).toBeGreaterThan(last.id + 1);
       expect(gap.id).toBe(two.feed.head);

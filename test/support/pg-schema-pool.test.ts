@@ -9,12 +9,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { recycleSchema, undoLayerMigrations } from './pg-schema-pool.js';
 import { coordinationMigrations, createCoordinator } from '../../src/coordination/index.js';
 import { FakeClock, uuid } from '../../src/core/index.js';
-import { openTestStore, postgresReachable, TEST_PG_URL, type TestStore } from './stores.js';
+import { MODULE_MIGRATIONS as STORE_MIGRATIONS, openTestStore, postgresReachable, TEST_PG_URL, type TestStore } from './stores.js';
 import { pendingMigrations } from '../../src/store/migrate.js';
 import { productModules } from '../../src/app/modules.js';
 
 const reachable = await postgresReachable();
 const MODULE_MIGRATIONS = productModules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
+
+it("the test stores' migrations are the product modules', in their order", () => {
+  expect(STORE_MIGRATIONS.map((set) => Object.entries(set))).toEqual(MODULE_MIGRATIONS.map((set) => Object.entries(set)));
+});
 
 async function schemaExists(name: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: TEST_PG_URL });

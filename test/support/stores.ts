@@ -9,13 +9,35 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Kysely } from 'kysely';
-import { productModules } from '../../src/app/modules.js';
 import { claimPooledSchema, notePristine, recycleSchema, undoLayerMigrations } from './pg-schema-pool.js';
-import { coordinationMigrations } from '../../src/coordination/index.js';
+import { botsMigrations } from '../../src/bots/migrations.js';
+import { coordinationMigrations } from '../../src/coordination/migrations/index.js';
+import { memoryMigrations } from '../../src/memory/migrations.js';
+import { orchestrationMigrations } from '../../src/orchestration/migrations.js';
+import { runtimesMigrations } from '../../src/runtimes/migrations.js';
 import { openStore, type DialectName, type MigrationSet, type OpenStoreOptions, type Store } from '../../src/store/index.js';
+import { consciousMigrations } from '../../src/worlds/conscious/migrations.js';
+import { heartbeatMigrations } from '../../src/worlds/heartbeat/migrations.js';
+import { memoryWorldMigrations } from '../../src/worlds/memory/migrations.js';
+import { steeringMigrations } from '../../src/worlds/steering/migrations.js';
+import { tasksMigrations } from '../../src/worlds/tasks/migrations/index.js';
 
-/** The product modules' migrations: a test store holds every table the daemon would have. */
-const MODULE_MIGRATIONS: MigrationSet[] = productModules.flatMap((m) => (m.tables ? [m.tables.migrations] : []));
+/**
+ * The product modules' migrations, in the modules' order: a test store holds every table the
+ * daemon would have. Read from each module's migrations file rather than through `productModules`,
+ * which would load every module (seconds of import in each of the many files that open a store);
+ * pg-schema-pool.test.ts checks that the two lists are the same.
+ */
+export const MODULE_MIGRATIONS: readonly MigrationSet[] = [
+  { ...memoryMigrations, ...memoryWorldMigrations },
+  tasksMigrations,
+  consciousMigrations,
+  botsMigrations,
+  runtimesMigrations,
+  heartbeatMigrations,
+  orchestrationMigrations,
+  steeringMigrations,
+];
 
 /** Migrations a layer applies on a test store itself (`createCoordinator`): undone before the schema is recycled. */
 const LAYER_MIGRATIONS: MigrationSet[] = [coordinationMigrations];

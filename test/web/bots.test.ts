@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bot, BotWithStatus, Routine, Task, ThreadSummary, ThreadView } from '../../src/protocol/bots.js';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { contrastFailures, walkFocus } from './support/a11y.js';

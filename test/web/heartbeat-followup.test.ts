@@ -1,10 +1,11 @@
 /**
- * Seed 2 §8 on the Bots tab in real Chromium, against the real daemon (`tick_seconds = 15`) and
- * the scripted model server: a bot finishes a task and promises `FOLLOWUP: 1m — …`; the promise
- * waits in the heartbeat section; when it is due (and the person's 90 s activity window is over)
- * the pulse says resume and the bot keeps its promise in the same task — a note "Woke up to follow
- * up on “…”", its reply under the task's own chip (named by its title), no new task; the promise
- * fired. Screenshot, contrast, no CSP violation.
+ * Seed 2 §8 on the Bots tab in real Chromium, against the daemon (`tick_seconds = 15`; in this
+ * process on a fake clock, moved a tick at a time) and the scripted model server: a bot finishes
+ * a task and promises `FOLLOWUP: 1m — …`; the promise waits in the heartbeat section; when it is
+ * due (and the person's 90 s activity window is over) the pulse says resume and the bot keeps its
+ * promise in the same task — a note "Woke up to follow up on “…”", its reply under the task's own
+ * chip (named by its title), no new task; the promise fired. Screenshot, contrast, no CSP
+ * violation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadView } from '../../src/protocol/bots.js';
@@ -36,7 +37,7 @@ describe('a follow-up continues its task, on the Bots tab in Chromium', () => {
   });
 
   it('FOLLOWUP: 1m — the promise waits in the section, then the bot keeps it in the same task, named, with no new task', async () => {
-    const { page, daemon, pulses, botCalls, botReplies, section, snapshot, directThread } = h;
+    const { page, daemon, clock, pulses, botCalls, botReplies, section, snapshot, directThread } = h;
     botReplies.push({ text: 'Deploy started.\nFOLLOWUP: 1m — verify the deploy landed and report back' });
     botReplies.push({ text: 'The deploy landed; all checks are green.' });
     await page.getByTestId('composer-input').fill(TITLE);
@@ -51,8 +52,14 @@ describe('a follow-up continues its task, on the Bots tab in Chromium', () => {
     expect(promise).toMatchObject({ kind: 'delay', state: 'pending', note: 'verify the deploy landed and report back' });
 
     // Due in a minute, after the person's activity window: a tick pulses, the bot keeps its promise.
+    expect(promise!.due_at).toBe(promise!.created_at + 60_000);
+    const due = promise!.due_at!;
+    const moved = await daemon.advanceUntil(async () => (await snapshot()).followups.every((f) => f.state !== 'pending'), 150_000);
+    // Not before it was due, nor before the person's 90 s were over (nothing else moved the clock since they sent).
+    expect(clock.now()).toBeGreaterThanOrEqual(due);
+    expect(moved).toBeGreaterThanOrEqual(90_000);
     const note = page.locator('[data-testid="message"][data-role="system"]', { hasText: `Woke up to follow up on “${TITLE}”` });
-    await note.waitFor({ timeout: 150_000 });
+    await note.waitFor({ timeout: 20_000 });
     const reply = page.locator('[data-testid="message"][data-role="bot"][data-status="done"]', { hasText: 'The deploy landed; all checks are green.' });
     await reply.waitFor({ timeout: 30_000 });
     expect(await reply.getByTestId('task-chip').getAttribute('title')).toBe(TITLE);
@@ -73,5 +80,5 @@ describe('a follow-up continues its task, on the Bots tab in Chromium', () => {
     expect(lastTurn(botCalls[1]!)).toContain('You promised to follow up on this');
     expect(lastTurn(botCalls[1]!)).toContain('verify the deploy landed');
     expect(await h.cspViolations()).toEqual([]);
-  }, 240_000);
+  }, 120_000);
 });

@@ -1,8 +1,9 @@
 /**
- * The heartbeat's section of the Bots tab (issue 12 §10) in real Chromium, against the real
- * daemon as a child process, the scripted model server answering both the pulses (the `local`
- * role, recognised by the pulse's system prompt) and the bot's runs (behind the pacing proxy, so
- * a reply can be held mid-stream), in real time with `[worlds.heartbeat] tick_seconds = 15`:
+ * The heartbeat's section of the Bots tab (issue 12 §10) in real Chromium, against the daemon
+ * (in this process on a fake clock: a tick comes when the test moves time), the scripted model
+ * server answering both the pulses (the `local` role, recognised by the pulse's system prompt)
+ * and the bot's runs (behind the pacing proxy, so a reply can be held mid-stream), with
+ * `[worlds.heartbeat] tick_seconds = 15`:
  *
  *   - a fresh bot: mode, "nothing unfinished — wakes when something changes", the empty log, and
  *     what a pulse sends (the disclosure);
@@ -28,7 +29,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BotWithStatus, ThreadSummary, ThreadView } from '../../src/protocol/bots.js';
 import type { BotHeartbeat, Checkin, HeartbeatSnapshot, HeartbeatUsage } from '../../src/protocol/heartbeat.js';
 import { PULSE_SYSTEM } from '../../src/worlds/heartbeat/pulse.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { FakeClock } from '../../src/core/clock.js';
+import { startInProcessDaemon, type InProcessDaemon } from '../support/daemon.js';
 import { startModelServer, type ChatMessage, type ModelServer, type RecordedRequest, type ScriptedReply } from '../support/model-server.js';
 import { contrastFailures, walkFocus } from './support/a11y.js';
 import { startPacedProxy, type PacedProxy } from './support/bots-models.js';
@@ -96,7 +98,7 @@ describe('the heartbeat section in Chromium', () => {
   let server: ModelServer;
   let proxy: PacedProxy;
   let models: ReturnType<typeof scriptModels>;
-  let daemon: TestDaemon;
+  let daemon: InProcessDaemon;
   let watched: WatchedPage;
   let page: Page;
   let scout: BotWithStatus;
@@ -126,9 +128,11 @@ describe('the heartbeat section in Chromium', () => {
     server = await startModelServer();
     models = scriptModels(server);
     proxy = await startPacedProxy(server, { paceMs: 60 });
-    daemon = await startDaemon({
-      // Only the heartbeat and the bot call the model; ticks every 15 s keep the waits short.
-      config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'tick_seconds = 15', ''].join('\n'),
+    daemon = await startInProcessDaemon({
+      // At the real time, so the page (on the browser's clock) reads the times as near.
+      clock: new FakeClock(Date.now()),
+      // Only the heartbeat and the bot call the model; a job starts without the gap (it would wait on the fake clock).
+      config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'tick_seconds = 15', '', '[worlds.bots]', 'next_job_delay_ms = 0', ''].join('\n'),
       env: {
         SUBCONSCIOUS_LOCAL_BASE_URL: proxy.baseUrl,
         SUBCONSCIOUS_AGENT_BASE_URL: proxy.baseUrl,
@@ -204,8 +208,11 @@ describe('the heartbeat section in Chromium', () => {
     await section().locator('[role="switch"][aria-checked="true"]').waitFor();
     await composer().fill('');
 
+    // The next tick (the clock moved a tick at a time) finds the person active.
+    const skipped = async () => (await snapshot()).log.some((e) => e.outcome === 'skipped' && e.skip === 'user_active');
+    expect(await daemon.advanceUntil(skipped, 45_000)).toBeLessThanOrEqual(15_000);
     const skip = section().locator('[data-testid="heartbeat-entry"][data-outcome="skipped"][data-skip="user_active"]');
-    await skip.waitFor({ timeout: 45_000 });
+    await skip.waitFor({ timeout: 10_000 });
     expect(await skip.getByTestId('heartbeat-why').innerText()).toMatch(/^Skipped: you were active \d+ s ago$/);
     expect(await skip.getByTestId('heartbeat-why-detail').innerText()).toBe(
       'It never wakes a bot while you are in its thread; it looks again 90 s after your last action there.',
@@ -448,11 +455,14 @@ describe('the heartbeat section in Chromium', () => {
 
 describe('a daemon whose heartbeat is switched off in its config', () => {
   let browser: TestBrowser;
-  let daemon: TestDaemon;
+  let daemon: InProcessDaemon;
 
   beforeAll(async () => {
     await ensurePageBuilt();
-    daemon = await startDaemon({ config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'enabled = false', ''].join('\n') });
+    daemon = await startInProcessDaemon({
+      clock: new FakeClock(Date.now()),
+      config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'enabled = false', ''].join('\n'),
+    });
     await daemon.rpc('bots.create', { name: 'quill', label: 'Quill' });
     browser = await launchBrowser();
   }, 120_000);

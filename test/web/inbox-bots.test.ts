@@ -16,7 +16,7 @@ import type { Approval } from '../../src/protocol/agent.js';
 import type { BotWithStatus, ThreadSummary, ThreadView } from '../../src/protocol/bots.js';
 import type { Checkin, HeartbeatSnapshot } from '../../src/protocol/heartbeat.js';
 import { PULSE_SYSTEM } from '../../src/worlds/heartbeat/pulse.js';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startModelServer, scriptedModelEnv, type ChatMessage, type ModelServer, type ScriptedReply } from '../support/model-server.js';
 import { launchBrowser, screenshots, type TestBrowser, type WatchedPage } from './support/browser.js';

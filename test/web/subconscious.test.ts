@@ -602,7 +602,7 @@ describe('Subconscious and Usage tabs in Chromium', () => {
           if (n <= 20 && !(await running())) await daemon.rpc('subconscious.trigger', { world: 'tasks' });
           return n;
         },
-        { timeout: 60_000, interval: 300 },
+        { timeout: 60_000, interval: 50 },
       )
       .toBeGreaterThan(20);
     await waitIdle();

@@ -24,7 +24,7 @@ import type { BotWithStatus } from '../../src/protocol/bots.js';
 import type { Actionable, HeartbeatSnapshot, StatusResult } from '../../src/protocol/index.js';
 import { PULSE_SYSTEM } from '../../src/worlds/heartbeat/pulse.js';
 import { EVALUATION_SYSTEM } from '../../src/worlds/tasks/prompts.js';
-import { filesystemServer } from '../agent/harness.js';
+import { filesystemServer } from '../support/mcp-servers.js';
 import { OFFLINE_REASON } from '../../web/src/shell/context.js';
 import { contrastFailures } from './support/a11y.js';
 import { openLivePage, type LivePage, type OpenPage } from './support/live-page.js';

@@ -1,16 +1,22 @@
 /**
  * The heartbeat page tests' one setup: the scripted model server (the pulse answers `resume`
  * with the test's reason; the bot `@scout` answers from a queue, a call with nothing queued gets
- * a 400 naming it), a real daemon from dist/ (tasks off, `tick_seconds = 15`, plus the test's
- * config lines), the bot scout, and Chromium on its page in the Bots tab with CSP violations
- * recorded (`cspViolations()`).
+ * a 400 naming it), the daemon in this process on a fake clock (src/cli/daemon.ts as `start`
+ * runs it: scheduler, HTTP, page, CSP; tasks off, `tick_seconds = 15`, plus the test's config
+ * lines), the bot scout, and Chromium on its page in the Bots tab with CSP violations recorded
+ * (`cspViolations()`). Time moves only when the test says so (`daemon.advance`,
+ * `daemon.advanceUntil`): one heartbeat tick at a time, each run to its end before the next.
+ *
+ * `[worlds.bots] next_job_delay_ms = 0`, as in the bots and heartbeat harnesses: the gap before
+ * a job would otherwise wait on the fake clock (the gap has its own tests in test/bots/).
  */
 import type { Page } from 'playwright-core';
 import type { BotWithStatus, ThreadSummary } from '../../../src/protocol/bots.js';
 import type { HeartbeatSnapshot } from '../../../src/protocol/heartbeat.js';
 import { PULSE_SYSTEM } from '../../../src/worlds/heartbeat/pulse.js';
-import { startDaemon, type TestDaemon } from '../../support/daemon.js';
-import { startModelServer, type ModelServer, type RecordedRequest, type ScriptedReply } from '../../support/model-server.js';
+import { FakeClock } from '../../../src/core/clock.js';
+import { startInProcessDaemon, type InProcessDaemon } from '../../support/daemon.js';
+import { scriptedModelEnv, startModelServer, type ModelServer, type RecordedRequest, type ScriptedReply } from '../../support/model-server.js';
 import { launchBrowser, recordCspViolations, type TestBrowser } from './browser.js';
 import { ensurePageBuilt } from './page-build.js';
 
@@ -40,7 +46,9 @@ export interface HeartbeatPageOptions {
   name: string;
   /** What the pulse gives as its reason and instruction to resume. */
   pulse: { reason: string; instruction?: string };
-  /** Config lines after `[worlds.heartbeat] tick_seconds = 15`. */
+  /** Lines of `[worlds.bots]` after `next_job_delay_ms = 0`. */
+  botsConfig?: string[];
+  /** Config lines after `[worlds.heartbeat] tick_seconds = 15` and the bots section. */
   config?: string[];
   /** The bot's description and tools. */
   bot: { description: string; tools?: string[] };
@@ -48,7 +56,8 @@ export interface HeartbeatPageOptions {
 
 export interface HeartbeatPage {
   server: ModelServer;
-  daemon: TestDaemon;
+  daemon: InProcessDaemon;
+  clock: FakeClock;
   browser: TestBrowser;
   page: Page;
   scout: BotWithStatus;
@@ -94,14 +103,25 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
     }
     return { status: 400, message: `${opts.name}: an unexpected call (${system.slice(0, 60)})` };
   });
-  const daemon = await startDaemon({
-    config: ['[worlds.tasks]', 'enabled = false', '', '[worlds.heartbeat]', 'tick_seconds = 15', '', ...(opts.config ?? []), ''].join('\n'),
-    env: {
-      SUBCONSCIOUS_LOCAL_BASE_URL: server.baseUrl,
-      SUBCONSCIOUS_AGENT_BASE_URL: server.baseUrl,
-      SUBCONSCIOUS_LOCAL_MODEL: 'scripted-model',
-      SUBCONSCIOUS_AGENT_MODEL: 'scripted-model',
-    },
+  // Starts at the real time, so the page (on the browser's own clock) reads the times as near.
+  const clock = new FakeClock(Date.now());
+  const daemon = await startInProcessDaemon({
+    clock,
+    config: [
+      '[worlds.tasks]',
+      'enabled = false',
+      '',
+      '[worlds.heartbeat]',
+      'tick_seconds = 15',
+      '',
+      '[worlds.bots]',
+      'next_job_delay_ms = 0',
+      ...(opts.botsConfig ?? []),
+      '',
+      ...(opts.config ?? []),
+      '',
+    ].join('\n'),
+    env: scriptedModelEnv(server),
   });
   const scout = await daemon.rpc<BotWithStatus>('bots.create', {
     name: 'scout',
@@ -119,6 +139,7 @@ export async function openHeartbeatPage(opts: HeartbeatPageOptions): Promise<Hea
   return {
     server,
     daemon,
+    clock,
     browser,
     page,
     scout,

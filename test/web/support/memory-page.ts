@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { DECISION_SYSTEM } from '../../../src/worlds/memory/index.js';
+import { DECISION_SYSTEM } from '../../../src/worlds/memory/prompts.js';
 import { startDaemon, type TestDaemon } from '../../support/daemon.js';
 import type { ModelServer, RecordedRequest } from '../../support/model-server.js';
 import { launchBrowser, recordCspViolations, type TestBrowser, type WatchedPage } from './browser.js';
