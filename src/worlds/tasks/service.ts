@@ -442,8 +442,10 @@ export class TasksService {
     });
     this.emitLog(escalation.log_id, escalation.task_id, 'in_progress');
     // Committed before the answer returns: from here on the action survives a kill (a restart
-    // that finds the row running without its job sends it again: `adoptApproved`).
-    const finished = input.wait ? this.whenFinished(escalation.log_id) : null;
+    // that finds the row running without its job sends it again: `startJobs`). A process with no
+    // job loop (a one-shot command with no daemon up) leaves it queued for the next worker, and
+    // does not wait for it.
+    const finished = input.wait && this.stopJobs ? this.whenFinished(escalation.log_id) : null;
     await coordinator.send(approvedJobSpec(escalation.id));
     if (!finished) return { escalation, run_id: runId };
     const log = await finished;

@@ -146,7 +146,8 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     async dispose() {
       await instance.stop();
       await world.close?.();
-      await coordinator.stop();
+      // A test that brought its own store may have closed it already.
+      await coordinator.stop().catch(() => undefined);
       await runner?.cancelAll();
       await mcp?.close();
       await server.close();
