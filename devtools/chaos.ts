@@ -10,8 +10,15 @@
  *
  * The model is the scripted OpenAI-compatible server (devtools/model-server.ts) on loopback:
  * bot replies take 1–5 s and name the message they answer; a task evaluation decides act,
- * escalate or noop by the task's number; escalations are approved as they appear; a heartbeat
- * pulse says resume.
+ * escalate or noop by the task's number (every other escalated task's analysis recommends an
+ * action: a card); escalations are approved as they appear (each a `tasks.approved_action` job);
+ * a heartbeat pulse says resume.
+ *
+ * "Task executions run twice" counts answers the model server delivered in full for the same task
+ * and the same kind of execution (its execution, or its approved action): a request cut off by a
+ * kill (the daemon went away before the answer was complete) is no execution, and the take-over
+ * that continues it delivers the one answer; one that re-asked after an answer had arrived, or ran
+ * a finished execution again, counts.
  *
  * Take-over time: for each kill of a daemon that held jobs, the coordinator's tables (the SQLite
  * file, or Postgres) are read just before the kill for the jobs it held, then sampled every
@@ -439,7 +446,9 @@ async function main(): Promise<void> {
     const settleEnd = Date.now() + o.settleMinutes * 60_000;
     let view = await observe(rpc);
     while (Date.now() < settleEnd) {
-      const open = [...view.tasks.values()].filter((t) => t.status === 'queued' || t.status === 'working').length;
+      const open =
+        [...view.tasks.values()].filter((t) => t.status === 'queued' || t.status === 'working').length +
+        view.log.filter((r) => r.decision === 'in_progress' || r.exec_state === 'running').length;
       const unanswered = [...accepted.values()].filter((a) => view.tasks.get(a.taskId)?.status !== 'done').length;
       if (open === 0 && unanswered === 0) break;
       await sleep(3000);
@@ -452,6 +461,7 @@ async function main(): Promise<void> {
 
     const unanswered = [...accepted.values()].filter((a) => view.tasks.get(a.taskId)?.status !== 'done');
     const stuck = [...view.tasks.values()].filter((t) => t.status === 'queued' || t.status === 'working');
+    const stuckRows = view.log.filter((r) => r.decision === 'in_progress' || r.exec_state === 'running' || r.exec_state === 'executed');
     const repliesPerTag = new Map<string, number>();
     for (const m of view.messages) {
       const tag = /Answer to \[(m\d+)\]/.exec(m.text)?.[1];
@@ -481,6 +491,7 @@ async function main(): Promise<void> {
       `  duplicate replies              ${duplicateReplies}   (goal 0)`,
       `  task executions run twice      ${duplicateExecutions}   (goal 0; ${executions.size} tasks executed)`,
       `  rows stuck queued/working      ${stuck.length}   (goal 0)`,
+      `  task rows stuck running        ${stuckRows.length}   (goal 0: in progress, running or executed and never applied)`,
       `  ledger rows / model requests   ${usage.totals.calls} / ${requests}   (goal: every request has its row; ${usage.totals.interrupted} closed as interrupted)`,
       `    requests without a row        ${join.unrecorded}   (goal 0: a call the ledger does not know of)`,
       `    rows never sent               ${join.neverSent}   (interrupted between writing the row and sending the request: nothing was paid${join.unsentDone ? `; ${join.unsentDone} NOT interrupted` : ''})`,
@@ -501,6 +512,7 @@ async function main(): Promise<void> {
       console.log(`    unanswered: task ${u.taskId} of ${u.botId} is ${t?.status ?? 'missing'}${t?.error_kind ? ` (${t.error_kind}: ${t.error ?? ''})` : ''}`);
     }
     for (const s of stuck.slice(0, 10)) console.log(`    stuck: task ${s.id} ${s.status} (${s.error ?? ''})`);
+    for (const r of stuckRows.slice(0, 10)) console.log(`    stuck: log row ${r.id} ${r.decision}/${r.exec_state} (${r.result ?? ''})`);
     for (const [title, n] of executions) if (n > 1) console.log(`    executed ${n} times: chaos task ${title}`);
     if (o.keep) console.log(`  kept: ${scratch}${databaseUrl ? ` and ${databaseUrl}` : ''}`);
     const ok =
@@ -508,6 +520,7 @@ async function main(): Promise<void> {
       duplicateReplies === 0 &&
       duplicateExecutions === 0 &&
       stuck.length === 0 &&
+      stuckRows.length === 0 &&
       join.unrecorded === 0 &&
       join.unsentDone === 0 &&
       takeoverOk;
@@ -557,15 +570,27 @@ function reply(request: RecordedRequest): ScriptedReply {
       ?.content?.toString() ?? text,
   )?.[1];
   if (tag) return { text: `Answer to [${tag}]: summarised.`, delayMs: between(1000, 5000) };
+  // Every other escalated task's analysis recommends an action: a card the approver says yes to.
+  const task = Number(/chaos task (\d+)/.exec(text.split('# Task\n')[1] ?? '')?.[1] ?? NaN);
+  if (!isApprovedAction(text) && text.includes('You analyse a standing read-only task') && task % 6 === 1) {
+    return { text: `Release ${task} looks fine.\nRECOMMENDED ACTION: Tell the team release ${task} is ready`, delayMs: between(1000, 5000) };
+  }
   return { text: 'Done: nothing else to report.', delayMs: between(1000, 5000) };
 }
 
+/** The task (and kind: its execution, or its approved action) a delivered execution answer was for; null for anything else. */
 function executionTitle(r: RecordedRequest): string | null {
   const body = r.body;
-  if (!body || body.response_format) return null;
+  if (!body || body.response_format || r.aborted) return null;
   const text = (body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
   if (!/# Task\n/.test(text)) return null;
-  return /chaos task (\d+)/.exec(text.split('# Task\n')[1] ?? '')?.[1] ?? null;
+  const n = /chaos task (\d+)/.exec(text.split('# Task\n')[1] ?? '')?.[1];
+  if (!n) return null;
+  return isApprovedAction(text) ? `${n} (approved action)` : n;
+}
+
+function isApprovedAction(text: string): boolean {
+  return text.includes('The user approved an action');
 }
 
 type Rpc = (method: string, params?: unknown) => Promise<unknown>;
@@ -612,12 +637,16 @@ class RpcError extends Error {}
 interface View {
   tasks: Map<string, { id: string; status: string; error_kind: string | null; error: string | null }>;
   messages: { role: string; status: string; text: string }[];
+  /** The tasks world's activity log. */
+  log: { id: string; decision: string; exec_state: string; result: string | null }[];
 }
 
 async function observe(rpc: Rpc): Promise<View> {
   const tasks: View['tasks'] = new Map();
   const messages: View['messages'] = [];
+  let log: View['log'] = [];
   try {
+    log = (await rpc('subconscious.log_list', { limit: 1000 })) as View['log'];
     const threads = (await rpc('bots.threads_list', {})) as { id: string }[];
     for (const t of threads) {
       let before: number | undefined;
@@ -636,7 +665,7 @@ async function observe(rpc: Rpc): Promise<View> {
   } catch {
     // a daemon went away mid-read: the next round reads again
   }
-  return { tasks, messages };
+  return { tasks, messages, log };
 }
 
 async function freePort(): Promise<number> {

@@ -23,6 +23,8 @@
  *     reads?,                         // outside text in the prompt, shown on its approvals
  *     decided?,                       // {server, tool, arguments, response?}: a call a person
  *                                     // already answered, made (or answered) before step one
+ *     beforeToolCall?,                // awaited before each tool call runs (a host records it
+ *                                     // first: a throw fails the call, which never runs)
  *   });
  *   approvals.answer(id, {answer: 'accept'|'edit'|'respond'|'ignore', arguments?, text?, by?, via?})
  *     // edit: the call runs with the changed arguments (checked against the tool's schema);
@@ -43,7 +45,7 @@
  * (`unknown`, the message names the server) and is restarted on its next use.
  */
 export { AgentRunner, DEFAULT_MAX_STEPS, DEFAULT_RUN_CAP_MS } from './runner.js';
-export type { AgentRunnerOptions, DecidedCall, ReadItem, Run, RunEvent, RunEventType, RunEvents, RunOptions, RunOutcome } from './runner.js';
+export type { AgentRunnerOptions, BeforeToolCall, DecidedCall, ReadItem, Run, RunEvent, RunEventType, RunEvents, RunOptions, RunOutcome } from './runner.js';
 export { ApprovalStore, checkToolArguments, APPROVAL_ANSWERS, APPROVAL_STATES, UNATTENDED_APPROVAL_MS } from './approvals.js';
 export type {
   AnswerInput,
@@ -61,8 +63,11 @@ export { PERMISSION_MODES, permissionModeSchema, toolPolicy } from './permission
 export type { PermissionMode, ToolAccess, ToolPolicy } from './permissions.js';
 export { parseControlLines, ControlLineFilter, MAX_FOLLOWUP_MS } from './control-lines.js';
 export type { ControlLine, FollowUpDue, ParsedControlLines } from './control-lines.js';
-export { buildCheckpoint, formatSteps, CHECKPOINT_SUMMARY_MAX, CHECKPOINT_STEPS_MAX } from './checkpoint.js';
+export { buildCheckpoint, formatSteps, head, CHECKPOINT_SUMMARY_MAX, CHECKPOINT_STEPS_MAX } from './checkpoint.js';
 export type { Checkpoint, RecordedStep } from './checkpoint.js';
+export { RunProgress, PROGRESS_TEXT_EVERY_MS } from './progress.js';
+export type { InFlightCall, ProgressState } from './progress.js';
+export { continuationNote } from './continuation.js';
 export { settleStatus } from './outcome.js';
 export type { CancelCause, RunErrorKind, RunStatus, SettleFacts, SettleStatus } from './outcome.js';
 export { agentRpcHandlers } from './rpc.js';

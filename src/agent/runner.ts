@@ -81,7 +81,16 @@ export interface RunOptions {
    * and hands the person's text back as its result — and the model continues from there.
    */
   decided?: DecidedCall | undefined;
+  /**
+   * Awaited right before each tool call runs (after its approval, if any): a host records the call
+   * with its unit of work first, so a worker killed during the call leaves a take-over knowing it
+   * may have happened (RunProgress.onCall). A throw means it could not: the call does not run and
+   * the run fails.
+   */
+  beforeToolCall?: BeforeToolCall | undefined;
 }
+
+export type BeforeToolCall = (call: { toolCallId: string; tool: string; server: string; access: ToolAccess; input: Record<string, unknown> }) => Promise<void>;
 
 export type ReadItem = { what: string; excerpt: string };
 export type DecidedCall = { server: string; tool: string; arguments: Record<string, unknown>; response?: string | undefined };
@@ -181,6 +190,7 @@ const runOptionsSchema = z
     decided: z
       .object({ server: z.string().min(1), tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()), response: z.string().min(1).optional() })
       .optional(),
+    beforeToolCall: z.custom<BeforeToolCall>((f) => typeof f === 'function').optional(),
   })
   .refine((o) => (o.messages === undefined) !== (o.prompt === undefined), { path: ['prompt'], message: 'give exactly one of `messages` or `prompt`' });
 
@@ -544,6 +554,16 @@ class RunState {
       }
       if (answer.kind === 'respond') return this.respondInstead(toolCallId, info, args, answer.text);
       args = answer.arguments;
+    }
+    if (this.options.beforeToolCall) {
+      try {
+        await this.options.beforeToolCall({ toolCallId, tool: info.exposedName, server: info.server, access: info.access, input: args });
+      } catch (err) {
+        const why = `${info.exposedName} was not run: it could not be recorded first (${describeError(err)})`;
+        this.recordStep(toolCallId, info.exposedName, args, 'error', why);
+        this.fail('unknown', `${why}.`);
+        throw err;
+      }
     }
     this.emit({ type: 'tool-call', runId: this.id, toolCallId, tool: info.exposedName, server: info.server, access: info.access, input: args });
     try {

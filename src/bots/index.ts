@@ -61,6 +61,7 @@
  */
 export { createBotsHost, HEARTBEAT_EXHAUSTED, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
 export { BotRuntime } from './runtime.js';
+export { MAX_CUT_OFF_RUNS } from './cut-offs.js';
 export { BOTS_WORLD } from './run-options.js';
 export type { ControlLinesInfo, DispatchOptions, Dispatched, DroppedJobInfo, RunUsage, RuntimeStatus, SettledInfo } from './runtime.js';
 export { BotsService, mentions, type AttentionSource, type HumanAction } from './service.js';

@@ -6,7 +6,7 @@
  * between them, is in `single-flight.ts`.
  */
 import {
-  formatSteps,
+  continuationNote,
   type AgentRunner,
   type Approval,
   type ApprovalStore,
@@ -17,7 +17,7 @@ import {
   type RunOutcome,
 } from '../agent/index.js';
 import { SubconsciousError, describeError, processOwner, type Clock, type IdGen, type Logger } from '../core/index.js';
-import { cleanLine, fence } from '../llm/index.js';
+import { cleanLine } from '../llm/index.js';
 import type { Bot, Task, TaskSource, TaskStatus, Thread } from '../protocol/bots.js';
 import type { Coordinator, Job as CoordJob } from '../coordination/index.js';
 import type { ApprovalLinks } from './approval-links.js';
@@ -843,7 +843,7 @@ export class BotRuntime {
     try {
       const bot = await this.d.bots.require(job.botId);
       const options = await this.runOptions(active, bot, started, runId);
-      if (continued) options.system = `${options.system}\n\n${continuationNote(row, await this.d.threads.getMessage(job.messageId))}`;
+      if (continued) options.system = `${options.system}\n\n${continuedReplyNote(row, await this.d.threads.getMessage(job.messageId))}`;
       if (active.stopCause) {
         failure = null;
       } else {
@@ -1427,21 +1427,12 @@ function isContinued(row: TaskRow): boolean {
   return row.status === 'queued' && row.interrupted === 1 && row.error === CONTINUED_ERROR;
 }
 
-/**
- * The host's note to a run that continues a cut-off one: what was recorded (steps, text), fenced
- * as data, and not to redo it — an effect the cut-off run had (a tool call that returned) must
- * not happen twice.
- */
-function continuationNote(row: TaskRow, message: { text: string } | undefined): string {
-  const cp = toTask(row).checkpoint;
-  const lines = ['[Host note: this reply was cut off when its worker stopped; this run continues it. Not a new message.]'];
-  if (cp && cp.steps.length > 0)
-    lines.push(
-      'Tool steps already taken (do not repeat them; their effects happened):',
-      fence(formatSteps(cp.steps), { label: 'checkpoint steps', maxChars: 3000 }),
-    );
-  const partial = message?.text.trim() ?? '';
-  if (partial) lines.push('What you had written when it stopped:', fence(partial, { label: 'partial reply', maxChars: 1500, keep: 'tail' }));
-  lines.push('Continue and finish the reply to the request above; do not redo completed work.');
-  return lines.join('\n');
+/** The host's note to a run that continues a cut-off one (agent/continuation.ts): the task's recorded steps and the message's partial text. */
+function continuedReplyNote(row: TaskRow, message: { text: string } | undefined): string {
+  return continuationNote({
+    intro: '[Host note: this reply was cut off when its worker stopped; this run continues it. Not a new message.]',
+    steps: toTask(row).checkpoint?.steps ?? [],
+    partial: { label: 'partial reply', text: message?.text ?? '' },
+    finish: 'Continue and finish the reply to the request above; do not redo completed work.',
+  });
 }

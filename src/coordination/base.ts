@@ -161,24 +161,35 @@ export abstract class BaseCoordinator implements Coordinator {
     const stop = new AbortController();
     const batchSize = opts.batchSize ?? 1;
     const pollMs = opts.pollIntervalMs ?? DEFAULT_POLL_MS;
+    // Up to `batchSize` handlers at once: a free slot is filled as soon as one ends (a long job does not hold back the next).
+    const running = new Set<Promise<void>>();
     const loop = (async () => {
       while (!stop.signal.aborted) {
-        const jobs = await this.fetch<P>(queue, { batchSize }).catch((err) => {
-          this.log.warn({ err, queue }, 'could not fetch jobs; trying again');
-          return [] as Job<P>[];
-        });
-        if (jobs.length === 0) {
-          const waker = new AbortController();
-          this.wakers.set(queue, waker);
-          try {
-            await this.clock.sleep(pollMs, AbortSignal.any([stop.signal, waker.signal]));
-          } catch {
-            // woken by a send, or stopped
-          }
-          continue;
+        const free = batchSize - running.size;
+        const jobs =
+          free > 0
+            ? await this.fetch<P>(queue, { batchSize: free }).catch((err) => {
+                this.log.warn({ err, queue }, 'could not fetch jobs; trying again');
+                return [] as Job<P>[];
+              })
+            : [];
+        for (const job of jobs) {
+          const one: Promise<void> = this.runOne(job, handler, stop.signal).finally(() => {
+            running.delete(one);
+            this.wake(queue);
+          });
+          running.add(one);
         }
-        await Promise.all(jobs.map((job) => this.runOne(job, handler, stop.signal)));
+        if (jobs.length > 0 && running.size < batchSize) continue;
+        const waker = new AbortController();
+        this.wakers.set(queue, waker);
+        try {
+          await this.clock.sleep(pollMs, AbortSignal.any([stop.signal, waker.signal]));
+        } catch {
+          // woken by a send or a finished job, or stopped
+        }
       }
+      await Promise.all(running);
     })();
     const stopLoop = async () => {
       stop.abort();

@@ -114,6 +114,7 @@ export interface Lease {
 }
 
 export interface WorkOptions {
+  /** Handlers running at once (default 1): each fetch claims at most the free slots, and a slot is refilled as soon as its job ends. */
   batchSize?: number | undefined;
   /** How often an idle worker looks for work (ms). Implementations may also be woken by `send`. */
   pollIntervalMs?: number | undefined;

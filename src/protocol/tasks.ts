@@ -142,6 +142,8 @@ export type ExecutionDetail = {
   calls: ModelCalls;
   tool_calls: ToolCallDetail[];
   run_id: string | null;
+  /** The worker whose death cut it off, when another worker (or this one after a restart) continued it: "taken over from …". */
+  taken_over_from: string | null;
 };
 
 /** One step of a row's approval trail: who answered what, and when. */

@@ -18,6 +18,8 @@ export interface ExecutionRecord {
   calls: ModelCalls;
   tool_calls: ToolCallDetail[];
   run_id: string | null;
+  /** The worker a continued (or applied) execution was taken over from (null or absent: it ran where it began). */
+  taken_over_from?: string | null | undefined;
 }
 
 /** A writing call the task's words named, approved by the world on the person's behalf. */
@@ -104,5 +106,37 @@ export function toolCalls(steps: readonly AgentToolStep[] | undefined): ToolCall
 }
 
 export function executionDetail(r: ExecutionRecord | undefined): ExecutionDetail | null {
-  return r ? { mode: r.mode, purpose: r.purpose, answer: r.answer, calls: r.calls, tool_calls: r.tool_calls, run_id: r.run_id } : null;
+  return r
+    ? {
+        mode: r.mode,
+        purpose: r.purpose,
+        answer: r.answer,
+        calls: r.calls,
+        tool_calls: r.tool_calls,
+        run_id: r.run_id,
+        taken_over_from: r.taken_over_from ?? null,
+      }
+    : null;
+}
+
+/** An execution's record from the ledger's figures of its runs, its tool steps and its answer (capped). */
+export function executionRecord(o: {
+  mode: ExecMode;
+  purpose: string;
+  model: string | null;
+  usage: { calls: number; input: number; output: number; latency_ms: number };
+  steps: readonly AgentToolStep[];
+  runId: string | null;
+  from: string | null;
+  answer: string | null;
+}): ExecutionRecord {
+  return {
+    mode: o.mode,
+    purpose: o.purpose,
+    answer: capText(o.answer, CAPS.answer),
+    calls: { model: o.model, calls: o.usage.calls, input_tokens: o.usage.input, output_tokens: o.usage.output, latency_ms: o.usage.latency_ms },
+    tool_calls: toolCalls(o.steps),
+    run_id: o.runId,
+    taken_over_from: o.from,
+  };
 }

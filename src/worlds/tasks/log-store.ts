@@ -6,11 +6,14 @@
  * Each execution is keyed by its row (issue 9, "effects happen once"): `running` is written
  * before it starts, `executed` with its outcome (`exec_result`) the moment it finished, `done`
  * when commit applied it. A commit resumed after a crash applies an `executed` row's stored
- * outcome and never executes a `running` one again (it may have acted; it is failed as
- * interrupted).
+ * outcome and continues a `running` one from its step-level checkpoint (`exec_checkpoint`,
+ * exec-checkpoint.ts) — never blindly again from the start.
  */
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
-import { ownerIsGone, processOwner } from '../../core/index.js';
+import { ownerIsGone } from '../../core/index.js';
+import { INTERRUPTED, freshCheckpoint, parseExecCheckpoint, type ExecCheckpoint } from './exec-checkpoint.js';
+
+export { INTERRUPTED } from './exec-checkpoint.js';
 import { parseDetail, type RowDetail } from './log-detail.js';
 import type { TasksTables, SubconsciousLogTable } from './tables.js';
 import type { ExecMode, ExecState, LogDecision, LogEntry, ModelDecision, Task } from './types.js';
@@ -272,14 +275,54 @@ export class LogStore {
       .execute();
   }
 
-  /** Mark that execution starts: written (and committed) before any side effect. */
-  async markRunning(id: string, mode: ExecMode, modelDecision: ModelDecision, reason: string): Promise<void> {
+  /** Mark that execution starts: written (and committed) before any side effect, its first run counted (exec-checkpoint.ts). */
+  async markRunning(id: string, mode: ExecMode, modelDecision: ModelDecision, reason: string, owner: string): Promise<void> {
     const now = this.now();
     await this.db
       .updateTable('subconscious_log')
-      .set({ exec_state: 'running', exec_mode: mode, exec_started_at: now, exec_owner: processOwner(), model_decision: modelDecision, reason, updated_at: now })
+      .set({
+        exec_state: 'running',
+        exec_mode: mode,
+        exec_started_at: now,
+        exec_owner: owner,
+        exec_checkpoint: JSON.stringify(freshCheckpoint(1)),
+        model_decision: modelDecision,
+        reason,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .execute();
+  }
+
+  /** The running row's checkpoint (null: none, or unreadable) and the worker that ran it last. */
+  async execCheckpoint(id: string): Promise<{ checkpoint: ExecCheckpoint | null; owner: string | null }> {
+    const row = await this.db.selectFrom('subconscious_log').select(['exec_checkpoint', 'exec_owner']).where('id', '=', id).executeTakeFirst();
+    return { checkpoint: parseExecCheckpoint(row?.exec_checkpoint ?? null), owner: row?.exec_owner ?? null };
+  }
+
+  /**
+   * A run of a `running` row begins under `owner` (a continued one, or an approved action's first):
+   * counted in its checkpoint before any model call. False when the row is not running any more.
+   */
+  async beginRun(id: string, checkpoint: ExecCheckpoint, owner: string): Promise<boolean> {
+    const res = await this.db
+      .updateTable('subconscious_log')
+      .set({ exec_owner: owner, exec_checkpoint: JSON.stringify({ ...checkpoint, runs: checkpoint.runs + 1 }), updated_at: this.now() })
+      .where('id', '=', id)
+      .where('exec_state', '=', 'running')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** The running execution's progress (RunProgress); false when the row is not running any more. */
+  async writeExecCheckpoint(id: string, checkpoint: ExecCheckpoint): Promise<boolean> {
+    const res = await this.db
+      .updateTable('subconscious_log')
+      .set({ exec_checkpoint: JSON.stringify(checkpoint) })
+      .where('id', '=', id)
+      .where('exec_state', '=', 'running')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
   }
 
   /** `in_progress` rows of a tick become `decision` (cancelled / failed); finished rows are untouched. */
@@ -356,16 +399,27 @@ export class LogStore {
   }
 
   /**
-   * Executions marked `running` by a process that died: they become `failed` (never re-run: a
-   * write may already have happened). A dead owner on this host is known at once; otherwise the
-   * row must have outlived `startedBefore`. The current tick's own rows are left to it (a resumed
-   * tick settles the executions it opened).
+   * Executions marked `running` by a process that died whose tick will never resume them (it ended
+   * without them): they become `failed` (never re-run: a write may already have happened). A dead
+   * owner on this host is known at once; otherwise the row must have outlived `startedBefore`. The
+   * current tick's own rows are left to it (a resumed tick continues the executions it opened), and
+   * so are approved actions' rows: their job continues them (approved-jobs.ts).
    */
   async failInterrupted(opts: { startedBefore: number; currentTickId: string }): Promise<string[]> {
     const running = await this.db
       .selectFrom('subconscious_log')
       .select(['id', 'tick_id', 'exec_started_at', 'exec_owner', 'exec_state', 'exec_result'])
       .where('exec_state', 'in', EXECUTING)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('subconscious_escalations')
+              .select('subconscious_escalations.id')
+              .whereRef('subconscious_escalations.log_id', '=', 'subconscious_log.id')
+              .where('subconscious_escalations.status', '=', 'approved'),
+          ),
+        ),
+      )
       .execute();
     const interrupted = running.filter(
       (r) => r.tick_id !== opts.currentTickId && (ownerIsGone(r.exec_owner) || Number(r.exec_started_at ?? 0) < opts.startedBefore),
@@ -377,6 +431,18 @@ export class LogStore {
       else await this.update(r.id, { decision: 'failed', exec_state: 'done', result: INTERRUPTED });
     }
     return interrupted.map((r) => r.id);
+  }
+
+  /** Approved cards whose row still runs (their job continues them): the escalation ids. */
+  async approvedRunning(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('subconscious_escalations')
+      .innerJoin('subconscious_log', 'subconscious_log.id', 'subconscious_escalations.log_id')
+      .select('subconscious_escalations.id')
+      .where('subconscious_escalations.status', '=', 'approved')
+      .where('subconscious_log.exec_state', 'in', EXECUTING)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** `executed` rows of a tick that ends without applying them (it failed after they ran): their outcome stands. */
@@ -394,9 +460,6 @@ export class LogStore {
     return rows.map((r) => r.id);
   }
 }
-
-export const INTERRUPTED =
-  'Interrupted while executing (the process stopped). Not run again, so it cannot act or be paid for twice; a recurring task runs again at its next time.';
 
 /** The decision and text of a stored execution outcome (`exec_result`), if it reads as one. */
 function storedOutcome(json: string | null): { decision: LogDecision; result: string } | null {

@@ -3,6 +3,7 @@
  * contract, the `tasks` subcommands, its `simulate` hooks and the Subconscious tab.
  */
 import { AgentRunnerKey, ApprovalStoreKey, DEFAULT_RUN_CAP_MS, SkillsKey } from '../../agent/index.js';
+import { CoordinatorKey } from '../../coordination/index.js';
 import { defineModule } from '../../engine/index.js';
 import { MemoryStoreKey } from '../../memory/services.js';
 import { tasksContract } from '../../protocol/tasks.js';
@@ -21,7 +22,7 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
   legacySection: 'heartbeat',
   tables: { names: TASKS_TABLES, migrations: tasksMigrations, shipped: TASKS_SHIPPED },
   contract: tasksContract,
-  uses: [AgentRunnerKey, ApprovalStoreKey, SkillsKey, MemoryStoreKey],
+  uses: [AgentRunnerKey, ApprovalStoreKey, SkillsKey, MemoryStoreKey, CoordinatorKey],
   tab: 'subconscious',
   // Read at each use through `settings()` below (never copied at create).
   live: ['interval_minutes', 'inference_enabled', 'context_budget_tokens', 'reevaluate_unchanged_after_minutes'],
@@ -43,6 +44,8 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
       workspace: ctx.workspace,
       agent,
       approvals: ctx.services.find(ApprovalStoreKey),
+      // Approved actions are its durable jobs, run by every worker's job loop (approved-jobs.ts).
+      coordinator: ctx.services.find(CoordinatorKey),
       skills: ctx.services.find(SkillsKey),
       memoryStore: ctx.services.find(MemoryStoreKey),
       models: ctx.llm,
@@ -65,8 +68,11 @@ export const tasksModule = defineModule<typeof tasksConfig, TasksTables, typeof 
     return {
       world,
       handlers: tasksRpcHandlers(world.service),
-      // The model-health banner comes from a probe at start and every few minutes, not only from a failed tick.
-      start: () => world.service.health.start(),
+      start: async () => {
+        // The model-health banner comes from a probe at start and every few minutes, not only from a failed tick.
+        world.service.health.start();
+        await world.service.startJobs();
+      },
     };
   },
 });

@@ -9,7 +9,8 @@
  */
 import type { Kysely } from 'kysely';
 import { SubconsciousError, describeError } from '../../core/errors.js';
-import { processOwner } from '../../core/index.js';
+import { processOwner, silentLogger } from '../../core/index.js';
+import type { Coordinator, Job } from '../../coordination/index.js';
 import type { Clock, Emitter, IdGen, Logger } from '../../core/index.js';
 import type { LogFilter } from './log-store.js';
 import type { TasksEvents } from '../../protocol/tasks.js';
@@ -17,7 +18,10 @@ import type { TasksTables } from './tables.js';
 import { EscalationStore } from './escalation-store.js';
 import { HealthMonitor, isHealthy, skillRows, type HealthSnapshot } from './health.js';
 import { HeartbeatFile, type HeartbeatSnapshot } from './heartbeat-md.js';
-import { CAPS, capText, executionDetail, toolCalls, type ExecutionRecord } from './log-detail.js';
+import { executionDetail, executionRecord } from './log-detail.js';
+import { answeredOutcome, gateOf, runAgentExecution, type AgentExecution } from './agent-execution.js';
+import { APPROVED_CONCURRENCY, TASKS_APPROVED_QUEUE, approvedJobSpec, approvedRun, parseApprovedPayload } from './approved-jobs.js';
+import { NO_USAGE, freshCheckpoint, resumePlan, stoppedText, type ExecUsage } from './exec-checkpoint.js';
 import { groupLog } from './log-groups.js';
 import { LOG_TEXT, LogStore } from './log-store.js';
 import { AGENT_APPROVED_SYSTEM, approvedActionPrompt } from './prompts.js';
@@ -38,7 +42,7 @@ import { TaskStore, publicTask, type AddTaskInput, type HeartbeatSyncResult, typ
 import { TickStore } from './tick-store.js';
 import type {
   AgentOutcome,
-  AgentRunEvent,
+  AgentToolStep,
   ApprovalTrailItem,
   ApproveResult,
   Escalation,
@@ -84,7 +88,14 @@ export interface TasksServiceDeps {
   world?: string | undefined;
   /** Why this world is off (config or the page's switch), or null: then no task is evaluated, and each says so. */
   worldOff?: (() => Promise<string | null>) | undefined;
+  /** Durable jobs (issue 17): an approved action is a `tasks.approved_action` job any worker runs (approved-jobs.ts). */
+  coordinator?: Coordinator | undefined;
+  /** This worker's id (default the coordinator's, else `host:pid`): an execution's owner, named when another worker takes it over. */
+  worker?: string | undefined;
 }
+
+/** How often a caller waiting for an approved action another worker runs reads its row. */
+const FINISHED_POLL_MS = 1000;
 
 export class TasksService {
   readonly tasks: TaskStore;
@@ -95,10 +106,16 @@ export class TasksService {
   readonly health: HealthMonitor;
   readonly world: string;
   readonly timezone: string;
+  /** Written as an execution's owner (the coordinator's worker id): named when another worker takes it over. */
+  readonly worker: string;
   private ready: Promise<void> | undefined;
   /** `ensureReady()` finished once in this process (the probe needs its defaults and import done). */
   private readyDone = false;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Stops this worker's approved-action job loop (`startJobs`). */
+  private stopJobs: (() => Promise<void>) | undefined;
+  /** Callers of `answer({wait: true})` waiting for a row, woken when this worker finishes it. */
+  private readonly finishWaiters = new Map<string, Set<() => void>>();
   /** Aborted by `close()`: approved runs still going are cancelled instead of holding up shutdown. */
   private readonly closing = new AbortController();
 
@@ -111,6 +128,7 @@ export class TasksService {
     this.ticks = new TickStore(deps.db, now);
     this.heartbeat = new HeartbeatFile(deps.workspace);
     this.world = deps.world ?? 'tasks';
+    this.worker = deps.worker ?? deps.coordinator?.workerId ?? processOwner();
     this.health = new HealthMonitor({
       clock: deps.clock,
       models: deps.models,
@@ -366,8 +384,7 @@ export class TasksService {
   async answer(id: string, input: EscalationAnswerInput): Promise<ApproveResult> {
     const who = { by: input.by, via: input.via };
     if (input.answer === 'ignore') return { escalation: await this.dismiss(id, who), run_id: null };
-    const agent = this.deps.agent;
-    if (!agent) {
+    if (!this.deps.agent) {
       const known = await this.escalations.get(id);
       if (!known) throw new SubconsciousError('not_found', 'That approval card does not exist (any more).', { details: { field: 'id' } });
       throw new SubconsciousError('forbidden', 'No agent model is configured, so an approved action cannot run; the escalation stays pending.', {
@@ -402,10 +419,7 @@ export class TasksService {
       }
       args = checkToolArguments(action.tool, action.input_schema, input.arguments);
     }
-    const decided = action ? { server: action.server, tool: action.tool, arguments: args ?? action.arguments, ...(text ? { response: text } : {}) } : undefined;
-    // A card in words that was simply accepted keeps the full run it always had; every other answer
-    // runs attended and tainted: a further write the person did not see waits on the gate.
-    const mode: 'full' | 'tainted' = !action && input.answer === 'accept' ? 'full' : 'tainted';
+    const coordinator = this.requireCoordinator();
     const escalation = await this.escalations.resolve(id, 'approved', 'person', null, {
       kind: input.answer,
       arguments: args,
@@ -414,42 +428,28 @@ export class TasksService {
       via: input.via,
     });
     this.emit('tasks.escalation_changed', { id, status: 'approved' });
-    const startedAt = this.deps.clock.now();
+    // The run's id is known now (the answer names it); its job starts the run under it.
+    const runId = this.deps.ids();
     await this.logs.update(escalation.log_id, {
       decision: 'in_progress',
       result: text && !action ? LOG_TEXT.responded_running : LOG_TEXT.approved_running,
       exec_state: 'running',
-      exec_mode: mode,
-      exec_started_at: startedAt,
-      exec_owner: processOwner(),
+      exec_mode: approvedRun(escalation).mode,
+      exec_started_at: this.deps.clock.now(),
+      exec_owner: this.worker,
+      exec_checkpoint: JSON.stringify(freshCheckpoint(0)),
+      run_id: runId,
     });
     this.emitLog(escalation.log_id, escalation.task_id, 'in_progress');
-    let run: ReturnType<TaskAgent['start']>;
-    try {
-      run = agent.start({
-        world: this.world,
-        purpose: 'approved_action',
-        system: AGENT_APPROVED_SYSTEM,
-        prompt: approvedActionPrompt(escalation.title, escalation.description, escalation.analysis, !action && text ? text : null),
-        mode,
-        attended: true,
-        title: escalation.title,
-        signal: this.closing.signal,
-        ...(decided ? { decided } : {}),
-      });
-    } catch (err) {
-      await this.finishApproved(escalation, startedAt, null, err, null, null, mode);
-      throw err;
-    }
-    const usage = countUsage(run.events);
-    await this.logs.update(escalation.log_id, { run_id: run.id });
-    const done = run.settled.then(
-      (outcome) => this.finishApproved(escalation, startedAt, outcome, undefined, usage.stop(), run.id, mode),
-      (err: unknown) => this.finishApproved(escalation, startedAt, null, err, usage.stop(), run.id, mode),
-    );
-    this.track(done);
-    if (!input.wait) return { escalation, run_id: run.id };
-    return { escalation, run_id: run.id, log: await done };
+    // Committed before the answer returns: from here on the action survives a kill (a restart
+    // that finds the row running without its job sends it again: `startJobs`). A process with no
+    // job loop (a one-shot command with no daemon up) leaves it queued for the next worker, and
+    // does not wait for it.
+    const finished = input.wait && this.stopJobs ? this.whenFinished(escalation.log_id) : null;
+    await coordinator.send(approvedJobSpec(escalation.id));
+    if (!finished) return { escalation, run_id: runId };
+    const log = await finished;
+    return { escalation, run_id: log.run_id ?? runId, log };
   }
 
   /** Dismiss a pending escalation (ignore): nothing runs; its log row reads "Skipped". */
@@ -498,20 +498,176 @@ export class TasksService {
     }
   }
 
-  /** Wait for approved runs still in flight (tests). */
+  /** Wait for approved runs this worker runs now (tests). */
   async drain(): Promise<void> {
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
   }
 
   /**
-   * Shutdown: cancel approved runs still in flight (an agent run may take up to its cap, and a
-   * stop must not wait for it), then wait until their rows say so. Not re-run at the next start:
-   * the action may have partly happened.
+   * Start this worker's job loop for approved actions (the module's start, on every worker, face or
+   * not), after sending a job for every approved card whose row still runs without one: a row of a
+   * release that ran approved actions in memory, or one whose answer was cut off before its job was
+   * sent (the key makes a job that exists the one found, not a second).
+   */
+  async startJobs(): Promise<void> {
+    const coordinator = this.deps.coordinator;
+    if (!coordinator || this.stopJobs) return;
+    for (const escalationId of await this.logs.approvedRunning()) await coordinator.send(approvedJobSpec(escalationId));
+    this.stopJobs = coordinator.work(TASKS_APPROVED_QUEUE, { batchSize: APPROVED_CONCURRENCY, pollIntervalMs: coordinator.leaseMs / 2 }, (job, ctx) =>
+      this.track(this.runApprovedJob(job, ctx.signal)),
+    );
+  }
+
+  /**
+   * Shutdown: stop taking approved jobs, cancel the runs still going (an agent run may take up to
+   * its cap, and a stop must not wait for it) and wait until their rows say so. Not re-run at the
+   * next start: the action may have partly happened. Jobs not started yet stay queued and run then.
    */
   async close(): Promise<void> {
     if (!this.closing.signal.aborted) this.closing.abort(new SubconsciousError('cancelled', 'subconscious is shutting down'));
     await this.health.close();
+    await this.stopJobs?.();
     await this.drain();
+  }
+
+  /** One `tasks.approved_action` job: its card's action run, continued or applied from the row's checkpoint. */
+  private async runApprovedJob(job: Job, jobSignal: AbortSignal): Promise<void> {
+    const parsed = parseApprovedPayload(job.payload);
+    if (!parsed.ok) {
+      this.deps.log?.warn({ world: this.world, job: job.id, reason: parsed.reason }, 'an approved action job was moved aside: its payload does not parse');
+      await this.requireCoordinator().deadLetter(job.id, `${TASKS_APPROVED_QUEUE} payload: ${parsed.reason}`);
+      return;
+    }
+    const escalation = await this.escalations.get(parsed.escalationId);
+    const row = escalation ? await this.logs.get(escalation.log_id) : undefined;
+    // Settled before (a worker killed between its row and its job's completion), or gone: nothing runs again.
+    if (!escalation || escalation.status !== 'approved' || !row || row.exec_state !== 'running') return;
+    const finished = await this.executeApproved(escalation, row, job.takenOverFrom, jobSignal);
+    if (finished) this.notifyFinished(finished);
+  }
+
+  /**
+   * Run the approved action of a card whose row is `running`, or continue it from the row's
+   * checkpoint after a take-over (exec-checkpoint.ts): applied from an answer that had arrived,
+   * continued told the steps already taken, or stopped and said so when a write was in flight, it
+   * was cut off too often or nothing readable was recorded. Undefined when this worker lost the job
+   * to another one meanwhile (what that worker writes stands).
+   */
+  private async executeApproved(escalation: Escalation, row: LogEntry, takenOverFrom: string | null, jobSignal: AbortSignal): Promise<LogEntry | undefined> {
+    const how = approvedRun(escalation);
+    const startedAt = this.deps.clock.now();
+    const cut = await this.logs.execCheckpoint(row.id);
+    const plan = resumePlan(cut.checkpoint);
+    // A job taken over before its run began cut nothing off, but says whose it was (as a bot job does).
+    const from = takenOverFrom ?? (plan.kind === 'fresh' ? null : (cut.owner ?? 'a previous worker'));
+    const finish = (outcome: AgentOutcome | null, err: unknown, execution: Omit<AgentExecution, 'outcome'> | null) => {
+      const routed = outcomeToRow(outcome, err);
+      if (routed.decision === 'cancelled' && this.closing.signal.aborted) routed.result = APPROVED_STOPPED;
+      return this.finishApproved(escalation, startedAt, routed, execution && { ...execution, answer: outcome?.text ?? null }, how.mode, from);
+    };
+    if (plan.kind === 'unknown' || plan.kind === 'in_flight' || plan.kind === 'too_often') {
+      // Nothing is run again: what may have happened is said on the row, for the person.
+      const result = stoppedText(plan, from ?? 'a previous worker');
+      const cp = plan.kind === 'unknown' ? null : plan.checkpoint;
+      return this.finishApproved(
+        escalation,
+        startedAt,
+        { decision: 'failed', result },
+        cp && { runId: row.run_id, steps: cp.steps, usage: cp.usage, answer: null },
+        how.mode,
+        from,
+      );
+    }
+    if (plan.kind === 'answered') {
+      // Its answer had arrived before the cut-off: settled from the checkpoint, with no new model call.
+      const outcome = answeredOutcome(plan.answer, plan.checkpoint);
+      return finish(outcome, undefined, { runId: plan.answer.run_id, steps: plan.checkpoint.steps, usage: plan.checkpoint.usage });
+    }
+    const agent = this.deps.agent;
+    if (!agent)
+      return finish(null, new SubconsciousError('forbidden', 'No agent model is configured on this worker, so the approved action cannot run.'), null);
+    if (!(await this.logs.beginRun(row.id, plan.checkpoint, this.worker))) return undefined;
+    const signal = AbortSignal.any([this.closing.signal, jobSignal]);
+    let execution: AgentExecution;
+    try {
+      execution = await runAgentExecution(
+        { agent, logs: this.logs, clock: this.deps.clock, log: this.deps.log ?? silentLogger },
+        {
+          logId: row.id,
+          checkpoint: { ...plan.checkpoint, runs: plan.checkpoint.runs + 1 },
+          continued: plan.kind === 'continue',
+          gate: gateOf(plan.checkpoint),
+          start: {
+            world: this.world,
+            purpose: 'approved_action',
+            system: AGENT_APPROVED_SYSTEM,
+            prompt: approvedActionPrompt(escalation.title, escalation.description, escalation.analysis, how.reply),
+            mode: how.mode,
+            attended: true,
+            title: escalation.title,
+            signal,
+            // The answer named the first run's id; a continued run is a new one.
+            ...(plan.kind === 'fresh' && row.run_id ? { runId: row.run_id } : {}),
+            ...(how.decided ? { decided: how.decided } : {}),
+          },
+          onStarted: async (runId) => {
+            await this.logs.update(row.id, { run_id: runId });
+            this.emitLog(row.id, escalation.task_id, 'in_progress');
+          },
+        },
+      );
+    } catch (err) {
+      if (jobSignal.aborted && !this.closing.signal.aborted) return undefined;
+      return finish(null, err, null);
+    }
+    // Another worker holds the job now (this one stopped renewing in time): its writes stand.
+    if (jobSignal.aborted && !this.closing.signal.aborted) return undefined;
+    return finish(execution.outcome, undefined, execution);
+  }
+
+  /** Resolves with the card's log row once its approved action finished (here, or on another worker: polled). */
+  private async whenFinished(logId: string): Promise<LogEntry> {
+    for (;;) {
+      // Listening before reading: a finish in between is not missed.
+      const stop = new AbortController();
+      const woken = new Promise<void>((resolve) => this.onFinished(logId, resolve, stop.signal));
+      const row = await this.logs.get(logId);
+      if (!row) throw new SubconsciousError('not_found', 'The activity log entry vanished while its approved action ran.');
+      if (row.exec_state === 'done' || this.closing.signal.aborted) {
+        stop.abort();
+        return row;
+      }
+      await Promise.race([woken, this.deps.clock.sleep(FINISHED_POLL_MS, AbortSignal.any([stop.signal, this.closing.signal])).catch(() => undefined)]);
+      stop.abort();
+    }
+  }
+
+  private onFinished(logId: string, resolve: () => void, signal: AbortSignal): void {
+    const set = this.finishWaiters.get(logId) ?? new Set<() => void>();
+    set.add(resolve);
+    this.finishWaiters.set(logId, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        set.delete(resolve);
+        if (!set.size) this.finishWaiters.delete(logId);
+      },
+      { once: true },
+    );
+  }
+
+  private notifyFinished(row: LogEntry): void {
+    for (const resolve of [...(this.finishWaiters.get(row.id) ?? [])]) resolve();
+  }
+
+  private requireCoordinator(): Coordinator {
+    const coordinator = this.deps.coordinator;
+    if (!coordinator) {
+      throw new SubconsciousError('unavailable', 'Approved actions run as durable jobs, and this tasks service has no coordinator; nothing was approved.', {
+        hint: 'Run the tasks world in the app (subconscious start), which gives it the coordinator.',
+      });
+    }
+    return coordinator;
   }
 
   emitLog(id: string, taskId: string, decision: LogDecision): void {
@@ -533,43 +689,34 @@ export class TasksService {
     await this.resolveHealedSkills(snapshot.skills);
   }
 
+  /** The approved action's outcome on its card's row: its record (figures, tool steps, "taken over from …"), then its decision. */
   private async finishApproved(
     escalation: Escalation,
     startedAt: number,
-    outcome: AgentOutcome | null,
-    err: unknown,
-    usage: { calls: number; input: number; output: number; latency_ms: number } | null,
-    runId: string | null = null,
-    mode: 'full' | 'tainted' = 'full',
+    routed: { decision: LogDecision; result: string },
+    execution: { runId: string | null; steps: readonly AgentToolStep[]; usage: ExecUsage; answer: string | null } | null,
+    mode: 'full' | 'tainted',
+    from: string | null,
   ): Promise<LogEntry> {
-    const routed = outcomeToRow(outcome, err);
-    const decision = routed.decision;
-    let result = routed.result;
-    if (decision === 'cancelled' && this.closing.signal.aborted) result = APPROVED_STOPPED;
-    const finishedAt = this.deps.clock.now();
-    const record: ExecutionRecord = {
+    const record = executionRecord({
       mode,
       purpose: 'approved_action',
-      answer: capText(outcome?.text ?? null, CAPS.answer),
-      calls: {
-        model: this.modelName('agent'),
-        // The ledger's figures for the run's model calls.
-        calls: usage?.calls ?? 0,
-        input_tokens: usage?.input ?? 0,
-        output_tokens: usage?.output ?? 0,
-        latency_ms: usage?.latency_ms ?? 0,
-      },
-      tool_calls: toolCalls(outcome?.toolSteps),
-      run_id: runId,
-    };
+      model: this.modelName('agent'),
+      // The ledger's figures for the runs' model calls.
+      usage: execution?.usage ?? NO_USAGE,
+      steps: execution?.steps ?? [],
+      runId: execution?.runId ?? null,
+      from,
+      answer: execution?.answer ?? null,
+    });
     await this.logs.mergeDetail(escalation.log_id, { approved: record });
     await this.logs.update(escalation.log_id, {
-      decision,
-      result,
+      decision: routed.decision,
+      result: routed.result,
       exec_state: 'done',
-      duration_ms: Math.max(0, finishedAt - startedAt),
+      duration_ms: Math.max(0, this.deps.clock.now() - startedAt),
     });
-    this.emitLog(escalation.log_id, escalation.task_id, decision);
+    this.emitLog(escalation.log_id, escalation.task_id, routed.decision);
     const row = await this.logs.get(escalation.log_id);
     if (!row) throw new SubconsciousError('not_found', 'The activity log entry vanished while its approved action ran.');
     return row;
@@ -583,10 +730,12 @@ export class TasksService {
     }
   }
 
-  private track(p: Promise<unknown>): void {
-    const guarded = p.catch((err) => this.deps.log?.error({ err, world: this.world }, 'approved action bookkeeping failed'));
+  /** Keep a job's promise for `drain`; a failure of its bookkeeping is logged (the job completes, its row says what it knows). */
+  private track(p: Promise<void>): Promise<void> {
+    const guarded = p.catch((err: unknown) => this.deps.log?.error({ err, world: this.world }, 'approved action bookkeeping failed'));
     this.inflight.add(guarded);
     void guarded.finally(() => this.inflight.delete(guarded));
+    return guarded;
   }
 }
 
@@ -600,27 +749,6 @@ export function outcomeToRow(outcome: AgentOutcome | null, err: unknown): { deci
   if (outcome.status === 'cancelled') return { decision: 'cancelled', result: outcome.text.trim() ? `Cancelled: ${outcome.text.trim()}` : LOG_TEXT.cancelled };
   const why = outcome.error ?? outcome.errorKind ?? 'the agent run failed';
   return { decision: 'failed', result: outcome.errorKind && outcome.error ? `${outcome.errorKind}: ${outcome.error}` : why };
-}
-
-/** Tokens a run's model calls used, as they finish (the runner's `step-finished` events). */
-export function countUsage(events: { subscribe(listener: (event: AgentRunEvent) => void): () => void } | undefined): {
-  stop(): { calls: number; input: number; output: number; latency_ms: number };
-} {
-  // The run's ledger rows (one per model call, each attempt included): the row's figures are the ledger's.
-  const total = { calls: 0, input: 0, output: 0, latency_ms: 0 };
-  const off = events?.subscribe((e) => {
-    if (e.type !== 'model-call') return;
-    total.calls++;
-    total.input += e.inputTokens ?? 0;
-    total.output += e.outputTokens ?? 0;
-    total.latency_ms += e.latencyMs ?? 0;
-  });
-  return {
-    stop: () => {
-      off?.();
-      return { ...total };
-    },
-  };
 }
 
 /** Why a task is or is not evaluated at the next tick (see protocol `TaskWhy`). */

@@ -70,6 +70,8 @@ export interface SubconsciousLogTable {
   exec_result: ColumnType<string | null, string | null | undefined, string | null>;
   /** JSON `RowDetail` (log-detail.ts): the execution's answer, tool calls and figures, and the runs behind the row. */
   detail: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON `ExecCheckpoint` (exec-checkpoint.ts): the running execution's runs, steps, calls in flight and answer. */
+  exec_checkpoint: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Seed 1: unsolicited writes waiting for the user's approval. */

@@ -5,6 +5,7 @@
  */
 import type { MemoryDiff } from '../../memory/diff.js';
 import type { ApprovalContext } from '../../protocol/agent.js';
+import type { BeforeToolCall, RecordedStep } from '../../agent/index.js';
 
 export type {
   TaskSource,
@@ -68,7 +69,7 @@ export interface AgentOutcome {
   /** Visible text, control lines stripped. */
   text: string;
   /** Control lines of the final answer; `recommended_action` becomes an escalation. */
-  controls?: readonly { kind: string; text?: string }[] | undefined;
+  controls?: readonly { kind: string; text?: string | undefined }[] | undefined;
   /** Model calls made (each one a ledger row). */
   steps?: number | undefined;
   toolSteps?: readonly AgentToolStep[] | undefined;
@@ -95,6 +96,13 @@ export interface AgentRunEvent {
   outputTokens?: number | undefined;
   /** `model-call` events: the ledger row's latency. */
   latencyMs?: number | undefined;
+  /** `tool-result` events: the step as recorded (kept in the execution's checkpoint); `step-finished`: its number. */
+  step?: RecordedStep | number | undefined;
+  /** `answered` events: the final answer (control lines stripped), its control lines and model calls. */
+  runId?: string | undefined;
+  text?: string | undefined;
+  controls?: readonly { kind: string; text?: string | undefined }[] | undefined;
+  steps?: number | undefined;
 }
 
 export interface AgentStartRequest {
@@ -114,6 +122,10 @@ export interface AgentStartRequest {
   reads?: readonly { what: string; excerpt: string }[] | undefined;
   /** A call the person answered on a card: made (or, with `response`, answered with their text) before the model's first step. */
   decided?: { server: string; tool: string; arguments: Record<string, unknown>; response?: string | undefined } | undefined;
+  /** The run's id (default: a new one). */
+  runId?: string | undefined;
+  /** Awaited before each tool call runs: the execution records a writing call first (a throw: the call does not run). */
+  beforeToolCall?: BeforeToolCall | undefined;
 }
 
 /** The agent runner as the tasks world uses it. */

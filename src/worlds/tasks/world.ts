@@ -31,13 +31,26 @@ import { renderDiff, totalChanges } from '../../memory/diff.js';
 import { evaluateBatch, evaluationOverheadTokens, ledgerFigures, modelOf, planBatches, taskEvaluationTokens, type TaskDecision } from './evaluate.js';
 import { sharedDigest, taskFingerprint } from './fingerprint.js';
 import { findRecommendedAction, isSkillRelated, splitPriority } from './intent.js';
-import { CAPS, argumentsText, cap, capText, toolCalls, type AutoApproval, type EvaluationRecord, type ExecutionRecord, type HeldWrite } from './log-detail.js';
+import { CAPS, argumentsText, cap, capText, executionRecord, type EvaluationRecord, type ExecutionRecord } from './log-detail.js';
+import { answeredOutcome, gateOf, runAgentExecution, type AgentExecution, type GateRecords } from './agent-execution.js';
+import { freshCheckpoint, resumePlan, stoppedText, type ResumePlan } from './exec-checkpoint.js';
 import { INTERRUPTED, LOG_TEXT } from './log-store.js';
 import { AGENT_ANALYSIS_SYSTEM, AGENT_WRITE_SYSTEM, EXECUTION_SYSTEM, agentTaskPrompt, executionPrompt, taskLine } from './prompts.js';
-import { TasksService, countUsage, outcomeToRow, type TasksServiceDeps } from './service.js';
+import { TasksService, outcomeToRow, type TasksServiceDeps } from './service.js';
 import { buildSituationReport, readSafely, scanWorkspace, type WorkspaceState } from './situation.js';
 import { writesGranted, type StoredTask } from './task-store.js';
-import type { ExecMode, LogDecision, LogEntry, MemoryChanges, MemorySource, ModelHealth, SkillHealth, TasksSettings } from './types.js';
+import type {
+  AgentOutcome,
+  AgentStartRequest,
+  ExecMode,
+  LogDecision,
+  LogEntry,
+  MemoryChanges,
+  MemorySource,
+  ModelHealth,
+  SkillHealth,
+  TasksSettings,
+} from './types.js';
 import { namedWrite } from './write-gate.js';
 import { quietCheck } from './quiet-check.js';
 import type { ApprovalContext, EscalationAction } from '../../protocol/index.js';
@@ -126,10 +139,19 @@ interface Final {
     | undefined;
 }
 
+/** One row's execution as run (or continued): its outcome, its record, what its approval gate let through or held. */
+interface Executed {
+  final: Final;
+  record: ExecutionRecord | undefined;
+  gate: GateRecords;
+}
+
 export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
   const settings = (): TasksSettings => (typeof deps.settings === 'function' ? deps.settings() : deps.settings);
   const reevaluateMs = () => Math.max(0, settings().reevaluateUnchangedAfterMinutes ?? DEFAULT_REEVALUATE_MINUTES) * 60_000;
   const service = new TasksService({ ...deps, reevaluateUnchangedMs: deps.reevaluateUnchangedMs ?? reevaluateMs });
+  /** Written as an execution's owner: named when another worker (or this one after a restart) takes it over. */
+  const owner = service.worker;
   const interruptedAfterMs = deps.interruptedAfterMs ?? 30 * 60_000;
   const retentionMs = (deps.logRetentionDays ?? 30) * 24 * 3_600_000;
   const roles: readonly ModelRole[] = ['local'];
@@ -359,14 +381,9 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
       if (row.exec_state === 'executed') {
         // Finished before a crash: its outcome stands, and it is not executed again.
         final = ((await service.logs.executedResult(log_id)) as Final | undefined) ?? { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
-      } else if (row.exec_state === 'running') {
-        // Cut off while executing: it may have acted (a write run), and in every mode its call was
-        // paid and its answer may have been on the way, so it is never run again — not now, and
-        // not blindly at the next tick either: its schedule moves on as a run's does (a `once`
-        // task is finished, a recurring one waits for its next time). Leaving a text-only or
-        // analysis execution due (`touch`) had the next tick evaluate and execute it again (the
-        // chaos run's "task executions run twice"); the row says it was interrupted, and the
-        // person, who sees it, decides whether it is worth another run.
+      } else if (row.exec_state === 'running' && (!task || !task.enabled)) {
+        // Cut off while executing, and its task was removed or disabled since: not continued. Its
+        // schedule moves on as a run's does (it may have acted).
         final = { decision: 'failed', result: INTERRUPTED, schedule: 'advance' };
       } else if (!task || !task.enabled) {
         final = {
@@ -375,12 +392,17 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
           schedule: 'none',
         };
       } else {
-        const mode = route(d.decision, writesGranted(task));
-        if (mode) {
-          await service.logs.markRunning(log_id, mode, d.decision, d.reason);
+        // Cut off while executing (this commit resumes its tick, here or on another worker): continued
+        // from its checkpoint, never blindly from the start (exec-checkpoint.ts). It stays in the tick,
+        // whose lease makes one worker its executor and whose commit advances its schedule once.
+        const cut = row.exec_state === 'running' ? await service.logs.execCheckpoint(log_id) : undefined;
+        const resume = cut ? { plan: resumePlan(cut.checkpoint), from: cut.owner ?? 'a previous worker' } : undefined;
+        const mode = resume ? ((row.exec_mode as ExecMode | null) ?? route(d.decision, writesGranted(task))) : route(d.decision, writesGranted(task));
+        if (mode && !resume) {
+          await service.logs.markRunning(log_id, mode, d.decision, d.reason, owner);
           startedAt = ctx.clock.now();
         }
-        const executed = await execute(ctx, task, d, mode, reflection.report, log_id, observation.data.inputs);
+        const executed = await execute(ctx, task, d, mode, reflection.report, log_id, observation.data.inputs, resume);
         final = executed.final;
         if (executed.record) {
           tokens.input += executed.record.calls.input_tokens;
@@ -389,8 +411,8 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
         if (mode && final.decision !== 'cancelled') {
           await service.logs.recordExecuted(log_id, final, {
             execution: executed.record,
-            ...(executed.auto.length ? { auto_approved: executed.auto } : {}),
-            ...(executed.held.length ? { held: executed.held } : {}),
+            ...(executed.gate.auto.length ? { auto_approved: executed.gate.auto } : {}),
+            ...(executed.gate.held.length ? { held: executed.gate.held } : {}),
           });
         }
       }
@@ -441,6 +463,12 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     return writes ? 'tainted' : 'analysis';
   }
 
+  /**
+   * Run one row's execution — or, for a row cut off mid-execution (`resume`, its tick resumed
+   * here), continue it from its checkpoint (exec-checkpoint.ts): applied from an answer that had
+   * arrived, continued told the steps already taken, or stopped and left to the person when a write
+   * was in flight, it was cut off too often, or nothing readable was recorded.
+   */
   async function execute(
     ctx: TickContext,
     task: StoredTask,
@@ -449,28 +477,50 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     report: string,
     logId: string,
     inputs: ObservedInputs | undefined,
-  ): Promise<{ final: Final; record: ExecutionRecord | undefined; auto: AutoApproval[]; held: HeldWrite[] }> {
-    const auto: AutoApproval[] = [];
-    const held: HeldWrite[] = [];
-    // The held calls themselves: the first becomes the card's action (what Accept runs).
-    const heldCalls: { action: EscalationAction; context: ApprovalContext | null }[] = [];
-    if (mode === null) return { final: { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' }, record: undefined, auto, held };
+    resume?: { plan: ResumePlan; from: string },
+  ): Promise<Executed> {
+    const plan = resume?.plan;
+    const from = resume?.from ?? null;
+    const gate: GateRecords = plan && plan.kind !== 'unknown' ? gateOf(plan.checkpoint) : { auto: [], held: [], heldCalls: [] };
+    if (mode === null) return { final: { decision: 'noop', result: LOG_TEXT.noop, schedule: 'advance' }, record: undefined, gate };
+    const purpose = mode === 'local' ? 'execute' : mode === 'tainted' ? 'execute_write' : 'execute_analysis';
+    const role = mode === 'local' ? 'local' : 'agent';
     try {
+      if (plan && (plan.kind === 'unknown' || plan.kind === 'in_flight' || plan.kind === 'too_often')) {
+        // Nothing is run again: what may have happened is said on the row, for the person.
+        const record =
+          plan.kind === 'unknown'
+            ? undefined
+            : executionRecord({
+                mode,
+                purpose,
+                model: modelOf(ctx.llm, role),
+                usage: plan.checkpoint.usage,
+                steps: plan.checkpoint.steps,
+                runId: null,
+                from,
+                answer: null,
+              });
+        return { final: { decision: 'failed', result: stoppedText(plan, from ?? 'a previous worker'), schedule: 'advance' }, record, gate };
+      }
+      if (plan && plan.kind !== 'answered') await service.logs.beginRun(logId, plan.checkpoint, owner);
       if (mode === 'local') {
+        // A text answer is kept the moment it arrived (`recordExecuted`): a cut-off one never arrived, so it is asked again.
         const ledger = ledgerFigures();
         const { text } = await ctx.llm.text(
-          { world: ctx.world, purpose: 'execute', role: 'local', signal: ctx.signal, onLedger: ledger.add },
+          { world: ctx.world, purpose, role: 'local', signal: ctx.signal, onLedger: ledger.add },
           { system: EXECUTION_SYSTEM, prompt: executionPrompt(task, d.reason, report) },
         );
         const record: ExecutionRecord = {
           mode,
-          purpose: 'execute',
+          purpose,
           answer: capText(text, CAPS.answer),
           calls: { model: modelOf(ctx.llm, 'local'), ...ledger.figures() },
           tool_calls: [],
           run_id: null,
+          taken_over_from: from,
         };
-        return { final: { decision: 'act', result: text.trim() || '(the model returned no text)', schedule: 'advance' }, record, auto, held };
+        return { final: { decision: 'act', result: text.trim() || '(the model returned no text)', schedule: 'advance' }, record, gate };
       }
       const agent = deps.agent;
       if (!agent) {
@@ -481,136 +531,135 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
             schedule: 'touch',
           },
           record: undefined,
-          auto,
-          held,
+          gate,
         };
       }
       const writes = mode === 'tainted';
-      const purpose = writes ? 'execute_write' : 'execute_analysis';
-      const run = agent.start({
-        world: ctx.world,
-        purpose,
-        system: writes ? AGENT_WRITE_SYSTEM : AGENT_ANALYSIS_SYSTEM,
-        prompt: agentTaskPrompt(task, d.reason, report),
-        mode: writes ? 'tainted' : 'analysis',
-        attended: false,
-        title: task.title,
-        signal: ctx.signal,
-        reads: [{ what: 'the situation report (workspace, memory and system health)', excerpt: report }],
-        ...(writes
-          ? {
-              // The approval gate of a tainted run: what the task's words name goes ahead; anything else is held for the person.
-              onApprovalRequested: async (approval) => {
-                // Fails closed: a call the gate cannot read (odd arguments, a gate error) waits for the person.
-                const args = approval.arguments && typeof approval.arguments === 'object' ? (approval.arguments as Record<string, unknown>) : {};
-                let named = false;
-                try {
-                  named = writesGranted(await service.tasks.get(task.id)) && namedWrite(task.title, approval.tool, approval.arguments);
-                } catch (err) {
-                  ctx.log.warn({ err: describeError(err), approval: approval.id }, 'write gate could not decide; holding the write for the person');
-                }
-                if (deps.approvals && named) {
-                  try {
-                    await deps.approvals.approve(approval.id);
-                    auto.push({ at: ctx.clock.now(), tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
-                    return undefined;
-                  } catch (err) {
-                    ctx.log.warn({ err: describeError(err), approval: approval.id }, 'could not approve a write the task names; holding it for the person');
-                  }
-                }
-                held.push({ tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
-                heldCalls.push({
-                  action: { tool: approval.tool, server: approval.server, arguments: args, input_schema: approval.input_schema ?? null },
-                  context: approval.context ?? null,
-                });
-                return `The task does not name this write (${approval.tool} on ${approval.server}), so it did not run: it waits for the person’s approval.`;
-              },
-            }
-          : {}),
-      });
-      const usage = countUsage(run.events);
-      await service.logs.update(logId, { run_id: run.id });
-      // The page follows the run's steps by its id (agent.run events): say the row has one now.
-      service.emit('tasks.log_changed', { id: logId, task_id: task.id, decision: 'in_progress', reason: 'running' });
-      const outcome = await run.settled;
-      const used = usage.stop();
-      const record: ExecutionRecord = {
+      let execution: AgentExecution;
+      if (plan?.kind === 'answered') {
+        // Its answer had arrived before the cut-off: applied from the checkpoint, with no new model call.
+        const outcome = answeredOutcome(plan.answer, plan.checkpoint);
+        execution = { runId: plan.answer.run_id, outcome, steps: plan.checkpoint.steps, usage: plan.checkpoint.usage };
+      } else {
+        execution = await runAgentExecution(
+          { agent, logs: service.logs, clock: ctx.clock, log: ctx.log },
+          {
+            logId,
+            checkpoint: plan ? { ...plan.checkpoint, runs: plan.checkpoint.runs + 1 } : freshCheckpoint(1),
+            continued: plan?.kind === 'continue',
+            gate,
+            start: {
+              world: ctx.world,
+              purpose,
+              system: writes ? AGENT_WRITE_SYSTEM : AGENT_ANALYSIS_SYSTEM,
+              prompt: agentTaskPrompt(task, d.reason, report),
+              mode: writes ? 'tainted' : 'analysis',
+              attended: false,
+              title: task.title,
+              signal: ctx.signal,
+              reads: [{ what: 'the situation report (workspace, memory and system health)', excerpt: report }],
+              ...(writes ? { onApprovalRequested: writeGate(ctx, task, gate) } : {}),
+            },
+            onStarted: async (runId) => {
+              await service.logs.update(logId, { run_id: runId });
+              // The page follows the run's steps by its id (agent.run events): say the row has one now.
+              service.emit('tasks.log_changed', { id: logId, task_id: task.id, decision: 'in_progress', reason: 'running' });
+            },
+          },
+        );
+      }
+      const { outcome } = execution;
+      const record = executionRecord({
         mode,
         purpose,
-        answer: capText(outcome.text, CAPS.answer),
-        calls: {
-          model: modelOf(ctx.llm, 'agent'),
-          // The ledger's figures for the run's model calls (not its wall time, which includes tools).
-          calls: used.calls,
-          input_tokens: used.input,
-          output_tokens: used.output,
-          latency_ms: used.latency_ms,
-        },
-        tool_calls: toolCalls(outcome.toolSteps),
-        run_id: run.id,
-      };
-      if (held.length && outcome.status !== 'cancelled') {
-        const first = held[0]!;
-        return {
-          final: {
-            decision: 'escalate',
-            result: LOG_TEXT.escalate,
-            schedule: 'advance',
-            escalation: {
-              description: cap(`Let “${task.title}” run ${first.tool} on ${first.server} with ${first.arguments}`, 600).text,
-              analysis: outcome.text.trim() || null,
-              priority: 'normal',
-              skill_related: false,
-              skill_server: null,
-              action: heldCalls[0]?.action ?? null,
-              context: heldCalls[0]?.context ?? null,
-            },
-          },
-          record,
-          auto,
-          held,
-        };
-      }
-      if (outcome.status !== 'done') {
-        const row = outcomeToRow(outcome, undefined);
-        return { final: { ...row, schedule: row.decision === 'cancelled' ? 'none' : writes ? 'advance' : 'touch' }, record, auto, held };
-      }
-      const recommended = !writes ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
-      if (recommended) {
-        const { priority, action } = splitPriority(recommended);
-        // Judged on what needs approval, not on the task's title: a "Check Gmail" task's
-        // "Forward the invoice" must keep its "Go ahead" (the page shows "Fix in Skills" instead).
-        const skillRelated = isSkillRelated(action);
-        return {
-          final: {
-            decision: 'escalate',
-            result: LOG_TEXT.escalate,
-            schedule: 'advance',
-            escalation: {
-              description: action,
-              analysis: outcome.text.trim() || null,
-              priority,
-              skill_related: skillRelated,
-              skill_server: skillRelated ? skillServerOf([action, outcome.text], inputs?.skills) : null,
-            },
-          },
-          record,
-          auto,
-          held,
-        };
-      }
-      return {
-        final: { decision: 'act', result: outcome.text.trim() || '(the agent finished without a text answer)', schedule: 'advance' },
-        record,
-        auto,
-        held,
-      };
+        model: modelOf(ctx.llm, 'agent'),
+        usage: execution.usage,
+        steps: execution.steps,
+        runId: execution.runId,
+        from,
+        answer: outcome.text,
+      });
+      return { final: routeAgentOutcome(task, writes, outcome, gate, inputs), record, gate };
     } catch (err) {
       if (ctx.signal.aborted)
-        return { final: { decision: 'cancelled', result: `Cancelled: ${describeError(ctx.signal.reason)}`, schedule: 'none' }, record: undefined, auto, held };
+        return { final: { decision: 'cancelled', result: `Cancelled: ${describeError(ctx.signal.reason)}`, schedule: 'none' }, record: undefined, gate };
       // One task's failure stays on its row; the tick goes on (seed 1, "Failure Handling").
-      return { final: { decision: 'failed', result: describeError(err), schedule: 'touch' }, record: undefined, auto, held };
+      return { final: { decision: 'failed', result: describeError(err), schedule: 'touch' }, record: undefined, gate };
     }
+  }
+
+  /** The approval gate of a tainted run: what the task's words name goes ahead; anything else is held for the person. */
+  function writeGate(ctx: TickContext, task: StoredTask, gate: GateRecords): NonNullable<AgentStartRequest['onApprovalRequested']> {
+    return async (approval) => {
+      // Fails closed: a call the gate cannot read (odd arguments, a gate error) waits for the person.
+      const args = approval.arguments && typeof approval.arguments === 'object' ? (approval.arguments as Record<string, unknown>) : {};
+      let named = false;
+      try {
+        named = writesGranted(await service.tasks.get(task.id)) && namedWrite(task.title, approval.tool, approval.arguments);
+      } catch (err) {
+        ctx.log.warn({ err: describeError(err), approval: approval.id }, 'write gate could not decide; holding the write for the person');
+      }
+      if (deps.approvals && named) {
+        try {
+          await deps.approvals.approve(approval.id);
+          gate.auto.push({ at: ctx.clock.now(), tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
+          return undefined;
+        } catch (err) {
+          ctx.log.warn({ err: describeError(err), approval: approval.id }, 'could not approve a write the task names; holding it for the person');
+        }
+      }
+      gate.held.push({ tool: approval.tool, server: approval.server, arguments: argumentsText(args) });
+      gate.heldCalls.push({
+        action: { tool: approval.tool, server: approval.server, arguments: args, input_schema: approval.input_schema ?? null },
+        context: approval.context ?? null,
+      });
+      return `The task does not name this write (${approval.tool} on ${approval.server}), so it did not run: it waits for the person’s approval.`;
+    };
+  }
+
+  /** A finished agent run as the row's outcome: held writes and recommended actions become cards (see the header). */
+  function routeAgentOutcome(task: StoredTask, writes: boolean, outcome: AgentOutcome, gate: GateRecords, inputs: ObservedInputs | undefined): Final {
+    if (gate.held.length && outcome.status !== 'cancelled') {
+      const first = gate.held[0]!;
+      return {
+        decision: 'escalate',
+        result: LOG_TEXT.escalate,
+        schedule: 'advance',
+        escalation: {
+          description: cap(`Let “${task.title}” run ${first.tool} on ${first.server} with ${first.arguments}`, 600).text,
+          analysis: outcome.text.trim() || null,
+          priority: 'normal',
+          skill_related: false,
+          skill_server: null,
+          action: gate.heldCalls[0]?.action ?? null,
+          context: gate.heldCalls[0]?.context ?? null,
+        },
+      };
+    }
+    if (outcome.status !== 'done') {
+      const row = outcomeToRow(outcome, undefined);
+      return { ...row, schedule: row.decision === 'cancelled' ? 'none' : writes ? 'advance' : 'touch' };
+    }
+    const recommended = !writes ? (outcome.controls?.find((c) => c.kind === 'recommended_action')?.text ?? findRecommendedAction(outcome.text)) : undefined;
+    if (recommended) {
+      const { priority, action } = splitPriority(recommended);
+      // Judged on what needs approval, not on the task's title: a "Check Gmail" task's
+      // "Forward the invoice" must keep its "Go ahead" (the page shows "Fix in Skills" instead).
+      const skillRelated = isSkillRelated(action);
+      return {
+        decision: 'escalate',
+        result: LOG_TEXT.escalate,
+        schedule: 'advance',
+        escalation: {
+          description: action,
+          analysis: outcome.text.trim() || null,
+          priority,
+          skill_related: skillRelated,
+          skill_server: skillRelated ? skillServerOf([action, outcome.text], inputs?.skills) : null,
+        },
+      };
+    }
+    return { decision: 'act', result: outcome.text.trim() || '(the agent finished without a text answer)', schedule: 'advance' };
   }
 
   async function finalize(

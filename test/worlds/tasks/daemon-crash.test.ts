@@ -3,16 +3,17 @@
  * it): the daemon is SIGKILLed while the agent executes a write task in the tasks world's
  * commit, then started again on the same workspace. The app's own wiring must finish the job:
  * the scheduler resumes the open tick at once, the dead process's tick lease is reclaimed, the
- * task that already ran is not executed again, the write task that was cut off is not re-run
- * (it may have acted) and the task after it runs.
+ * task that already ran is not executed again, the write task that was cut off is continued from
+ * its checkpoint (issue 17: its run had taken no step, so it simply runs again, once) and the task
+ * after it runs.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, FakeClock, uuid } from '../../../src/core/index.js';
 import { openProductStore as openStore } from '../../support/stores.js';
-import { INTERRUPTED, TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
+import { TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { startDaemon, type TestDaemon } from '../../support/daemon.js';
 import { startModelServer, type ModelServer } from '../../support/model-server.js';
 import {
@@ -80,7 +81,7 @@ async function settledLog(d: TestDaemon, count: number): Promise<LogEntry[]> {
 }
 
 describe('tasks world in the real daemon: SIGKILL during execution', () => {
-  it('the restarted daemon resumes the tick and executes no task twice', async () => {
+  it('the restarted daemon resumes the tick, continues the cut-off execution and executes no task twice', async () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-'));
     const ws = workspace;
     // The tasks exist before the daemon's first tick (which starts as soon as it is up).
@@ -99,6 +100,7 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
 
     server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
     let reachedTwo!: () => void;
+    let hangTwo = true;
     const twoRunning = new Promise<void>((resolve) => (reachedTwo = resolve));
     // The write tasks need their tools (escalate: the agent runs); the read-only one answers in text (act).
     const decide = (id: string) => (id === three.id ? 'act' : 'escalate');
@@ -113,8 +115,13 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
             : { toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(ws, 'one.txt'), content: 'one' } }] };
         }
         if (title === two.title) {
-          reachedTwo();
-          return { hang: true };
+          if (hangTwo) {
+            reachedTwo();
+            return { hang: true };
+          }
+          return hasToolResult(req)
+            ? { text: 'Wrote note two.' }
+            : { toolCalls: [{ name: 'fs__write_file', arguments: { path: path.join(ws, 'two.txt'), content: 'two' } }] };
         }
       }
       return { status: 500, message: 'unscripted' };
@@ -126,22 +133,26 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(readFileSync(path.join(ws, 'one.txt'), 'utf8')).toBe('one');
     const agentCalls = (title: string) => server!.chatRequests.filter((r) => isAgent(r) && fencedTaskTitle(r) === title).length;
     expect(agentCalls(one.title)).toBe(2);
+    hangTwo = false; // its continuation answers
 
     await daemon.restart();
     const rows = await settledLog(daemon, 3);
     expect(rows).toHaveLength(3);
     const byTask = (id: string) => rows.find((r) => r.task_id === id)!;
     expect(byTask(one.id)).toMatchObject({ decision: 'act', result: 'Wrote note one.', exec_state: 'done' });
-    expect(byTask(two.id)).toMatchObject({ decision: 'failed', result: INTERRUPTED, exec_state: 'done' });
+    // Cut off in its first model call (no step taken): the resumed tick continues it, and it writes once.
+    expect(byTask(two.id)).toMatchObject({ decision: 'act', result: 'Wrote note two.', exec_state: 'done' });
     expect(byTask(three.id)).toMatchObject({ decision: 'act', result: 'Build is green.', exec_state: 'done' });
     expect(new Set(rows.map((r) => r.tick_id)).size).toBe(1);
 
     // One evaluation in all; nothing executed twice; the resumed tick is the daemon's first success.
     expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
     expect(agentCalls(one.title)).toBe(2);
-    expect(agentCalls(two.title)).toBe(1);
+    expect(agentCalls(two.title)).toBe(3); // the cut-off call, then the continued run's write and answer
     expect(server.chatRequests.filter(isLocalExecution)).toHaveLength(1);
-    expect(existsSync(path.join(ws, 'two.txt'))).toBe(false);
+    expect(readFileSync(path.join(ws, 'two.txt'), 'utf8')).toBe('two');
+    const detail = await daemon.rpc<{ execution: { taken_over_from: string | null } }>('subconscious.log_detail', { id: byTask(two.id).id });
+    expect(detail.execution.taken_over_from).toMatch(/:\d+:/); // the killed daemon's worker id
     const status = await daemon.rpc<{ instances: { world: string; total_ticks: number; consecutive_failures: number; last_outcome: string }[] }>(
       'subconscious.status',
     );
@@ -149,7 +160,7 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     expect(await daemon.stop()).toBe(0);
   }, 90_000);
 
-  it('a text-only execution cut off by SIGKILL is not run again on resume, nor at the next tick (issue 9 and issue 17: it ran twice)', async () => {
+  it('a text-only execution cut off by SIGKILL is asked again on resume, once, and not at the next tick (issue 17)', async () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-local-'));
     const ws = workspace;
     const store = await openStore({ workspace: ws });
@@ -182,31 +193,31 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     await secondRunning;
     await daemon.kill();
     expect(executions(second.title)).toBe(1);
-    hangSecond = false; // were it run again, it would finish: the count below would say so
+    hangSecond = false; // its answer never arrived: the resumed tick asks again, and this time it answers
 
     await daemon.restart();
     const rows = await settledLog(daemon, 2);
     expect(rows.find((r) => r.task_id === first.id)).toMatchObject({ decision: 'act', result: 'Three fixes, nothing urgent.', exec_state: 'done' });
-    // Its row was the execution's key: marked running before the call, it is interrupted, never repeated.
-    expect(rows.find((r) => r.task_id === second.id)).toMatchObject({ decision: 'failed', result: INTERRUPTED, exec_state: 'done' });
+    // Its row was the execution's key: marked running before the call, it is continued once by the resumed tick.
+    expect(rows.find((r) => r.task_id === second.id)).toMatchObject({ decision: 'act', result: 'Twelve open tickets.', exec_state: 'done' });
     expect(executions(first.title)).toBe(1);
-    expect(executions(second.title)).toBe(1);
+    expect(executions(second.title)).toBe(2);
     expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
 
-    // The next tick (a person's Run now): the interrupted `once` task's schedule moved on, so it is
-    // not due — not evaluated, not executed a second time.
+    // The next tick (a person's Run now): the `once` task's schedule moved on once, so it is not
+    // due — not evaluated, not executed a third time.
     type Status = { instances: { world: string; total_ticks: number }[] };
     const ticks = async () => (await daemon!.rpc<Status>('subconscious.status')).instances.find((i) => i.world === 'tasks')?.total_ticks ?? 0;
     const before = await ticks();
     await daemon.rpc('subconscious.trigger', { world: 'tasks' });
     await until(daemon, ticks, (n) => n > before, 'the triggered tick did not finish');
-    expect(executions(second.title)).toBe(1);
+    expect(executions(second.title)).toBe(2);
     expect(server.chatRequests.filter(isEvaluation)).toHaveLength(1);
     expect((await settledLog(daemon, 2)).filter((r) => r.task_id === second.id)).toHaveLength(1);
     expect(await daemon.stop()).toBe(0);
   }, 90_000);
 
-  it('an approved action cut off by SIGKILL is failed as interrupted at the next tick, and never run again', async () => {
+  it('an approved action cut off by SIGKILL is a job: the restarted daemon takes it over and continues it, once (issue 17)', async () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'subc-tasks-kill-approved-'));
     const ws = workspace;
     const store = await openStore({ workspace: ws });
@@ -226,6 +237,7 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     server = await startModelServer({ models: [LOCAL_MODEL, AGENT_MODEL] });
     let evaluations = 0;
     let reachedApproved!: () => void;
+    let hangApproved = true;
     const approvedRunning = new Promise<void>((resolve) => (reachedApproved = resolve));
     const isApproved = (req: Parameters<typeof isAgent>[0]) => isAgent(req) && systemOf(req).startsWith('The user approved');
     server.handle((req) => {
@@ -234,6 +246,7 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
         return { json: { decisions: tasksInPrompt(req).map((t) => ({ task_id: t.id, decision, reason: 'invoice found' })) } };
       }
       if (isApproved(req)) {
+        if (!hangApproved) return { text: 'Forwarded the overdue invoice to accounting.' };
         reachedApproved();
         return { hang: true };
       }
@@ -253,18 +266,25 @@ describe('tasks world in the real daemon: SIGKILL during execution', () => {
     await d.rpc('subconscious.escalations_approve', { id: escalation!.id });
     await approvedRunning;
     await d.kill();
+    hangApproved = false;
 
+    // No tick needed: the restarted daemon's job loop finds the dead worker's job (its process is
+    // gone) and continues the run from its checkpoint.
     await d.restart();
-    await d.rpc('subconscious.trigger', { world: 'tasks' });
     const rows = await until(
       d,
       () => d.rpc<LogEntry[]>('subconscious.log_list', { limit: 100 }),
-      (r) => r.find((row) => row.id === escalation!.log_id)?.decision === 'failed',
-      'the cut-off approved action was not failed',
+      (r) => r.find((row) => row.id === escalation!.log_id)?.exec_state === 'done',
+      'the cut-off approved action was not continued',
     );
-    // The caps (20 + 30 min) have not passed: the dead owner alone told the new daemon.
-    expect(rows.find((row) => row.id === escalation!.log_id)).toMatchObject({ decision: 'failed', result: INTERRUPTED, exec_state: 'done' });
-    expect(server.chatRequests.filter(isApproved)).toHaveLength(1);
+    expect(rows.find((row) => row.id === escalation!.log_id)).toMatchObject({
+      decision: 'act',
+      result: 'Forwarded the overdue invoice to accounting.',
+      exec_state: 'done',
+    });
+    expect(server.chatRequests.filter(isApproved)).toHaveLength(2); // the cut-off call, then the continued run's
+    const detail = await d.rpc<{ approved_action: { taken_over_from: string | null } }>('subconscious.log_detail', { id: escalation!.log_id });
+    expect(detail.approved_action.taken_over_from).toMatch(/:\d+:/);
     expect(await d.stop()).toBe(0);
   }, 90_000);
 });

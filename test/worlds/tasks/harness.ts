@@ -12,6 +12,7 @@ import { EventBus, FakeClock, silentLogger, uuid, type BusEvent } from '../../..
 import { createLlm, type LlmService } from '../../../src/llm/index.js';
 import { AgentRunner, ApprovalStore, McpManager, type McpServerInput } from '../../../src/agent/index.js';
 import { Instance } from '../../../src/engine/index.js';
+import { createCoordinator, type Coordinator } from '../../../src/coordination/index.js';
 import { StoreCheckpointer } from '../../../src/graph/index.js';
 import type { DialectName } from '../../../src/store/index.js';
 import { createTasksWorld, type MemoryChanges, type TasksSettings, type TasksWorld } from '../../../src/worlds/tasks/index.js';
@@ -38,6 +39,8 @@ export interface TasksHarness {
   mcp: McpManager | undefined;
   runner: AgentRunner | undefined;
   approvals: ApprovalStore | undefined;
+  /** This worker's coordinator: approved actions are its `tasks.approved_action` jobs (its job loop runs them). */
+  coordinator: Coordinator;
   world: TasksWorld;
   instance: Instance;
   /** What the instance was built with (a "restarted" Instance over the same world and store). */
@@ -97,6 +100,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     approvals = new ApprovalStore({ db: store.db, clock, ids: uuid, events: bus });
     runner = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid, events: bus });
   }
+  const coordinator = await createCoordinator({ store, clock, ids: uuid });
   const settings: TasksSettings = { intervalMinutes: 5, inferenceEnabled: true, contextBudgetTokens: 40_000, timezone: 'UTC', ...opts.settings };
   const world = createTasksWorld({
     db: store.db,
@@ -111,7 +115,10 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     skills: mcp,
     models: llm,
     memoryStore: opts.memoryStore,
+    coordinator,
   });
+  // Approved actions need the agent: without one, no job loop polls the clock (a test may advance it by days).
+  if (runner) await world.service.startJobs();
   const engineDeps: ConstructorParameters<typeof Instance>[1] = {
     db: store.db,
     llm,
@@ -130,6 +137,7 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     mcp,
     runner,
     approvals,
+    coordinator,
     world,
     instance,
     engineDeps,
@@ -138,6 +146,8 @@ export async function createTasksHarness(opts: HarnessOptions = {}): Promise<Tas
     async dispose() {
       await instance.stop();
       await world.close?.();
+      // A test that brought its own store may have closed it already.
+      await coordinator.stop().catch(() => undefined);
       await runner?.cancelAll();
       await mcp?.close();
       await server.close();

@@ -13,6 +13,7 @@ import * as m0011 from './0011_log_details.js';
 import * as m0012 from './0012_task_removed_at.js';
 import * as m0013 from './0013_escalation_answers.js';
 import * as m0014 from './0014_log_exec_state_index.js';
+import * as m0015 from './0015_log_exec_checkpoint.js';
 
 export const tasksMigrations: MigrationSet = {
   '0004_tasks': m0004,
@@ -25,6 +26,7 @@ export const tasksMigrations: MigrationSet = {
   'tasks/0012_task_removed_at': m0012,
   'tasks/0013_escalation_answers': m0013,
   'tasks/0014_log_exec_state_index': m0014,
+  'tasks/0015_log_exec_checkpoint': m0015,
 };
 
 export const TASKS_TABLES = ['subconscious_tasks', 'subconscious_log', 'subconscious_escalations', 'tasks_ticks'] as const;

@@ -159,6 +159,15 @@ function Execution(props: { title: string; x: ExecutionDetail; testid: string })
     <section aria-label={props.title} data-testid={props.testid}>
       <h4>{props.title}</h4>
       <p className="small">{MODE_WORDS[x.mode] ?? x.mode}.</p>
+      {x.taken_over_from && (
+        <p
+          className="small muted"
+          data-testid="detail-taken-over"
+          title="Its worker stopped during the run; another worker (or this one after a restart) took it over and continued it from its checkpoint."
+        >
+          taken over from {x.taken_over_from}
+        </p>
+      )}
       <Figures calls={x.calls} purpose={x.purpose} />
       {x.tool_calls.length > 0 && (
         <ol className="detail-tools" data-testid="detail-tool-calls">
