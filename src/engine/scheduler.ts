@@ -196,6 +196,8 @@ export class Scheduler {
   private async delayAfter(instance: Instance, outcome: TickOutcome): Promise<number> {
     const intervalMs = instance.world.intervalMinutes() * 60_000;
     if (outcome.kind !== 'failed' && outcome.kind !== 'skipped') return intervalMs;
+    // The lock another worker holds: look again before its lease could have lapsed (a dead holder's open tick).
+    if (outcome.retryAfterMs !== undefined) return Math.min(intervalMs, outcome.retryAfterMs);
     // A halted world only checks, at its cadence, whether its model changed: that is no retry to back off.
     const failures = await instance.keys().then(
       (keys) => (keys.halt ? 0 : (keys.consecutive_failures ?? 0)),

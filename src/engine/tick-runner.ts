@@ -76,7 +76,7 @@ export class TickRunner {
     });
     if (!lease) {
       const holder = await this.lease.currentHolder().catch(() => null);
-      return this.skipAndRecord(tickLockHeld(holder), startedAt);
+      return { ...(await this.skipAndRecord(tickLockHeld(holder), startedAt)), retryAfterMs: LEASE_RETRY_MS };
     }
     this.generation = lease.generation;
     const stopRenewal = keepLease({ lease: this.lease, clock, log, world: this.name, tick: controller, committing: () => this.stage === 'commit' });
@@ -371,6 +371,9 @@ export class TickRunner {
 function abortedBy(signal: AbortSignal, type: new (...args: never[]) => Error): boolean {
   return signal.aborted && signal.reason instanceof type;
 }
+
+/** A tick skipped for the lock tries again this soon: a dead holder's lease lapses within `LEASE_TTL_MS`. */
+export const LEASE_RETRY_MS = LEASE_TTL_MS / 2;
 
 /** Why a tick was skipped for the lock, and what (not) to do about it. */
 export function tickLockHeld(holder: string | null): string {

@@ -127,4 +127,10 @@ export interface TickOutcome {
   generation: number;
   durationMs: number;
   resumed: boolean;
+  /**
+   * A skip worth trying again before the cadence (ms): the tick lock another worker holds, which
+   * lapses within its TTL if that worker died — so its open tick is taken over within two lease
+   * periods, not a whole interval later.
+   */
+  retryAfterMs?: number;
 }

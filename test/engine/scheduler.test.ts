@@ -3,8 +3,8 @@
  * due, runs worlds concurrently, never hot-loops on failures, and supersedes an overrun tick.
  */
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { flush } from '../../src/core/index.js';
-import { Registry } from '../../src/engine/index.js';
+import { FakeClock, flush } from '../../src/core/index.js';
+import { LEASE_TTL_MS, Registry } from '../../src/engine/index.js';
 import { describeBackoff } from '../../src/protocol/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
@@ -185,6 +185,39 @@ it('two workers on one store share the cadence: each tick runs once, not once pe
   } finally {
     await worker2.stop();
   }
+});
+
+it('a worker that died mid-tick: another worker takes its open tick over within two lease periods, not a whole cadence later', async () => {
+  await addInboxItems(worldState(engine.state, 'inbox'), ['from before the kill']);
+  // The dead worker: its tick waits on a model reply that never comes, on a clock that never
+  // moves again, so its lease is never renewed.
+  let release!: () => void;
+  const never = new Promise<void>((r) => (release = r));
+  server.handle(async (req) => {
+    if (server.chatRequests.indexOf(req) === 0) await never;
+    return { json: { summary: 'read', important: [1] } };
+  });
+  const dead = engineFor(store, server.baseUrl, { clock: new FakeClock(engine.clock.now()) }).instance(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }), {
+    holderTag: 'dead-worker',
+  });
+  const cutOff = dead.tick();
+  while (server.chatRequests.length === 0) await flush();
+
+  registry.add(inboxWorld({ kind: 'inbox', intervalMinutes: 5 }));
+  registry.start();
+  await settle();
+  const start = engine.clock.now();
+  let committedAt: number | null = null;
+  for (let s = 0; s < 2 * LEASE_TTL_MS && committedAt === null; s += 10_000) {
+    await engine.clock.advance(10_000);
+    await settle();
+    if ((await registry.get('inbox').status()).total_ticks > 0) committedAt = engine.clock.now();
+  }
+  expect(committedAt, 'the open tick is taken over within two lease periods').not.toBeNull();
+  expect(committedAt! - start).toBeGreaterThanOrEqual(LEASE_TTL_MS); // not before the lease lapsed
+  expect((await registry.get('inbox').status()).last_outcome).toBe('committed');
+  release();
+  await cutOff;
 });
 
 it('Run now (trigger) returns at once and the tick runs in the background', async () => {
