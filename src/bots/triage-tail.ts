@@ -80,7 +80,9 @@ function sqliteTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit:
 async function postgresTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
   const live = sql.join(LIVE.map((s) => sql.lit(s)));
   const { rows } = await sql<TailRow>`
-    select w.* from (
+    select w.id, w.thread_id, w.seq, w.role, w.bot_id, w.task_id, w.text, w.status, w.error, w.interrupted, w.heartbeat,
+      w.created_at, w.updated_at, w.direct_bot_id
+    from (
       select m.*, t.direct_bot_id,
         max(case when m.role <> 'system' and (m.role <> 'bot' or m.status not in (${live}))
                   and not (m.role = 'bot' and m.heartbeat = 1 and m.status = 'done') then m.seq end)

@@ -29,6 +29,9 @@ import { asksQuestion, interruptedRule, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING
 import { dayKey, quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
 
+/** Shared by every bot that has none (most): no set allocated per bot. */
+const NONE: ReadonlySet<string> = new Set();
+
 /** Due bots read per tick, and bots triaged in depth (their thread, activity, approvals) per tick. */
 export const DUE_LIMIT = 200;
 export const DEEP_LIMIT = 100;
@@ -69,11 +72,23 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   if (due.length === 0) return empty;
   const host = core.host;
   const ids = due.map((r) => r.bot_id);
-  const [tasks, orphans, followUps, checkins] = await Promise.all([
+  // Day keys once per zone this tick (formatting a zoned date is dear; most bots share one zone).
+  const zoneDays = new Map<string, string>();
+  const dayIn = (zone: string) => {
+    let day = zoneDays.get(zone);
+    if (day === undefined) zoneDays.set(zone, (day = dayKey(now, zone)));
+    return day;
+  };
+  const settingsOf = new Map(due.map((r) => [r.bot_id, core.settings.forBot(r, settings)]));
+  const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(settingsOf.get(r.bot_id)!.timezone) }));
+  const globalDay = dayIn(settings.timezone);
+  // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
+  const [tasks, orphans, followUps, checkins, counts] = await Promise.all([
     host.openWork({ botIds: ids, limit: 5000 }),
     host.orphans({ olderThanMs: ORPHAN_AGE_MS, botIds: ids }),
     core.followups.pending(ids),
     core.checkins.pending({ botIds: ids, limit: 5000 }),
+    core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]),
   ]);
   const orphanIds = new Set(orphans.map((t) => t.id));
   // Per bot, once: the loops below look each bot up, never scan every bot's rows again.
@@ -90,17 +105,6 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const exhaustedIds = tasks.filter((t) => t.attempts > 0).map((t) => t.id);
   const exhaustedCheckins = groupBy(await core.checkins.ofTasksSince(exhaustedIds, 'exhausted'), (c) => c.task_id);
 
-  // Day keys once per zone this tick (formatting a zoned date is dear; most bots share one zone).
-  const zoneDays = new Map<string, string>();
-  const dayIn = (zone: string) => {
-    let day = zoneDays.get(zone);
-    if (day === undefined) zoneDays.set(zone, (day = dayKey(now, zone)));
-    return day;
-  };
-  const settingsOf = new Map(due.map((r) => [r.bot_id, core.settings.forBot(r, settings)]));
-  const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(settingsOf.get(r.bot_id)!.timezone) }));
-  const globalDay = dayIn(settings.timezone);
-  const counts = await core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]);
   let globalPulses = counts.get(`${GLOBAL_SCOPE}|${globalDay}`)?.pulses ?? 0;
 
   // The bots read in depth this tick: every due bot without open work (it goes back to sleep)
@@ -162,8 +166,10 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
     const messages = recent.get(threadId) ?? [];
     const activity = activities.get(threadId) ?? { userActiveAt: null, readAt: null };
     const approvals = expiredOf.get(row.bot_id) ?? [];
-    const checkinMessageIds = new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
-    const missingTaskIds = await missingTasks(core, messages, row.bot_id, botTasks, checkinMessageIds);
+    const checkinMessageIds = asked.size === 0 ? NONE : new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
+    const pointedAt = unknownTask(messages, row.bot_id, botTasks, checkinMessageIds);
+    // Rare (a cut-off reply whose task is not open work): only then a read, and only then an await.
+    const missingTaskIds = pointedAt === null || (await core.host.getTask(pointedAt)) ? NONE : new Set([pointedAt]);
     const botDay = dayIn(s.timezone);
     const view: BotView = {
       botId: row.bot_id,
@@ -278,17 +284,18 @@ async function sweep(core: HeartbeatCore, now: number): Promise<void> {
   }
 }
 
-/** Task ids the bot's newest interrupted message points at that no longer exist (rule 3). */
-async function missingTasks(
-  core: HeartbeatCore,
-  messages: readonly Message[],
-  botId: string,
-  open: readonly Task[],
-  checkinMessageIds: ReadonlySet<string>,
-): Promise<Set<string>> {
-  const newest = [...messages].reverse().find((m) => m.role === 'bot' && m.bot_id === botId && !checkinMessageIds.has(m.id));
-  if (!newest?.interrupted || newest.task_id === null || open.some((t) => t.id === newest.task_id)) return new Set();
-  return (await core.host.getTask(newest.task_id)) ? new Set() : new Set([newest.task_id]);
+/**
+ * The task the bot's newest interrupted message points at, when it is not among the bot's open
+ * work (rule 3 asks whether it still exists); null when there is nothing to ask.
+ */
+function unknownTask(messages: readonly Message[], botId: string, open: readonly Task[], checkinMessageIds: ReadonlySet<string>): string | null {
+  let newest: Message | undefined;
+  for (let i = messages.length - 1; i >= 0 && !newest; i--) {
+    const m = messages[i]!;
+    if (m.role === 'bot' && m.bot_id === botId && !checkinMessageIds.has(m.id)) newest = m;
+  }
+  if (!newest?.interrupted || newest.task_id === null || open.some((t) => t.id === newest.task_id)) return null;
+  return newest.task_id;
 }
 
 /** Rows by their bot (each list keeps the read's order). */
@@ -309,7 +316,8 @@ function groupBy<T>(rows: readonly T[], key: (r: T) => string | null): Map<strin
 }
 
 /** The bot's tasks whose exhaustion check-in was made since their last claim. */
-function exhaustedAsked(botTasks: readonly Task[], checkinsOfTask: ReadonlyMap<string, readonly CheckinRow[]>): Set<string> {
+function exhaustedAsked(botTasks: readonly Task[], checkinsOfTask: ReadonlyMap<string, readonly CheckinRow[]>): ReadonlySet<string> {
+  if (checkinsOfTask.size === 0) return NONE;
   const out = new Set<string>();
   for (const t of botTasks) {
     if ((checkinsOfTask.get(t.id) ?? []).some((c) => Number(c.created_at) >= (t.last_heartbeat_at ?? 0))) out.add(t.id);
