@@ -326,9 +326,10 @@ export class ThreadStore {
    */
   async triageTail(threadIds: readonly string[], limit: number): Promise<Map<string, { directBotId: string | null; messages: Message[] }>> {
     const out = new Map<string, { directBotId: string | null; messages: Message[] }>();
-    for (const { direct_bot_id, ...r } of await triageTailRows(this.db, threadIds, limit)) {
+    // No rest spread of each row: toMessage reads the message's own columns and leaves the thread's.
+    for (const r of await triageTailRows(this.db, threadIds, limit)) {
       let entry = out.get(r.thread_id);
-      if (!entry) out.set(r.thread_id, (entry = { directBotId: direct_bot_id, messages: [] }));
+      if (!entry) out.set(r.thread_id, (entry = { directBotId: r.direct_bot_id, messages: [] }));
       entry.messages.push(toMessage(r));
     }
     return out;

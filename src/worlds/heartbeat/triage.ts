@@ -29,8 +29,9 @@ import { asksQuestion, interruptedRule, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING
 import { dayKey, quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
 
-/** Shared by every bot that has none (most): no set allocated per bot. */
+/** Shared by every bot that has none (most): nothing allocated per bot. */
 const NONE: ReadonlySet<string> = new Set();
+const NO_ACTIVITY = Object.freeze({ userActiveAt: null, readAt: null });
 
 /** Due bots read per tick, and bots triaged in depth (their thread, activity, approvals) per tick. */
 export const DUE_LIMIT = 200;
@@ -164,7 +165,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
     const threadId = row.thread_id!;
     const botTasks = tasksOf.get(row.bot_id) ?? [];
     const messages = recent.get(threadId) ?? [];
-    const activity = activities.get(threadId) ?? { userActiveAt: null, readAt: null };
+    const activity = activities.get(threadId) ?? NO_ACTIVITY;
     const approvals = expiredOf.get(row.bot_id) ?? [];
     const checkinMessageIds = asked.size === 0 ? NONE : new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
     const pointedAt = unknownTask(messages, row.bot_id, botTasks, checkinMessageIds);
