@@ -8,7 +8,9 @@
  *     running, sampled the same way in windows between the loads (the ratio is against all of
  *     them). Load: one batch of 100 `usage.summary {days: 90}`; five such batches one after
  *     another; five at once (different clients); and 100 heavy *single* calls at once
- *     (separate requests: they take turns in the lane once their method has proved heavy).
+ *     (separate requests: they take turns in the lane once their method has proved heavy). The
+ *     load is sent and its answers read on a thread of its own (devtools/load-client.ts), as
+ *     another process would: only status is asked from the server's thread.
  *  2. A chunked body 100× the 1 MB limit: the answer, what the client got to send, and this
  *     process's peak RSS around it.
  */

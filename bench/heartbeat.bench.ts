@@ -63,7 +63,7 @@ import {
   type HeartbeatTables,
 } from '../src/worlds/heartbeat/index.js';
 import { launchCrashDaemon } from '../devtools/heartbeat-crash-client.js';
-import { populate } from './heartbeat-triage-world.js';
+import { populate } from '../devtools/heartbeat-triage-world.js';
 import { startModelServer, type ModelServer } from '../devtools/model-server.js';
 
 const SIZES = (process.env.BENCH_BOTS ?? '10,1000,10000,100000').split(',').map(Number);

@@ -12,6 +12,7 @@ import { silentLogger } from '../src/core/index.js';
 import type { LedgerTables } from '../src/llm/index.js';
 import { tablesView } from '../src/store/index.js';
 import { createHttpApp, listen, type Listening } from '../src/server/http.js';
+import { startLoadClient, type BatchCounts } from './load-client.js';
 import { createMetrics } from '../src/server/metrics.js';
 
 export interface LoadRig {
@@ -26,17 +27,13 @@ export interface LoadRig {
   /** POST a body to /rpc; resolves to the parsed answer and the wall time. */
   post(body: unknown): Promise<{ status: number; body: unknown; ms: number }>;
   /**
-   * POST one call as load: the answer is read to its end and only its size kept. A hundred
-   * `usage.summary` answers (~100 kB each) parsed here would be this process's garbage — and this
-   * process is also the server's, so the collector's pauses would be measured as the server's.
+   * POST one call as load, from the load client's thread (load-client.ts): the answer is read to
+   * its end there and only its size comes back. A client on this thread — which is also the
+   * server's — had its HTTP work and its garbage measured as the server's latency.
    */
   postLoad(body: unknown): Promise<{ status: number; bytes: number }>;
-  /**
-   * POST a batch and only count what comes back (answers in a row, errors among them): parsing a
-   * 10 MB answer here would block this process — which is also the server's — and be measured
-   * as the server's latency.
-   */
-  postBatch(batch: unknown[]): Promise<{ status: number; bytes: number; answers: number; errors: number; overBudget: number }>;
+  /** POST a batch from the load client's thread and only count what comes back (answers in a row, errors among them). */
+  postBatch(batch: unknown[]): Promise<BatchCounts>;
   close(): Promise<void>;
 }
 
@@ -57,6 +54,7 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
     { host: '127.0.0.1', port: 0 },
   );
   const statusAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const client = startLoadClient();
   const statusBody = JSON.stringify({ jsonrpc: '2.0', id: 'status', method: 'subconscious.status', params: {} });
   return {
     app,
@@ -94,46 +92,12 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
       return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null, ms: performance.now() - started };
     },
     async postLoad(body) {
-      const res = await fetch(`${http.url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify(body),
-      });
-      let bytes = 0;
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
-      return { status: res.status, bytes };
+      const { status, bytes } = await client.post(`${http.url}/rpc`, TOKEN, JSON.stringify(body));
+      return { status, bytes };
     },
-    async postBatch(batch) {
-      const res = await fetch(`${http.url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify(batch),
-      });
-      let bytes = 0;
-      const markers = { answers: '"jsonrpc":"2.0"', errors: '"error":{', overBudget: '"code":"over_budget"' };
-      const counts = { answers: 0, errors: 0, overBudget: 0 };
-      const keep = Math.max(...Object.values(markers).map((m) => m.length)) - 1;
-      let tail = '';
-      const decoder = new TextDecoder();
-      // Counted chunk by chunk (each joined to the last few characters before it: a marker may
-      // straddle two chunks): one split of the whole 10 MB answer at the end held this process,
-      // which is also the server's, for tens of ms and was measured as the server's latency.
-      const scan = (text: string) => {
-        const window = tail + text;
-        for (const k of Object.keys(markers) as (keyof typeof markers)[]) {
-          // A marker wholly inside the kept tail was counted with the chunk before.
-          for (let at = window.indexOf(markers[k]); at !== -1; at = window.indexOf(markers[k], at + 1)) if (at + markers[k].length > tail.length) counts[k]++;
-        }
-        tail = window.slice(-keep);
-      };
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        bytes += chunk.byteLength;
-        scan(decoder.decode(chunk, { stream: true }));
-      }
-      scan(decoder.decode());
-      return { status: res.status, bytes, ...counts };
-    },
+    postBatch: (batch) => client.post(`${http.url}/rpc`, TOKEN, JSON.stringify(batch)),
     async close() {
+      await client.close();
       statusAgent.destroy();
       await http.close();
       metrics.dispose();

@@ -264,7 +264,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
           () => ({ error: live.fileState.error, needs_restart: live.fileState.needsRestart }),
         ),
       ),
-      ...implement(usageContract, usageRpcHandlers(tablesView<LedgerTables>(store.reads ?? store.db), clock, timezone)),
+      ...implement(usageContract, usageRpcHandlers(tablesView<LedgerTables>(store.reads ?? store.db), clock, timezone, store.readColumns)),
       ...implement(agentContract, agentRpcHandlers(agentServices)),
       ...methods,
     ])

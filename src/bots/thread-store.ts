@@ -9,6 +9,7 @@ import { SubconsciousError, type Clock, type IdGen } from '../core/index.js';
 import { perDatabase, precompile } from '../store/index.js';
 import type { Message, MessageRole, MessageStatus, Thread } from '../protocol/bots.js';
 import { num, toMessage, toThread } from './rows.js';
+import { triageTailRows } from './triage-tail.js';
 import type { BotsMessagesTable, BotsTables, BotsThreadsTable } from './tables.js';
 
 /** The heartbeat's sweep for replies left streaming runs every tick: compiled once per database. */
@@ -325,57 +326,10 @@ export class ThreadStore {
    */
   async triageTail(threadIds: readonly string[], limit: number): Promise<Map<string, { directBotId: string | null; messages: Message[] }>> {
     const out = new Map<string, { directBotId: string | null; messages: Message[] }>();
-    if (threadIds.length === 0) return out;
-    const live = ['queued', 'streaming'] as const;
-    const rows = await this.db
-      .selectFrom('bots_messages as m')
-      .innerJoin('bots_threads as t', 't.id', 'm.thread_id')
-      .selectAll('m')
-      .select('t.direct_bot_id')
-      .where('m.thread_id', 'in', [...threadIds])
-      // Said of the threads too: Postgres does not carry an IN list across the join, and without it
-      // hashes every thread (a sequential scan of them all) instead of looking these up.
-      .where('t.id', 'in', [...threadIds])
-      .where((eb) => eb('m.seq', '>', eb('t.next_seq', '-', limit)))
-      .where((eb) => {
-        const newer = () => eb.selectFrom('bots_messages as n').select('n.id').whereRef('n.thread_id', '=', 'm.thread_id').whereRef('n.seq', '>', 'm.seq');
-        return eb.or([
-          eb.and([eb('m.role', '=', 'bot'), eb('m.status', 'in', [...live])]),
-          eb('m.interrupted', '=', 1),
-          // No newer turn of the conversation: a person's or bot's message, settled, not a possible
-          // check-in question (a bot message the host wrote, done: lastTurn skips those that are).
-          eb.not(
-            eb.exists(
-              newer().where((n) =>
-                n.and([
-                  n('n.role', '!=', 'system'),
-                  n.or([n('n.role', '!=', 'bot'), n('n.status', 'not in', [...live])]),
-                  n.not(n.and([n('n.role', '=', 'bot'), n('n.heartbeat', '=', 1), n('n.status', '=', 'done')])),
-                ]),
-              ),
-            ),
-          ),
-          // No newer settled reply of the thread's own bot (the same check-in exception).
-          eb.not(
-            eb.exists(
-              newer().where((n) =>
-                n.and([
-                  n('n.role', '=', 'bot'),
-                  n('n.status', 'not in', [...live]),
-                  n.not(n.and([n('n.heartbeat', '=', 1), n('n.status', '=', 'done')])),
-                  n(n.ref('n.bot_id'), '=', n.ref('t.direct_bot_id')),
-                ]),
-              ),
-            ),
-          ),
-        ]);
-      })
-      .orderBy('m.thread_id')
-      .orderBy('m.seq')
-      .execute();
-    for (const { direct_bot_id, ...r } of rows) {
+    // No rest spread of each row: toMessage reads the message's own columns and leaves the thread's.
+    for (const r of await triageTailRows(this.db, threadIds, limit)) {
       let entry = out.get(r.thread_id);
-      if (!entry) out.set(r.thread_id, (entry = { directBotId: direct_bot_id, messages: [] }));
+      if (!entry) out.set(r.thread_id, (entry = { directBotId: r.direct_bot_id, messages: [] }));
       entry.messages.push(toMessage(r));
     }
     return out;

@@ -11,4 +11,5 @@ export { sharedSecret, type SharedSecretsTables } from './shared-secrets.js';
 export { precompile, perDatabase, type Precompiled } from './precompiled.js';
 export { cachedStatements, STATEMENT_CACHE_SIZE, type CachedDatabase } from './statement-cache.js';
 export { copyRows } from './copy-rows.js';
+export { valueAt, type Column, type ColumnReader, type Columns } from './columns.js';
 export { PREPARED } from './pg-prepared.js';

@@ -15,6 +15,7 @@ import type { MigrationSet } from './migrate.js';
 import { pgNotifications, type Notifications } from './notify.js';
 import { cachedStatements } from './statement-cache.js';
 import { prepareMarked } from './pg-prepared.js';
+import type { ColumnReader } from './columns.js';
 import { readWorkerDialect } from './read-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -30,6 +31,8 @@ export interface Store {
    * where `db` is already fine (Postgres answers over a socket; `:memory:` has no second connection).
    */
   reads?: Kysely<AnyTables>;
+  /** With `reads`: a compiled read answered on that thread in columns (columns.ts), for reads of thousands of small rows. */
+  readColumns?: ColumnReader;
   dialect: DialectName;
   /** Where the data lives, for logs and status (`sqlite:/path` or `postgres://host/db`, no password). */
   location: string;
@@ -103,15 +106,17 @@ function openSqlite(opts: OpenStoreOptions): Store {
   }
   const cached = cachedStatements(database);
   const db = new Kysely<AnyTables>({ dialect: new SqliteDialect({ database: cached }) });
-  const reads = file === ':memory:' ? undefined : new Kysely<AnyTables>({ dialect: readWorkerDialect(file) });
+  const readDialect = file === ':memory:' ? undefined : readWorkerDialect(file);
+  const reads = readDialect ? new Kysely<AnyTables>({ dialect: readDialect }) : undefined;
   return {
     db,
-    ...(reads ? { reads } : {}),
+    ...(reads && readDialect ? { reads, readColumns: readDialect.columns } : {}),
     dialect: 'sqlite',
     location: `sqlite:${file}`,
     statements: cached.stats,
     close: async () => {
       await reads?.destroy();
+      await readDialect?.close();
       await db.destroy();
     },
   };

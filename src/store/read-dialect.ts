@@ -1,6 +1,7 @@
 /**
  * A Kysely dialect whose queries run on the read worker (read-worker.ts): the same SQL Kysely's
  * SQLite dialect would send, answered off the main thread. Read-only: no transactions, no writes.
+ * The dialect also answers compiled reads in columns (columns.ts) on the same thread.
  */
 import {
   SqliteAdapter,
@@ -13,6 +14,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { ColumnReader } from './columns.js';
 import { startReadWorker, type ReadWorker } from './read-worker.js';
 
 class ReadConnection implements DatabaseConnection {
@@ -29,15 +31,13 @@ class ReadConnection implements DatabaseConnection {
 }
 
 class ReadDriver implements Driver {
-  private worker: ReadWorker | null = null;
   private connection: ReadConnection | null = null;
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly worker: () => ReadWorker) {}
 
   // Kysely calls this before the first query: a command that never reads heavily starts no thread.
   async init(): Promise<void> {
-    this.worker = startReadWorker(this.file);
-    this.connection = new ReadConnection(this.worker);
+    this.connection = new ReadConnection(this.worker());
   }
   async acquireConnection(): Promise<DatabaseConnection> {
     return this.connection!;
@@ -48,17 +48,26 @@ class ReadDriver implements Driver {
   async commitTransaction(): Promise<void> {}
   async rollbackTransaction(): Promise<void> {}
   async releaseConnection(): Promise<void> {}
-  async destroy(): Promise<void> {
-    await this.worker?.close();
-  }
+  async destroy(): Promise<void> {}
 }
 
-/** `file`: a SQLite database file (not `:memory:`: another connection would see another database). */
-export function readWorkerDialect(file: string): Dialect {
+/**
+ * `file`: a SQLite database file (not `:memory:`: another connection would see another database).
+ * `columns` answers a compiled read in columns on the same thread; `close` ends the thread (the
+ * Kysely instance's `destroy` does not: the thread is shared).
+ */
+export function readWorkerDialect(file: string): Dialect & { columns: ColumnReader; close(): Promise<void> } {
+  // Started by the first read of either kind, so a command that never reads heavily starts no thread.
+  let worker: ReadWorker | null = null;
+  const started = () => (worker ??= startReadWorker(file));
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new ReadDriver(file),
+    createDriver: () => new ReadDriver(started),
     createIntrospector: (db: Kysely<unknown>) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
+    columns: (query) => started().columns(query.sql, query.parameters),
+    close: async () => {
+      await worker?.close();
+    },
   };
 }

@@ -9,11 +9,14 @@
  * vitest and the built dist/ (a `.ts` worker file would need a loader in each).
  */
 import { Worker } from 'node:worker_threads';
+import type { Columns } from './columns.js';
 import { SQLITE_MODULE_PATH } from './sqlite-driver.js';
 
 export interface ReadWorker {
   /** Run one read statement; rows as better-sqlite3's `all()` returns them. */
   all(sql: string, params: readonly unknown[]): Promise<unknown[]>;
+  /** Run one read statement; its answer in columns (columns.ts), the number columns' buffers moved, not copied. */
+  columns(sql: string, params: readonly unknown[]): Promise<Columns>;
   close(): Promise<void>;
 }
 
@@ -23,7 +26,27 @@ const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 const statements = new Map();
-parentPort.on('message', ({ id, sql, params }) => {
+// Columns (store/columns.ts): all numbers, a Float64Array; else codes into the distinct values.
+function columnsOf(stmt, rows) {
+  const columns = {};
+  stmt.columns().forEach(({ name }, c) => {
+    if (rows.every((r) => typeof r[c] === 'number')) {
+      columns[name] = Float64Array.from(rows, (r) => r[c]);
+      return;
+    }
+    const values = [];
+    const index = new Map();
+    const codes = new Uint32Array(rows.length);
+    rows.forEach((r, i) => {
+      let code = index.get(r[c]);
+      if (code === undefined) index.set(r[c], (code = values.push(r[c]) - 1));
+      codes[i] = code;
+    });
+    columns[name] = { values, codes };
+  });
+  return { length: rows.length, columns };
+}
+parentPort.on('message', ({ id, sql, params, shape }) => {
   try {
     let stmt = statements.get(sql);
     if (!stmt) {
@@ -33,7 +56,10 @@ parentPort.on('message', ({ id, sql, params }) => {
     }
     // readonly connection: a write fails in SQLite itself; non-readers are refused here to say why.
     if (!stmt.reader) throw new Error('the read connection runs only statements that return rows');
-    parentPort.postMessage({ id, rows: stmt.all(params) });
+    if (shape !== 'columns') return parentPort.postMessage({ id, rows: stmt.raw(false).all(params) });
+    const answer = columnsOf(stmt, stmt.raw(true).all(params));
+    const moved = Object.values(answer.columns).map((c) => (c instanceof Float64Array ? c.buffer : c.codes.buffer));
+    parentPort.postMessage({ id, columns: answer }, moved);
   } catch (err) {
     parentPort.postMessage({ id, error: { message: String(err && err.message || err), code: err && err.code } });
   }
@@ -43,6 +69,7 @@ parentPort.on('message', ({ id, sql, params }) => {
 interface Answer {
   id: number;
   rows?: unknown[];
+  columns?: Columns;
   error?: { message: string; code?: string };
 }
 
@@ -50,7 +77,7 @@ export function startReadWorker(file: string): ReadWorker {
   const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file, driver: SQLITE_MODULE_PATH } });
   // The daemon's exit must not wait for an idle reader.
   worker.unref();
-  const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (err: Error) => void }>();
+  const pending = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void }>();
   let next = 0;
   let failed: Error | null = null;
   const failAll = (err: Error) => {
@@ -64,21 +91,23 @@ export function startReadWorker(file: string): ReadWorker {
     pending.delete(answer.id);
     if (pending.size === 0) worker.unref();
     if (answer.error) p.reject(Object.assign(new Error(answer.error.message), answer.error.code ? { code: answer.error.code } : {}));
-    else p.resolve(answer.rows ?? []);
+    else p.resolve(answer);
   });
   worker.on('error', (err) => failAll(err));
   worker.on('exit', (code) => failAll(new Error(`the SQLite read thread exited (code ${code})`)));
+  const ask = (sql: string, params: readonly unknown[], shape: 'rows' | 'columns'): Promise<Answer> => {
+    if (failed) return Promise.reject(failed);
+    const id = next++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      // Kept alive while a read is out, so a caller awaiting it is not left hanging at exit.
+      worker.ref();
+      worker.postMessage({ id, sql, params, shape });
+    });
+  };
   return {
-    all(sql, params) {
-      if (failed) return Promise.reject(failed);
-      const id = next++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        // Kept alive while a read is out, so a caller awaiting it is not left hanging at exit.
-        worker.ref();
-        worker.postMessage({ id, sql, params });
-      });
-    },
+    all: async (sql, params) => (await ask(sql, params, 'rows')).rows ?? [],
+    columns: async (sql, params) => (await ask(sql, params, 'columns')).columns ?? { length: 0, columns: {} },
     async close() {
       failAll(new Error('the SQLite read thread was closed'));
       await worker.terminate();

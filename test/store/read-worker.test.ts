@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, valueAt, type Store } from '../../src/store/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a scratch table made by the test
 type AnyDb = Kysely<any>;
@@ -61,6 +61,31 @@ describe('the heavy-read connection on a SQLite file', () => {
     ).toEqual({ c: 4 });
   });
 
+  it('answers in columns: numbers in a Float64Array, anything else as codes into its distinct values; rows again after', async () => {
+    const db = store.db as AnyDb;
+    await db.schema.alterTable('scratch').addColumn('t', 'text').execute();
+    await db
+      .insertInto('scratch')
+      .values([
+        { n: 1, t: 'a' },
+        { n: 2, t: null },
+        { n: 3, t: 'a' },
+      ])
+      .execute();
+    const query = db.selectFrom('scratch').select(['n', 't']).where('n', '>=', 1).orderBy('n').compile();
+    const answer = await store.readColumns!(query);
+    expect(answer.length).toBe(3);
+    expect(answer.columns.n).toEqual(new Float64Array([1, 2, 3]));
+    expect([0, 1, 2].map((i) => valueAt(answer.columns.t!, i))).toEqual(['a', null, 'a']);
+    expect(answer.columns.t).toMatchObject({ values: ['a', null] });
+    // The same statement (cached on the thread) as rows again: objects, not arrays.
+    expect(await (store.reads as AnyDb).executeQuery(query).then((r) => r.rows)).toEqual([
+      { n: 1, t: 'a' },
+      { n: 2, t: null },
+      { n: 3, t: 'a' },
+    ]);
+  });
+
   it('refuses writes', async () => {
     await expect((store.reads as AnyDb).insertInto('scratch').values({ n: 9 }).execute()).rejects.toThrow();
     expect(await (store.db as AnyDb).selectFrom('scratch').selectAll().execute()).toEqual([]);
@@ -77,6 +102,7 @@ describe('the heavy-read connection on a SQLite file', () => {
   it('is absent for :memory: (no second connection sees that database)', async () => {
     const memory = await openStore({ sqliteFile: ':memory:' });
     expect(memory.reads).toBeUndefined();
+    expect(memory.readColumns).toBeUndefined();
     await memory.close();
   });
 });

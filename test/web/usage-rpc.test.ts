@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { FakeClock } from '../../src/core/clock.js';
 import { RpcDispatcher } from '../../src/server/rpc.js';
 import type { Insertable } from 'kysely';
-import { usageRpcHandlers, type ModelCallsTable } from '../../src/llm/index.js';
+import { usageRpcHandlers, usageSummary, type ModelCallsTable } from '../../src/llm/index.js';
 import { implement, usageContract, type UsageCalls, type UsageSummary } from '../../src/protocol/index.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
 
@@ -206,6 +206,8 @@ describe.each(await testDialects())('usage RPC on %s', (dialect) => {
             .filter((v) => v.at <= NOW);
           if (values.length) await store.db.insertInto('model_calls').values(values).execute();
           const s = (await rpc.call('usage.summary', { days, timezone: zone })) as UsageSummary;
+          // A SQLite file's read thread answers the same aggregate in columns: the same summary.
+          if (store.readColumns) expect(await usageSummary(store.db, NOW, days, zone, store.readColumns)).toEqual(s);
           const from = s.from;
           expect(s.per_day).toHaveLength(days);
           const inWindow = values.filter((v) => v.at >= from);

@@ -9,6 +9,8 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../../core/index.js';
 import type { HeartbeatBudgetsTable, HeartbeatTables } from './tables.js';
 
+/** What a key with no row has used (shared, read-only). */
+const NO_USE: Readonly<{ pulses: number; resumes: number }> = Object.freeze({ pulses: 0, resumes: 0 });
 export const GLOBAL_SCOPE = 'global';
 /** Days of counters kept (the Usage figure reads up to 90 days; older rows are dropped). */
 export const BUDGET_RETENTION_DAYS = 100;
@@ -107,9 +109,11 @@ export class BudgetStore {
       .where('scope', 'in', [...new Set(keys.map((k) => k.scope))])
       .where('day_key', 'in', [...new Set(keys.map((k) => k.day))])
       .execute();
+    // Rows by key once (not a search of every row per key); the many keys with none share one zero.
+    const found = new Map(rows.map((r) => [`${r.scope}|${r.day_key}`, { pulses: Number(r.pulses), resumes: Number(r.resumes) }]));
     for (const k of keys) {
-      const r = rows.find((x) => x.scope === k.scope && x.day_key === k.day);
-      out.set(`${k.scope}|${k.day}`, { pulses: r ? Number(r.pulses) : 0, resumes: r ? Number(r.resumes) : 0 });
+      const key = `${k.scope}|${k.day}`;
+      out.set(key, found.get(key) ?? NO_USE);
     }
     return out;
   }

@@ -107,16 +107,18 @@ export function lastTurn(messages: readonly Message[], checkinMessageIds: Readon
   return undefined;
 }
 
+// No closures inside triageBot: it runs per due bot (100,000s in a pass), and a named closure
+// costs an allocation per call (and under tsx's keepNames a defineProperty too).
+function skip(rule: SkipRule, reason: string, next: number | null, terminal: Candidate[] = []): Triage {
+  return { kind: 'skip', skip: rule, reason, next, terminal };
+}
+
+function pendingCheckinFor(checkins: readonly CheckinRow[], key: { taskId?: string | null; messageId?: string | null }): boolean {
+  return checkins.some((c) => (key.taskId && c.task_id === key.taskId) || (key.messageId && c.message_id === key.messageId));
+}
+
 export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; random: Random }): Triage {
   const s = v.settings;
-  const interval = () => jitter(s.intervalMs, opts.random);
-  const skip = (rule: SkipRule, reason: string, next: number | null, terminal: Candidate[] = []): Triage => ({
-    kind: 'skip',
-    skip: rule,
-    reason,
-    next,
-    terminal,
-  });
 
   if (!s.enabled) return skip('disabled', 'heartbeat switched off for this bot', null);
   if (!v.forced) {
@@ -125,10 +127,14 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
   }
   const liveElsewhere = v.tasks.filter((t) => (t.status === 'queued' || t.status === 'working') && !v.orphanIds.has(t.id));
   if (!v.idle || liveElsewhere.length > 0) {
-    if (!v.idle) return skip('busy', 'the bot is running, queued, dispatching or pulsing', now + interval());
+    if (!v.idle) return skip('busy', 'the bot is running, queued, dispatching or pulsing', now + jitter(s.intervalMs, opts.random));
     // Open work with no run here: live in another process, or an orphan once it is old enough (rule 2).
     const oldest = Math.min(...liveElsewhere.map((t) => t.updated_at));
-    return skip('busy', `task ${liveElsewhere[0]!.id} is ${liveElsewhere[0]!.status}`, Math.min(now + interval(), oldest + ORPHAN_AGE_MS + 1));
+    return skip(
+      'busy',
+      `task ${liveElsewhere[0]!.id} is ${liveElsewhere[0]!.status}`,
+      Math.min(now + jitter(s.intervalMs, opts.random), oldest + ORPHAN_AGE_MS + 1),
+    );
   }
   if (!v.forced && v.userActiveAt !== null && now - v.userActiveAt < USER_ACTIVE_MS) {
     return skip('user_active', `a person was active ${Math.round((now - v.userActiveAt) / 1000)} s ago`, userActiveUntil(v.userActiveAt));
@@ -145,8 +151,6 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
   const terminal: Candidate[] = [];
   const permanent: { rule: SkipRule; reason: string }[] = [];
   const timeBased: number[] = [];
-  const pendingCheckinFor = (key: { taskId?: string | null; messageId?: string | null }) =>
-    v.checkins.some((c) => (key.taskId && c.task_id === key.taskId) || (key.messageId && c.message_id === key.messageId));
   const botMessages = v.messages.filter((m) => m.role === 'bot' && m.bot_id === v.botId && !v.checkinMessageIds.has(m.id));
   const latestBot = [...botMessages].reverse().find((m) => m.status !== 'queued' && m.status !== 'streaming');
 
@@ -178,7 +182,7 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
       permanent.push({ rule: 'user_driving', reason: `the person pressed Stop after "${c.title}" was cut off` });
       continue;
     }
-    if (pendingCheckinFor({ taskId: t.id })) {
+    if (pendingCheckinFor(v.checkins, { taskId: t.id })) {
       permanent.push({ rule: 'asked', reason: `a check-in about "${c.title}" waits for the person` });
       continue;
     }
@@ -196,7 +200,8 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
   const newestBot = botMessages.at(-1);
   if (newestBot && newestBot.interrupted && newestBot.status === 'error' && (newestBot.task_id === null || v.missingTaskIds.has(newestBot.task_id))) {
     const c = messageCandidate(newestBot, 'interrupted_message');
-    if (pendingCheckinFor({ messageId: newestBot.id })) permanent.push({ rule: 'asked', reason: 'a check-in about the cut-off reply waits for the person' });
+    if (pendingCheckinFor(v.checkins, { messageId: newestBot.id }))
+      permanent.push({ rule: 'asked', reason: 'a check-in about the cut-off reply waits for the person' });
     else if (turn && turn.role === 'user' && turn.created_at > c.at)
       permanent.push({ rule: 'user_driving', reason: 'the person wrote after the reply was cut off' });
     else live.push(c);
@@ -281,13 +286,18 @@ export function triageBot(v: BotView, now: number, opts: { mode: HeartbeatMode; 
       return skip('budget', `${v.budget.globalPulses}/${v.budget.globalMaxPulses} pulses today (all bots)`, nextMidnight(now, v.globalTimezone), terminal);
     }
   }
-  return { kind: 'candidates', primary, candidates: live, terminal, fastPath, next: now + interval() };
+  return { kind: 'candidates', primary, candidates: live, terminal, fastPath, next: now + jitter(s.intervalMs, opts.random) };
+}
+
+/** Rule 1's task: cut off (a restart, a preemption). A failed task it takes is never rule 5's or 6's. */
+export function interruptedRule(t: Pick<Task, 'interrupted' | 'error_kind'>): boolean {
+  return t.interrupted && (t.error_kind === 'interrupted' || t.error_kind === 'preempted');
 }
 
 function taskRule(t: Task, v: BotView): CandidateRule | null {
   if (t.status === 'queued' || t.status === 'working') return v.orphanIds.has(t.id) ? 'orphan_working' : null;
   if (t.status !== 'failed') return null;
-  if (t.interrupted && (t.error_kind === 'interrupted' || t.error_kind === 'preempted')) return 'interrupted_task';
+  if (interruptedRule(t)) return 'interrupted_task';
   const since = t.last_heartbeat_at ?? 0;
   if (v.expiredApprovals.some((a) => a.task_id === t.id && a.expired_at !== null && a.expired_at > since)) return 'approval_expired';
   if (t.error_kind !== null && RETRYABLE.has(t.error_kind)) return 'retryable_failure';

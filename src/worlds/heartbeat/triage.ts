@@ -7,11 +7,12 @@
  *      each marks its bot due;
  *   2. the due bots: `next_heartbeat_at <= now` on its index (a bot with nothing unfinished has
  *      NULL there and is never read);
- *   3. their open work, follow-ups, check-ins and budgets in a few batched reads, then for the
- *      bots read in depth their threads' messages the rules can look at (`triageMessages`: not
- *      the settled history behind the last turn), the person's activity and expired approvals;
- *   4. `triageBot` (rules.ts) per bot; then, for the bots that will pulse only, their bot rows and
- *      whole message windows in one read each, and their digests.
+ *   3. their open work, follow-ups, check-ins and budgets in a few batched reads (a bot with open
+ *      work exists; only the others are looked up), then for the bots read in depth their threads'
+ *      messages the rules can look at (`triageMessages`: not the settled history behind the last
+ *      turn), the person's activity, and expired approvals where a failed task could use them;
+ *   4. `triageBot` (rules.ts) per bot; then, for the bots that will pulse only, their bot rows,
+ *      whole message windows and pending approvals in one read each, and their digests.
  *
  * At most `maxPulses` bots get a pulse per tick (what `pulse_concurrency` can answer within a
  * tick); other due bots with candidates stay due and come first next tick.
@@ -24,9 +25,13 @@ import { STALE_CLAIM_MS } from '../../bots/index.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
 import { buildDigest, digestOpenTasks, type Digest } from './digest.js';
-import { asksQuestion, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
+import { asksQuestion, interruptedRule, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
 import { dayKey, quietHours } from './schedule.js';
 import { pulseModel, type BotRow, type BotSettings } from './settings.js';
+
+/** Shared by every bot that has none (most): nothing allocated per bot. */
+const NONE: ReadonlySet<string> = new Set();
+const NO_ACTIVITY = Object.freeze({ userActiveAt: null, readAt: null });
 
 /** Due bots read per tick, and bots triaged in depth (their thread, activity, approvals) per tick. */
 export const DUE_LIMIT = 200;
@@ -68,16 +73,31 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   if (due.length === 0) return empty;
   const host = core.host;
   const ids = due.map((r) => r.bot_id);
-  const [alive, tasks, orphans, followUps, checkins] = await Promise.all([
-    host.existingBots(ids),
+  // Day keys once per zone this tick (formatting a zoned date is dear; most bots share one zone).
+  const zoneDays = new Map<string, string>();
+  const dayIn = (zone: string) => {
+    let day = zoneDays.get(zone);
+    if (day === undefined) zoneDays.set(zone, (day = dayKey(now, zone)));
+    return day;
+  };
+  const settingsOf = new Map(due.map((r) => [r.bot_id, core.settings.forBot(r, settings)]));
+  const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(settingsOf.get(r.bot_id)!.timezone) }));
+  const globalDay = dayIn(settings.timezone);
+  // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
+  const [tasks, orphans, followUps, checkins, counts] = await Promise.all([
     host.openWork({ botIds: ids, limit: 5000 }),
     host.orphans({ olderThanMs: ORPHAN_AGE_MS, botIds: ids }),
     core.followups.pending(ids),
     core.checkins.pending({ botIds: ids, limit: 5000 }),
+    core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]),
   ]);
   const orphanIds = new Set(orphans.map((t) => t.id));
   // Per bot, once: the loops below look each bot up, never scan every bot's rows again.
   const tasksOf = byBot(tasks);
+  // A bot with a task row exists (its tasks go with it): only the others are looked up.
+  const alive = new Set(tasksOf.keys());
+  const unproven = ids.filter((id) => !alive.has(id));
+  if (unproven.length > 0) for (const id of await host.existingBots(unproven)) alive.add(id);
   const followUpsOf = byBot(followUps);
   const checkinsOf = byBot(checkins);
   const hasWork = (botId: string) => tasksOf.has(botId) || followUpsOf.has(botId);
@@ -86,16 +106,6 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const exhaustedIds = tasks.filter((t) => t.attempts > 0).map((t) => t.id);
   const exhaustedCheckins = groupBy(await core.checkins.ofTasksSince(exhaustedIds, 'exhausted'), (c) => c.task_id);
 
-  // Day keys once per zone this tick (formatting a zoned date is dear; most bots share one zone).
-  const zoneDays = new Map<string, string>();
-  const dayIn = (zone: string) => {
-    let day = zoneDays.get(zone);
-    if (day === undefined) zoneDays.set(zone, (day = dayKey(now, zone)));
-    return day;
-  };
-  const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(core.settings.forBot(r, settings).timezone) }));
-  const globalDay = dayIn(settings.timezone);
-  const counts = await core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]);
   let globalPulses = counts.get(`${GLOBAL_SCOPE}|${globalDay}`)?.pulses ?? 0;
 
   // The bots read in depth this tick: every due bot without open work (it goes back to sleep)
@@ -120,19 +130,17 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   // Their reads, batched: one query each for all of them.
   for (const row of deepRows) if (row.thread_id === null) row.thread_id = (await host.directThread(row.bot_id)).id;
   const threadIds = deepRows.map((r) => r.thread_id!);
-  const failedSince = tasks.filter((t) => t.status === 'failed').map((t) => t.last_heartbeat_at ?? 0);
-  const [recent, activities, pendingApprovals, expired] = await Promise.all([
+  // Rule 5 looks at expired approvals only for failed tasks that rule 1 does not take first.
+  const deepIds = new Set(deepRows.map((r) => r.bot_id));
+  const approvalTasks = tasks.filter((t) => t.status === 'failed' && !interruptedRule(t) && deepIds.has(t.bot_id));
+  const [recent, activities, expired] = await Promise.all([
     host.triageMessages(
       deepRows.map((r) => ({ threadId: r.thread_id!, botId: r.bot_id })),
       MESSAGES_READ,
     ),
     host.userActivities(threadIds),
-    host.pendingApprovalsOf(threadIds),
-    failedSince.length > 0
-      ? host.expiredApprovalsOf(
-          deepRows.map((r) => r.bot_id),
-          Math.min(...failedSince),
-        )
+    approvalTasks.length > 0
+      ? host.expiredApprovalsOf([...new Set(approvalTasks.map((t) => t.bot_id))], Math.min(...approvalTasks.map((t) => t.last_heartbeat_at ?? 0)))
       : Promise.resolve([] as BotApproval[]),
   ]);
   const expiredOf = byBot(expired);
@@ -142,21 +150,27 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
 
   const plans: Plan[] = [];
   // The digests wait until the rules have said which bots pulse: only those bots' rows are read for them.
-  const digests: { plan: Plan; pulse: Omit<NonNullable<Plan['pulse']>, 'digest'>; build: (bot: Bot, messages: readonly Message[]) => Digest }[] = [];
+  const digests: {
+    plan: Plan;
+    pulse: Omit<NonNullable<Plan['pulse']>, 'digest'>;
+    build: (bot: Bot, messages: readonly Message[], pendingApprovals: ReadonlyMap<string, number>) => Digest;
+  }[] = [];
   let pulses = 0;
   for (const row of deepRows) {
     if (pulses >= maxPulses && hasWork(row.bot_id)) {
       deferred++;
       continue;
     }
-    const s = core.settings.forBot(row, settings);
+    const s = settingsOf.get(row.bot_id)!;
     const threadId = row.thread_id!;
     const botTasks = tasksOf.get(row.bot_id) ?? [];
     const messages = recent.get(threadId) ?? [];
-    const activity = activities.get(threadId) ?? { userActiveAt: null, readAt: null };
+    const activity = activities.get(threadId) ?? NO_ACTIVITY;
     const approvals = expiredOf.get(row.bot_id) ?? [];
-    const checkinMessageIds = new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
-    const missingTaskIds = await missingTasks(core, messages, row.bot_id, botTasks, checkinMessageIds);
+    const checkinMessageIds = asked.size === 0 ? NONE : new Set(messages.filter((m) => asked.has(m.id)).map((m) => m.id));
+    const pointedAt = unknownTask(messages, row.bot_id, botTasks, checkinMessageIds);
+    // Rare (a cut-off reply whose task is not open work): only then a read, and only then an await.
+    const missingTaskIds = pointedAt === null || (await core.host.getTask(pointedAt)) ? NONE : new Set([pointedAt]);
     const botDay = dayIn(s.timezone);
     const view: BotView = {
       botId: row.bot_id,
@@ -193,7 +207,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
         digests.push({
           plan,
           pulse: { role: model.role, model: model.model ?? null, label: s.model, waitingUser },
-          build: (bot, window) =>
+          build: (bot, window, pendingApprovals) =>
             buildDigest({
               bot,
               now,
@@ -225,19 +239,20 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   }
   if (digests.length === 0) return { at: now, mode: settings.mode, settings, plans, deferred };
   // Their digests quote the thread's whole window (the last person's and bot's words), not only what the rules read.
-  const [pulsing, windows] = await Promise.all([
+  const [pulsing, windows, pendingApprovals] = await Promise.all([
     host.bots(digests.map((d) => d.plan.botId)),
     host.recentMessages(
       digests.map((d) => d.plan.threadId),
       MESSAGES_READ,
     ),
+    host.pendingApprovalsOf(digests.map((d) => d.plan.threadId)),
   ]);
   const bots = new Map(pulsing.map((b) => [b.id, b]));
   const gone = new Set<Plan>();
   for (const { plan, pulse, build } of digests) {
     const bot = bots.get(plan.botId);
     // Deleted since this tick's existence check: no pulse for it (the next tick forgets its rows).
-    if (bot) plan.pulse = { digest: build(bot, windows.get(plan.threadId) ?? []), ...pulse };
+    if (bot) plan.pulse = { digest: build(bot, windows.get(plan.threadId) ?? [], pendingApprovals), ...pulse };
     else gone.add(plan);
   }
   return { at: now, mode: settings.mode, settings, plans: gone.size ? plans.filter((p) => !gone.has(p)) : plans, deferred };
@@ -270,17 +285,18 @@ async function sweep(core: HeartbeatCore, now: number): Promise<void> {
   }
 }
 
-/** Task ids the bot's newest interrupted message points at that no longer exist (rule 3). */
-async function missingTasks(
-  core: HeartbeatCore,
-  messages: readonly Message[],
-  botId: string,
-  open: readonly Task[],
-  checkinMessageIds: ReadonlySet<string>,
-): Promise<Set<string>> {
-  const newest = [...messages].reverse().find((m) => m.role === 'bot' && m.bot_id === botId && !checkinMessageIds.has(m.id));
-  if (!newest?.interrupted || newest.task_id === null || open.some((t) => t.id === newest.task_id)) return new Set();
-  return (await core.host.getTask(newest.task_id)) ? new Set() : new Set([newest.task_id]);
+/**
+ * The task the bot's newest interrupted message points at, when it is not among the bot's open
+ * work (rule 3 asks whether it still exists); null when there is nothing to ask.
+ */
+function unknownTask(messages: readonly Message[], botId: string, open: readonly Task[], checkinMessageIds: ReadonlySet<string>): string | null {
+  let newest: Message | undefined;
+  for (let i = messages.length - 1; i >= 0 && !newest; i--) {
+    const m = messages[i]!;
+    if (m.role === 'bot' && m.bot_id === botId && !checkinMessageIds.has(m.id)) newest = m;
+  }
+  if (!newest?.interrupted || newest.task_id === null || open.some((t) => t.id === newest.task_id)) return null;
+  return newest.task_id;
 }
 
 /** Rows by their bot (each list keeps the read's order). */
@@ -301,7 +317,8 @@ function groupBy<T>(rows: readonly T[], key: (r: T) => string | null): Map<strin
 }
 
 /** The bot's tasks whose exhaustion check-in was made since their last claim. */
-function exhaustedAsked(botTasks: readonly Task[], checkinsOfTask: ReadonlyMap<string, readonly CheckinRow[]>): Set<string> {
+function exhaustedAsked(botTasks: readonly Task[], checkinsOfTask: ReadonlyMap<string, readonly CheckinRow[]>): ReadonlySet<string> {
+  if (checkinsOfTask.size === 0) return NONE;
   const out = new Set<string>();
   for (const t of botTasks) {
     if ((checkinsOfTask.get(t.id) ?? []).some((c) => Number(c.created_at) >= (t.last_heartbeat_at ?? 0))) out.add(t.id);

@@ -1,6 +1,7 @@
 /**
  * The world the triage bench measures (bench/heartbeat.bench.ts part 1), in a file of its own so
- * a profile of one triage pass (devtools or a scratch script) reads exactly the rows the bench does.
+ * a profile of one triage pass (or a scratch script) reads exactly the rows the bench does, and
+ * the test of what a pass reads (test/worlds/heartbeat/triage-reads.test.ts) counts them.
  */
 import type { Kysely } from 'kysely';
 import { defaultBotRow } from '../src/worlds/heartbeat/index.js';
