@@ -370,7 +370,10 @@ export function createTasksWorld(deps: TasksWorldDeps): TasksWorld {
     for (const { task: observed, log_id, fingerprint } of observation.data.due) {
       if (ctx.signal.aborted) throw new SubconsciousError('cancelled', `tick aborted during commit: ${describeError(ctx.signal.reason)}`);
       const row = await service.logs.get(log_id);
-      if (!row || row.exec_state === 'done') {
+      // Done, or handed on: a row with a card was finalized by this tick (the card, the row and the
+      // schedule commit together), and once the card is approved the row runs again as the
+      // approved action's job — a resumed commit must not take that for its own cut-off execution.
+      if (!row || row.exec_state === 'done' || (row.exec_state === 'running' && (await service.escalations.forLog(log_id)))) {
         counts.skipped!++;
         continue;
       }
