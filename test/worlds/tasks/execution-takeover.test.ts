@@ -275,37 +275,41 @@ describe.each(dialects)('a task execution whose worker was killed mid-tick, on %
     }
   });
 
-  it('a row whose card was approved while its tick was cut off is the approved action’s: the resumed commit does not run its execution again', { timeout: 120_000 }, async () => {
-    const h = await createTasksHarness({ dialect });
-    try {
-      for (const t of await h.world.service.listTasks()) await h.world.service.updateTask(t.id, { enabled: false });
-      const model = script(h);
-      // Its write is not named by its words: the gate holds it, and the commit leaves a card.
-      const carded = await h.world.service.addTask({ title: 'Write the launch plan', recurrence: 'once', needs_tools: true });
-      await h.clock.advance(1); // due in this order: the card first, then the text execution A dies in
-      const text = await h.world.service.addTask({ title: 'Summarize the backlog', recurrence: 'once' });
-      model.hang.add(text.title);
-      model.approved.hang = true; // the approved action's run is still going when B resumes the tick
-      const a = workerA(h, 1);
-      const cardOf = async () => {
-        const row = await rowOf(h, carded.id);
-        return row ? h.world.service.escalations.forLog(row.id) : undefined;
-      };
-      await until(async () => (await cardOf()) !== undefined, 'the card A’s commit left');
-      await until(() => model.requests(text.title, isLocalExecution) === 1, 'A’s text execution');
-      await h.world.service.approve((await cardOf())!.id);
-      expect(await rowOf(h, carded.id)).toMatchObject({ exec_state: 'running' });
-      const ownRun = (r: RecordedRequest) => isAgent(r) && !systemOf(r).startsWith('The user approved');
-      const runs = model.requests(carded.title, ownRun);
-      model.hang.delete(text.title);
-      await resume(h);
-      // The tick finished its own row and left the approved one to its job: no second execution.
-      expect(model.requests(carded.title, ownRun)).toBe(runs);
-      expect(await rowOf(h, text.id)).toMatchObject({ decision: 'act', exec_state: 'done' });
-      expect(await rowOf(h, carded.id)).toMatchObject({ exec_state: 'running' });
-      void a.tick;
-    } finally {
-      await h.dispose();
-    }
-  });
+  it(
+    'a row whose card was approved while its tick was cut off is the approved action’s: the resumed commit does not run its execution again',
+    { timeout: 120_000 },
+    async () => {
+      const h = await createTasksHarness({ dialect });
+      try {
+        for (const t of await h.world.service.listTasks()) await h.world.service.updateTask(t.id, { enabled: false });
+        const model = script(h);
+        // Its write is not named by its words: the gate holds it, and the commit leaves a card.
+        const carded = await h.world.service.addTask({ title: 'Write the launch plan', recurrence: 'once', needs_tools: true });
+        await h.clock.advance(1); // due in this order: the card first, then the text execution A dies in
+        const text = await h.world.service.addTask({ title: 'Summarize the backlog', recurrence: 'once' });
+        model.hang.add(text.title);
+        model.approved.hang = true; // the approved action's run is still going when B resumes the tick
+        const a = workerA(h, 1);
+        const cardOf = async () => {
+          const row = await rowOf(h, carded.id);
+          return row ? h.world.service.escalations.forLog(row.id) : undefined;
+        };
+        await until(async () => (await cardOf()) !== undefined, 'the card A’s commit left');
+        await until(() => model.requests(text.title, isLocalExecution) === 1, 'A’s text execution');
+        await h.world.service.approve((await cardOf())!.id);
+        expect(await rowOf(h, carded.id)).toMatchObject({ exec_state: 'running' });
+        const ownRun = (r: RecordedRequest) => isAgent(r) && !systemOf(r).startsWith('The user approved');
+        const runs = model.requests(carded.title, ownRun);
+        model.hang.delete(text.title);
+        await resume(h);
+        // The tick finished its own row and left the approved one to its job: no second execution.
+        expect(model.requests(carded.title, ownRun)).toBe(runs);
+        expect(await rowOf(h, text.id)).toMatchObject({ decision: 'act', exec_state: 'done' });
+        expect(await rowOf(h, carded.id)).toMatchObject({ exec_state: 'running' });
+        void a.tick;
+      } finally {
+        await h.dispose();
+      }
+    },
+  );
 });
