@@ -468,16 +468,12 @@ async function main(): Promise<void> {
       if (tag && m.role === 'bot' && m.status === 'done') repliesPerTag.set(tag, (repliesPerTag.get(tag) ?? 0) + 1);
     }
     const duplicateReplies = [...repliesPerTag.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
-    const executions = new Map<string, number>();
-    for (const r of server.chatRequests) {
-      const title = executionTitle(r);
-      if (title) executions.set(title, (executions.get(title) ?? 0) + 1);
-    }
-    const duplicateExecutions = [...executions.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
     const usage = (await rpc('usage.summary', { days: 1 })) as { totals: { calls: number; interrupted: number } };
     const requests = server.chatRequests.length;
     const ledger = await ledgerRows(rpc);
     const join = joinLedger(ledger, server.chatRequests);
+    const executions = repeatedExecutions(server.chatRequests, ledger);
+    const duplicateExecutions = executions.paidTwice.length;
 
     const goalMs = 2 * leaseMs;
     const took = [...takeovers.times].sort((a, b) => a - b);
@@ -489,7 +485,8 @@ async function main(): Promise<void> {
       `  accepted messages              ${accepted.size} (${refused} not accepted: the daemon died before answering)`,
       `  accepted but unanswered        ${unanswered.length}   (goal 0)`,
       `  duplicate replies              ${duplicateReplies}   (goal 0)`,
-      `  task executions run twice      ${duplicateExecutions}   (goal 0; ${executions.size} tasks executed)`,
+      `  task executions run twice      ${duplicateExecutions}   (goal 0; ${executions.tasks} tasks executed)`,
+      `    asked again, answer unheard  ${executions.unheard.length}   (the server delivered it as the kill came: its ledger row was closed interrupted, so the daemon never had it)`,
       `  rows stuck queued/working      ${stuck.length}   (goal 0)`,
       `  task rows stuck running        ${stuckRows.length}   (goal 0: in progress, running or executed and never applied)`,
       `  ledger rows / model requests   ${usage.totals.calls} / ${requests}   (goal: every request has its row; ${usage.totals.interrupted} closed as interrupted)`,
@@ -513,7 +510,8 @@ async function main(): Promise<void> {
     }
     for (const s of stuck.slice(0, 10)) console.log(`    stuck: task ${s.id} ${s.status} (${s.error ?? ''})`);
     for (const r of stuckRows.slice(0, 10)) console.log(`    stuck: log row ${r.id} ${r.decision}/${r.exec_state} (${r.result ?? ''})`);
-    for (const [title, n] of executions) if (n > 1) console.log(`    executed ${n} times: chaos task ${title}`);
+    for (const title of executions.paidTwice) console.log(`    executed again after its answer arrived: chaos task ${title}`);
+    for (const title of executions.unheard) console.log(`    asked again, its first answer never reached the daemon: chaos task ${title}`);
     if (o.keep) console.log(`  kept: ${scratch}${databaseUrl ? ` and ${databaseUrl}` : ''}`);
     const ok =
       unanswered.length === 0 &&
@@ -576,6 +574,26 @@ function reply(request: RecordedRequest): ScriptedReply {
     return { text: `Release ${task} looks fine.\nRECOMMENDED ACTION: Tell the team release ${task} is ready`, delayMs: between(1000, 5000) };
   }
   return { text: 'Done: nothing else to report.', delayMs: between(1000, 5000) };
+}
+
+/**
+ * Execution answers the server delivered more than once for the same task and kind. A repeat counts
+ * as run twice when an earlier delivery's ledger row was finished (the daemon had that answer, so
+ * asking again paid twice); when every earlier one was closed `interrupted`, the kill came while
+ * the answer was on its way and the daemon never had it: asking again is the take-over's job.
+ */
+function repeatedExecutions(requests: RecordedRequest[], ledger: Map<string, string>): { tasks: number; paidTwice: string[]; unheard: string[] } {
+  const delivered = new Map<string, string[]>();
+  for (const r of requests) {
+    const title = executionTitle(r);
+    if (title) delivered.set(title, [...(delivered.get(title) ?? []), ledger.get(String(r.headers['x-client-request-id'])) ?? 'missing']);
+  }
+  const paidTwice: string[] = [];
+  const unheard: string[] = [];
+  for (const [title, states] of delivered) {
+    for (let i = 1; i < states.length; i++) (states.slice(0, i).some((state) => state !== 'interrupted') ? paidTwice : unheard).push(title);
+  }
+  return { tasks: delivered.size, paidTwice, unheard };
 }
 
 /** The task (and kind: its execution, or its approved action) a delivered execution answer was for; null for anything else. */
