@@ -23,6 +23,8 @@ type Db = Kysely<CoordinationTables>;
 
 export interface ClaimArgs {
   queue: string;
+  /** The queue's partition of pg-boss's `job` table (pg-boss 10 keeps one per queue: `queue.partition_name`). */
+  partition: string;
   limit: number;
   holder: string;
   now: number;
@@ -55,14 +57,22 @@ export interface Claimed {
  * `coord_holds` (a job reaches pg-boss only once due). While a waiting job's turn has come, fresh
  * claims are held back so the caller can promote it first (and it can win on priority).
  *
- * pg-boss's row is locked in a LATERAL subquery (its own FOR UPDATE is a fence the planner keeps):
- * the claim walks `coord_holds_queued` in order and looks each job up by pg-boss's primary key, so
- * it reads `limit` rows of each table whatever the statistics say. As a plain join, on a new or
- * not yet analyzed job table (every fresh queue) the planner guessed one row there and joined the
- * queue's whole backlog against every candidate (50 × depth comparisons, 6 of a 7.6 ms claim).
+ * Written so that each part reads about `limit` rows whatever the statistics say, because they
+ * are often wrong here: a new queue's pg-boss partition is unanalyzed or was analyzed nearly empty,
+ * and a prepared statement keeps the plan made then while the tables grow (a day of finished
+ * jobs is kept for the retention). Plain joins were planned as scans of the whole partition:
+ *
+ * - pg-boss's row is locked in a LATERAL subquery (its own FOR UPDATE is a fence the planner
+ *   keeps): the claim walks `coord_holds_queued` in order and looks each job up by pg-boss's
+ *   primary key. As a join it once joined the queue's whole backlog against every candidate (50 ×
+ *   depth comparisons, 6 of a 7.6 ms claim). Its state is compared as text so that pg-boss's
+ *   partial fetch index (`state < 'active'`, keyed by name only) is not a candidate: the planner
+ *   took it and filtered the backlog for each id.
+ * - The updates find their rows by key with `= ANY(ARRAY(…))`, not a join (a join was planned as a
+ *   hash over the whole partition), on the queue's own partition (no run-time pruning per claim).
  */
 export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Promise<Claimed> {
-  const job = sql.id(bossSchema, 'job');
+  const job = sql.id(bossSchema, a.partition);
   const result = await rows(
     db,
     sql<CoordHoldsTable & { kind: string | null; waiting_due: boolean; busy_here: Claimed['busyHere'] }>`${sql.raw(PREPARED)}
@@ -83,15 +93,14 @@ export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Prom
         UPDATE coord_holds h
         SET state = 'active', holder = ${a.holder}, lease_until = ${a.leaseUntil}, attempt = h.attempt + 1,
             lapsed_from = CASE WHEN h.state = 'active' THEN h.holder END
-        FROM lapsed
-        WHERE h.job_id = lapsed.job_id
+        WHERE h.job_id = ANY(ARRAY(SELECT job_id FROM lapsed))
         RETURNING h.*
       ), pick AS (
         SELECT h.job_id
         FROM coord_holds h
         CROSS JOIN LATERAL (
           SELECT j.id FROM ${job} j
-          WHERE j.name = ${a.queue} AND j.id = h.job_id::uuid AND j.state IN ('created', 'retry')
+          WHERE j.name = ${a.queue} AND j.id = h.job_id::uuid AND j.state::text IN ('created', 'retry')
           FOR UPDATE SKIP LOCKED
         ) j
         WHERE h.queue = ${a.queue} AND h.state = 'queued'
@@ -101,13 +110,11 @@ export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Prom
         FOR UPDATE OF h SKIP LOCKED
       ), started AS (
         UPDATE ${job} j SET state = 'active', started_on = now()
-        FROM pick
-        WHERE j.name = ${a.queue} AND j.id = pick.job_id::uuid
+        WHERE j.name = ${a.queue} AND j.id = ANY(ARRAY(SELECT job_id::uuid FROM pick))
         RETURNING j.id::text AS job_id
       ), held AS (
         UPDATE coord_holds h SET state = 'active', holder = ${a.holder}, lease_until = ${a.leaseUntil}, attempt = h.attempt + 1
-        FROM started
-        WHERE h.job_id = started.job_id
+        WHERE h.job_id = ANY(ARRAY(SELECT job_id FROM started))
         RETURNING h.*
       ), busy AS (
         SELECT coalesce(json_agg(json_build_object('job_id', job_id, 'holder', holder)), '[]'::json) AS list

@@ -75,7 +75,7 @@ export function bossDb(db: Db): PgBoss.Db {
 export class PgBossCoordinator extends BaseCoordinator {
   private readonly schema: string;
   private booting: Promise<PgBoss> | null = null;
-  private readonly queues = new Map<string, Promise<void>>();
+  private readonly queues = new Map<string, Promise<string>>();
 
   constructor(opts: PgBossCoordinatorOptions) {
     super(opts);
@@ -103,15 +103,19 @@ export class PgBossCoordinator extends BaseCoordinator {
     return this.booting;
   }
 
-  private ensureQueue(queue: string): Promise<void> {
+  /** The queue exists in pg-boss; resolves with the name of its partition of pg-boss's `job` table. */
+  private ensureQueue(queue: string): Promise<string> {
     let ready = this.queues.get(queue);
     if (!ready) {
       ready = (async () => {
         const boss = await this.boss();
-        if (await boss.getQueue(queue)) return;
-        await boss.createQueue(queue, { name: queue, policy: 'standard', retryLimit: 0, expireInSeconds: BOSS_EXPIRE_SECONDS }).catch(async (err) => {
-          if (!(await boss.getQueue(queue))) throw err; // not a race with another worker creating it
-        });
+        if (!(await boss.getQueue(queue))) {
+          await boss.createQueue(queue, { name: queue, policy: 'standard', retryLimit: 0, expireInSeconds: BOSS_EXPIRE_SECONDS }).catch(async (err) => {
+            if (!(await boss.getQueue(queue))) throw err; // not a race with another worker creating it
+          });
+        }
+        const row = await sql<{ partition_name: string }>`SELECT partition_name FROM ${sql.id(this.schema, 'queue')} WHERE name = ${queue}`.execute(this.db);
+        return row.rows[0]!.partition_name;
       })();
       ready.catch(() => this.queues.delete(queue));
       this.queues.set(queue, ready);
@@ -191,9 +195,9 @@ export class PgBossCoordinator extends BaseCoordinator {
     const me = this.workerId;
     const now = this.clock.now();
     const leaseUntil = now + this.leaseMs;
-    await this.ensureQueue(queue);
+    const partition = await this.ensureQueue(queue);
     const claim = (limit: number, deferToWaiting: boolean) =>
-      claimBatch(this.db, this.schema, { queue, limit, holder: me, now, leaseUntil, hostPrefix: `${os.hostname()}:`, deferToWaiting });
+      claimBatch(this.db, this.schema, { queue, partition, limit, holder: me, now, leaseUntil, hostPrefix: `${os.hostname()}:`, deferToWaiting });
     // 1. One statement: lapsed and released jobs taken over, then queued ones claimed — unless a
     //    waiting job's turn came (its group is free), which is promoted first (step 3).
     const first = await claim(batch, true);
