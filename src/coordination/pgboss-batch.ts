@@ -35,9 +35,16 @@ export interface ClaimArgs {
   deferToWaiting: boolean;
 }
 
+/** What a claim returns of each row: what a `Job` is made of, and its order. */
+export type ClaimedRow = Pick<
+  CoordHoldsTable,
+  'job_id' | 'queue' | 'payload' | 'key' | 'grp' | 'priority' | 'state' | 'attempt' | 'checkpoint' | 'lapsed_from' | 'created_at' | 'seq'
+>;
+const CLAIMED = sql.raw('h.job_id, h.queue, h.payload, h.key, h.grp, h.priority, h.state, h.attempt, h.checkpoint, h.lapsed_from, h.created_at, h.seq');
+
 export interface Claimed {
   /** Taken over (a lapsed lease, a released job) first, then fresh claims; each in priority order. */
-  rows: CoordHoldsTable[];
+  rows: ClaimedRow[];
   /** A waiting job in a free group (or of this queue) is due: fresh claims were held back. */
   waitingDue: boolean;
   /** Active jobs of this queue that another worker on this host holds under a live lease. */
@@ -75,7 +82,7 @@ export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Prom
   const job = sql.id(bossSchema, a.partition);
   const result = await rows(
     db,
-    sql<CoordHoldsTable & { kind: string | null; waiting_due: boolean; busy_here: Claimed['busyHere'] }>`${sql.raw(PREPARED)}
+    sql<ClaimedRow & { kind: string | null; waiting_due: boolean; busy_here: string }>`${sql.raw(PREPARED)}
       WITH due AS (
         SELECT ${a.deferToWaiting} AND EXISTS (
           SELECT 1 FROM coord_holds w
@@ -94,7 +101,7 @@ export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Prom
         SET state = 'active', holder = ${a.holder}, lease_until = ${a.leaseUntil}, attempt = h.attempt + 1,
             lapsed_from = CASE WHEN h.state = 'active' THEN h.holder END
         WHERE h.job_id = ANY(ARRAY(SELECT job_id FROM lapsed))
-        RETURNING h.*
+        RETURNING ${CLAIMED}
       ), pick AS (
         SELECT h.job_id
         FROM coord_holds h
@@ -115,26 +122,23 @@ export async function claimBatch(db: Db, bossSchema: string, a: ClaimArgs): Prom
       ), held AS (
         UPDATE coord_holds h SET state = 'active', holder = ${a.holder}, lease_until = ${a.leaseUntil}, attempt = h.attempt + 1
         WHERE h.job_id = ANY(ARRAY(SELECT job_id FROM started))
-        RETURNING h.*
+        RETURNING ${CLAIMED}
       ), busy AS (
         SELECT coalesce(json_agg(json_build_object('job_id', job_id, 'holder', holder)), '[]'::json) AS list
         FROM coord_holds
         WHERE queue = ${a.queue} AND state = 'active' AND holder <> ${a.holder} AND lease_until > ${a.now}
           AND left(holder, ${a.hostPrefix.length}) = ${a.hostPrefix}
       )
-      SELECT due.waiting AS waiting_due, busy.list AS busy_here, c.*
+      SELECT due.waiting AS waiting_due, busy.list::text AS busy_here, c.*
       FROM due CROSS JOIN busy
       LEFT JOIN (SELECT 'took' AS kind, took.* FROM took UNION ALL SELECT 'held' AS kind, held.* FROM held) c ON true`,
   );
+  // Each row also carries `kind` and the two per-statement values (read from the first row only).
   const first = result[0]!;
-  const order = (x: CoordHoldsTable, y: CoordHoldsTable) =>
-    y.priority - x.priority || Number(x.created_at) - Number(y.created_at) || Number(x.seq) - Number(y.seq);
-  const claimed = (kind: string) =>
-    result
-      .filter((r) => r.kind === kind)
-      .map(({ kind: _k, waiting_due: _w, busy_here: _b, ...row }) => row)
-      .sort(order);
-  return { rows: [...claimed('took'), ...claimed('held')], waitingDue: first.waiting_due, busyHere: first.busy_here };
+  const order = (x: ClaimedRow, y: ClaimedRow) => y.priority - x.priority || Number(x.created_at) - Number(y.created_at) || Number(x.seq) - Number(y.seq);
+  const took = result.filter((r) => r.kind === 'took').sort(order);
+  const held = result.filter((r) => r.kind === 'held').sort(order);
+  return { rows: [...took, ...held], waitingDue: first.waiting_due, busyHere: JSON.parse(first.busy_here) as Claimed['busyHere'] };
 }
 
 /**

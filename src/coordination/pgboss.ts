@@ -27,7 +27,7 @@ import { CompiledQuery, sql, type Kysely } from 'kysely';
 import PgBoss from 'pg-boss';
 import { ownerIsGone } from '../core/process-identity.js';
 import { BaseCoordinator, nextSeq, parseJson, queueSizes, retryDelay, type CoordinatorOptions } from './base.js';
-import { claimBatch, completeBatch } from './pgboss-batch.js';
+import { claimBatch, completeBatch, type ClaimedRow } from './pgboss-batch.js';
 import type { CoordHoldsTable, CoordinationTables } from './tables.js';
 import type { CancelOptions, CancelTarget, DeadLetter, Job, JobSpec, JobState, JsonValue, QueueSize } from './types.js';
 
@@ -201,7 +201,7 @@ export class PgBossCoordinator extends BaseCoordinator {
     // 1. One statement: lapsed and released jobs taken over, then queued ones claimed — unless a
     //    waiting job's turn came (its group is free), which is promoted first (step 3).
     const first = await claim(batch, true);
-    const out: CoordHoldsTable[] = [...first.rows];
+    const out: ClaimedRow[] = [...first.rows];
     // 2. A holder on this host whose process is gone loses its jobs at once (a check only this
     //    process can make, so after the statement: with a full batch it waits for the next fetch).
     for (const h of first.busyHere) {
@@ -225,7 +225,7 @@ export class PgBossCoordinator extends BaseCoordinator {
     const jobs: Job<P>[] = [];
     for (const row of out) {
       const payload = parseJson(row.payload);
-      if (payload.ok) jobs.push(toJob<P>(row));
+      if (payload.ok) jobs.push(toJob<P>(row, payload.value));
       else {
         this.log.warn({ job: row.job_id, queue, reason: payload.reason }, 'job moved aside: its payload does not parse');
         await this.deadLetter(row.job_id, payload.reason);
@@ -465,13 +465,14 @@ function publicState(state: string): JobState {
   return state === 'waiting' || state === 'released' ? 'queued' : (state as JobState);
 }
 
-function toJob<P extends JsonValue>(row: CoordHoldsTable): Job<P> {
-  const payload = parseJson(row.payload);
+/** `payload`: already parsed by the caller (a fetch checks it parses), else parsed here. */
+function toJob<P extends JsonValue>(row: ClaimedRow, payload?: JsonValue | null): Job<P> {
+  const parsed = payload === undefined ? parseJson(row.payload) : ({ ok: true, value: payload } as const);
   const checkpoint = parseJson(row.checkpoint);
   return {
     id: row.job_id,
     queue: row.queue,
-    payload: (payload.ok ? payload.value : null) as P,
+    payload: (parsed.ok ? parsed.value : null) as P,
     key: row.key,
     group: row.grp,
     priority: row.priority,
