@@ -27,7 +27,7 @@ import { CompiledQuery, sql, type Kysely } from 'kysely';
 import PgBoss from 'pg-boss';
 import { ownerIsGone } from '../core/process-identity.js';
 import { BaseCoordinator, nextSeq, parseJson, queueSizes, retryDelay, type CoordinatorOptions } from './base.js';
-import { claimBatch, completeBatch } from './pgboss-batch.js';
+import { claimBatch, completeBatch, type ClaimedRow } from './pgboss-batch.js';
 import type { CoordHoldsTable, CoordinationTables } from './tables.js';
 import type { CancelOptions, CancelTarget, DeadLetter, Job, JobSpec, JobState, JsonValue, QueueSize } from './types.js';
 
@@ -75,7 +75,7 @@ export function bossDb(db: Db): PgBoss.Db {
 export class PgBossCoordinator extends BaseCoordinator {
   private readonly schema: string;
   private booting: Promise<PgBoss> | null = null;
-  private readonly queues = new Map<string, Promise<void>>();
+  private readonly queues = new Map<string, Promise<string>>();
 
   constructor(opts: PgBossCoordinatorOptions) {
     super(opts);
@@ -103,15 +103,19 @@ export class PgBossCoordinator extends BaseCoordinator {
     return this.booting;
   }
 
-  private ensureQueue(queue: string): Promise<void> {
+  /** The queue exists in pg-boss; resolves with the name of its partition of pg-boss's `job` table. */
+  private ensureQueue(queue: string): Promise<string> {
     let ready = this.queues.get(queue);
     if (!ready) {
       ready = (async () => {
         const boss = await this.boss();
-        if (await boss.getQueue(queue)) return;
-        await boss.createQueue(queue, { name: queue, policy: 'standard', retryLimit: 0, expireInSeconds: BOSS_EXPIRE_SECONDS }).catch(async (err) => {
-          if (!(await boss.getQueue(queue))) throw err; // not a race with another worker creating it
-        });
+        if (!(await boss.getQueue(queue))) {
+          await boss.createQueue(queue, { name: queue, policy: 'standard', retryLimit: 0, expireInSeconds: BOSS_EXPIRE_SECONDS }).catch(async (err) => {
+            if (!(await boss.getQueue(queue))) throw err; // not a race with another worker creating it
+          });
+        }
+        const row = await sql<{ partition_name: string }>`SELECT partition_name FROM ${sql.id(this.schema, 'queue')} WHERE name = ${queue}`.execute(this.db);
+        return row.rows[0]!.partition_name;
       })();
       ready.catch(() => this.queues.delete(queue));
       this.queues.set(queue, ready);
@@ -191,13 +195,13 @@ export class PgBossCoordinator extends BaseCoordinator {
     const me = this.workerId;
     const now = this.clock.now();
     const leaseUntil = now + this.leaseMs;
-    await this.ensureQueue(queue);
+    const partition = await this.ensureQueue(queue);
     const claim = (limit: number, deferToWaiting: boolean) =>
-      claimBatch(this.db, this.schema, { queue, limit, holder: me, now, leaseUntil, hostPrefix: `${os.hostname()}:`, deferToWaiting });
+      claimBatch(this.db, this.schema, { queue, partition, limit, holder: me, now, leaseUntil, hostPrefix: `${os.hostname()}:`, deferToWaiting });
     // 1. One statement: lapsed and released jobs taken over, then queued ones claimed — unless a
     //    waiting job's turn came (its group is free), which is promoted first (step 3).
     const first = await claim(batch, true);
-    const out: CoordHoldsTable[] = [...first.rows];
+    const out: ClaimedRow[] = [...first.rows];
     // 2. A holder on this host whose process is gone loses its jobs at once (a check only this
     //    process can make, so after the statement: with a full batch it waits for the next fetch).
     for (const h of first.busyHere) {
@@ -221,7 +225,7 @@ export class PgBossCoordinator extends BaseCoordinator {
     const jobs: Job<P>[] = [];
     for (const row of out) {
       const payload = parseJson(row.payload);
-      if (payload.ok) jobs.push(toJob<P>(row));
+      if (payload.ok) jobs.push(toJob<P>(row, payload.value));
       else {
         this.log.warn({ job: row.job_id, queue, reason: payload.reason }, 'job moved aside: its payload does not parse');
         await this.deadLetter(row.job_id, payload.reason);
@@ -461,13 +465,14 @@ function publicState(state: string): JobState {
   return state === 'waiting' || state === 'released' ? 'queued' : (state as JobState);
 }
 
-function toJob<P extends JsonValue>(row: CoordHoldsTable): Job<P> {
-  const payload = parseJson(row.payload);
+/** `payload`: already parsed by the caller (a fetch checks it parses), else parsed here. */
+function toJob<P extends JsonValue>(row: ClaimedRow, payload?: JsonValue | null): Job<P> {
+  const parsed = payload === undefined ? parseJson(row.payload) : ({ ok: true, value: payload } as const);
   const checkpoint = parseJson(row.checkpoint);
   return {
     id: row.job_id,
     queue: row.queue,
-    payload: (payload.ok ? payload.value : null) as P,
+    payload: (parsed.ok ? parsed.value : null) as P,
     key: row.key,
     group: row.grp,
     priority: row.priority,
