@@ -60,7 +60,8 @@ export abstract class BaseCoordinator implements Coordinator {
   protected readonly registry: WorkersRegistry;
   /** Named leases this worker holds (name → generation). */
   protected readonly leasesHeld = new Map<string, number>();
-  /** Jobs the handler settled itself (so `work()` does not complete them again). */
+  /** Jobs `work()` runs now, and those of them the handler settled itself (so `work()` does not complete them again). */
+  private readonly working = new Set<string>();
   private readonly settled = new Set<string>();
   private readonly wakers = new Map<string, AbortController>();
   private readonly loops = new Set<() => Promise<void>>();
@@ -143,18 +144,23 @@ export abstract class BaseCoordinator implements Coordinator {
   protected async shutdown(): Promise<void> {}
 
   complete(jobId: string, output?: JsonValue): Promise<boolean> {
-    this.settled.add(jobId);
+    this.settledByHandler(jobId);
     return this.settle(jobId, { complete: output });
   }
 
   completeMany(jobIds: readonly string[]): Promise<string[]> {
-    for (const id of jobIds) this.settled.add(id);
+    for (const id of jobIds) this.settledByHandler(id);
     return jobIds.length === 0 ? Promise.resolve([]) : this.settleMany([...new Set(jobIds)]);
   }
 
   fail(jobId: string, reason: string, opts: { retry?: boolean } = {}): Promise<boolean> {
-    this.settled.add(jobId);
+    this.settledByHandler(jobId);
     return this.settle(jobId, { fail: reason, retry: opts.retry ?? true });
+  }
+
+  /** Only jobs `work()` runs are remembered (a job fetched and settled by hand left an id behind for good). */
+  private settledByHandler(jobId: string): void {
+    if (this.working.has(jobId)) this.settled.add(jobId);
   }
 
   work<P extends JsonValue>(queue: string, opts: WorkOptions, handler: (job: Job<P>, ctx: WorkContext) => Promise<void>): () => Promise<void> {
@@ -205,6 +211,7 @@ export abstract class BaseCoordinator implements Coordinator {
     const lost = new AbortController();
     const done = new AbortController();
     const signal = AbortSignal.any([lost.signal, stopping]);
+    this.working.add(job.id);
     const renewal = (async () => {
       for (;;) {
         try {
@@ -226,6 +233,7 @@ export abstract class BaseCoordinator implements Coordinator {
     } finally {
       done.abort();
       await renewal;
+      this.working.delete(job.id);
       this.settled.delete(job.id);
     }
   }
