@@ -19,16 +19,18 @@ import { AgentRunner, ApprovalStore, McpManager } from '../src/agent/index.js';
 import { botsMigrations, createBotsHost, parseBotsConfig, type BotsTables } from '../src/bots/index.js';
 import { createCoordinator } from '../src/coordination/index.js';
 import { EventBus, FakeClock, silentLogger, uuid } from '../src/core/index.js';
-import { Instance, type World } from '../src/engine/index.js';
+import { Instance, Scheduler, type World } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
 import { createLlm, type LlmService } from '../src/llm/index.js';
 import { openStore, tablesView, type Store } from '../src/store/index.js';
 import { createHeartbeat, heartbeatConfig, heartbeatMigrations, type HeartbeatTables } from '../src/worlds/heartbeat/index.js';
 import { createTasksWorld, DEFAULT_SYSTEM_TASKS, tasksMigrations, type TasksTables } from '../src/worlds/tasks/index.js';
 
-const TICKS = Number(process.env.BENCH_TICKS ?? 1000);
+// A daemon's ticks run for days: the figure is its steady state (the JIT and the statement cache
+// warm), so the warm-up is long; at 500 warm-up ticks the tasks tick measured ~2× its steady state.
+const TICKS = Number(process.env.BENCH_TICKS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the bench reads every module's tables
 type AnyDb = Kysely<any>;
 
@@ -200,9 +202,13 @@ async function measure(store: Store, label: string, make: (db: AnyDb, clock: Fak
     `  engine quiet tick:  ${fmt(median(a))} ms CPU (spread ${spread(a)}), ${fmt(statements / n, 1)} statements, ${fmt(rows / n, 1)} rows read per tick`,
   );
   console.log(`  bare indexed select of the due index: ${fmt(median(b))} ms CPU (spread ${spread(b)})`);
-  console.log(
-    `  → tick / bare select: median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); budget 0.1 ms: ${median(a) <= 0.1 ? 'met' : 'NOT met'}`,
-  );
+  // The budget is for a SQLite file; on Postgres the statements are what counts (its client's CPU is the driver's).
+  const verdict =
+    store.dialect === 'postgres'
+      ? 'the 0.1 ms budget is for a SQLite file; here the statements count'
+      : `budget 0.1 ms: ${median(a) <= 0.1 ? 'met' : 'NOT met'}`;
+  console.log(`  → tick / bare select: median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); ${verdict}`);
+  await throughScheduler(instance, clock, s.stepMs, counter);
   if (store.dialect === 'postgres') {
     // A window of ticks: the quiet counters' flush (every QUIET_FLUSH_MS) is one write in it.
     const perTick: string[][] = [];
@@ -224,6 +230,35 @@ async function measure(store: Store, label: string, make: (db: AnyDb, clock: Fak
   }
   await instance.stop();
   await s.close();
+}
+
+/**
+ * What a daemon pays per quiet tick: the same instance driven by the scheduler on the fake clock —
+ * its pass reads the world's keys to see it due (the probe uses them), the tick, and `next_tick_at`
+ * written after it (what lets a second worker share the cadence).
+ */
+async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: number, counter: Counter): Promise<void> {
+  let ended: (() => void) | null = null;
+  const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: stepMs * 2, onOutcome: () => ended?.() });
+  const oneTick = async () => {
+    const done = new Promise<void>((r) => (ended = r));
+    await clock.advance(stepMs);
+    await done;
+  };
+  const first = new Promise<void>((r) => (ended = r));
+  scheduler.start();
+  await first;
+  for (let k = 0; k < WARMUP; k++) await oneTick();
+  const n = Math.min(TICKS, 2000);
+  counter.statements = counter.rows = 0;
+  const cpu = process.cpuUsage();
+  for (let k = 0; k < n; k++) await oneTick();
+  const used = cpuMs(cpu) / n;
+  const statements = counter.statements / n;
+  await scheduler.stop();
+  console.log(
+    `  through the scheduler (a daemon's whole cost): ${fmt(used)} ms CPU per quiet tick over ${n} ticks, ${fmt(statements, 1)} statements (the pass's keys read, the tick's, next_tick_at written)`,
+  );
 }
 
 /** Both real worlds on a fresh store: a SQLite file, or Postgres in a schema of its own. */

@@ -59,6 +59,12 @@ export interface InstanceOptions {
 export interface TickOptions {
   /** Discard a tick that is running now and start over (seed 1's overlap guard). */
   supersede?: boolean;
+  /**
+   * The engine keys the caller read just now (the scheduler's pass reads them to see whether the
+   * world is due): a probed tick uses them instead of reading them again. The full tick always
+   * reads its own under the lease.
+   */
+  keys?: Partial<EngineKeys>;
 }
 
 interface RunHandle {
@@ -207,7 +213,7 @@ export class Instance {
     const handle: RunHandle = { controller, startedAt, done: Promise.resolve(undefined as never) };
     this.current = handle;
     // Whether it is on is read with the tick's other keys (one read), after its lease.
-    handle.done = this.runner.run(controller, startedAt);
+    handle.done = this.runner.run(controller, startedAt, opts.keys);
     try {
       return await handle.done;
     } finally {

@@ -14,7 +14,10 @@
 import type { Clock, Logger } from '../core/index.js';
 import { retryDelayMs } from './backoff.js';
 import type { Instance } from './instance.js';
+import type { EngineKeys } from './status.js';
 import type { TickOutcome } from './types.js';
+
+const WAKE = 'wake';
 
 export interface SchedulerOptions {
   /** Upper bound on one sleep, so enable/disable and config changes are noticed. */
@@ -51,7 +54,7 @@ export class Scheduler {
   /** Stop looping and wait for ticks in flight (callers stop the instances first at shutdown). */
   async stop(): Promise<void> {
     this.stopping.abort();
-    this.waking.abort();
+    this.waking.abort(WAKE);
     await this.loop;
     this.loop = null;
     await Promise.allSettled([...this.inflight.values()]);
@@ -87,7 +90,7 @@ export class Scheduler {
 
   /** Recompute now (after a trigger, an enable, a config change). */
   wake(): void {
-    this.waking.abort();
+    this.waking.abort(WAKE); // a reason given: abort() without one builds a DOMException each time
   }
 
   /** Make an instance due at once. */
@@ -115,11 +118,11 @@ export class Scheduler {
   }
 
   /** Start a tick outside the cadence; with `supersede` it discards a running one (an overrun). */
-  fire(instance: Instance, supersede: boolean): Promise<TickOutcome> {
+  fire(instance: Instance, supersede: boolean, keys?: Partial<EngineKeys>): Promise<TickOutcome> {
     const previous = this.inflight.get(instance.name);
     // Provisional: not due again while this tick runs (it moves to end + interval when it ends).
     this.nextDue.set(instance.name, this.clock.now() + instance.world.intervalMinutes() * 60_000);
-    const p = instance.tick({ supersede }).then(async (outcome) => {
+    const p = instance.tick(keys ? { supersede, keys } : { supersede }).then(async (outcome) => {
       const next = this.clock.now() + (await this.delayAfter(instance, outcome));
       this.nextDue.set(instance.name, next);
       await instance.setNextTickAt(next).catch(() => undefined);
@@ -175,7 +178,8 @@ export class Scheduler {
             if (shared > now) {
               this.nextDue.set(instance.name, shared);
               sleepUntil = Math.min(sleepUntil, shared);
-            } else if (instance.enabledFrom(keys)) this.fire(instance, false);
+            } else if (instance.enabledFrom(keys))
+              this.fire(instance, false, keys); // its probe uses the keys just read
             else this.nextDue.set(instance.name, now + intervalMs);
           } else {
             sleepUntil = Math.min(sleepUntil, due);
@@ -186,9 +190,10 @@ export class Scheduler {
       }
       this.passes++;
       if (stop.aborted) break;
+      // stop() aborts the waking signal too, so the sleep needs no combined signal (one per pass).
       this.waking = new AbortController();
       const wait = Math.max(1, sleepUntil - this.clock.now());
-      await this.clock.sleep(wait, AbortSignal.any([stop, this.waking.signal])).catch(() => undefined);
+      await this.clock.sleep(wait, this.waking.signal).catch(() => undefined);
     }
   }
 

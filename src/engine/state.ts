@@ -9,7 +9,7 @@ import type { EngineTables } from './tables.js';
 type StateQueries = ReturnType<typeof compileStateQueries>;
 const compiledFor = new WeakMap<Kysely<EngineTables>, StateQueries>();
 
-/** Every tick reads its keys: the two reads are compiled once per database. */
+/** Every tick reads its keys, and the scheduler writes one after it: compiled once per database. */
 function stateQueries(db: Kysely<EngineTables>): StateQueries {
   let q = compiledFor.get(db);
   if (!q) compiledFor.set(db, (q = compileStateQueries(db)));
@@ -27,6 +27,13 @@ function compileStateQueries(db: Kysely<EngineTables>) {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   return {
     get: precompile(db, 1, (key: string) => db.selectFrom('instance_state').select('value').where('key', '=', key)),
+    /** One key written (`next_tick_at` after every tick). */
+    put: precompile(db, 3, (key: string, value: string, at: number) =>
+      db
+        .insertInto('instance_state')
+        .values({ key, value, updated_at: at })
+        .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at') }))),
+    ),
     /** Every key under `prefix` (which ends in `:`). */
     all: sqlite ? (prefix: string) => range(prefix, `${prefix.slice(0, -1)};`) : (prefix: string) => like(`${prefix}%`),
   };
@@ -60,7 +67,7 @@ export class InstanceState {
   }
 
   async set(world: string, key: string, value: unknown): Promise<void> {
-    await this.setMany(world, { [key]: value });
+    await stateQueries(this.db).put(stateKey(world, key), JSON.stringify(value ?? null), this.now());
   }
 
   /** Several keys in one statement (one multi-row upsert): they move together or not at all. */

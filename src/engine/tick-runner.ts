@@ -64,9 +64,9 @@ export class TickRunner {
     return this.keys.world;
   }
 
-  async run(controller: AbortController, startedAt: number): Promise<TickOutcome> {
+  async run(controller: AbortController, startedAt: number, knownKeys?: Partial<EngineKeys>): Promise<TickOutcome> {
     if (this.world.probe) {
-      const quiet = await this.probeQuiet(controller, startedAt);
+      const quiet = await this.probeQuiet(controller, startedAt, knownKeys);
       if (quiet) return quiet;
     }
     const { clock, log } = this.deps;
@@ -144,14 +144,14 @@ export class TickRunner {
    * Null: run the full tick under the lease — also when the tick has an open tick to resume, is
    * halted, or the probe failed (the full tick then reports what is wrong).
    */
-  private async probeQuiet(controller: AbortController, startedAt: number): Promise<TickOutcome | null> {
+  private async probeQuiet(controller: AbortController, startedAt: number, knownKeys?: Partial<EngineKeys>): Promise<TickOutcome | null> {
     const { signal } = controller;
     let tick: OpenTick;
     let keys: Partial<EngineKeys>;
     let summary: string | null;
     const generation = this.generation;
     try {
-      keys = this.counters.overlay(await this.keys.all());
+      keys = knownKeys ?? this.counters.overlay(await this.keys.all());
       if (!this.enabled(keys)) return this.outcome('skipped', 'disabled', startedAt, false);
       if (keys.open_tick || keys.halt) return null;
       tick = { tickId: this.deps.ids(), startedAt, since: keys.last_tick_at ?? null };

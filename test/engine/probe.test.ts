@@ -3,10 +3,10 @@
  * lease — keys read, the probe's reads, nothing written, no lease taken, no model call — and a
  * tick that may have work still takes the lease, so a second worker stays excluded from it.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EventBus, FakeClock, sequentialIds, silentLogger } from '../../src/core/index.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EventBus, FakeClock, flush, sequentialIds, silentLogger } from '../../src/core/index.js';
 import { localLeases } from '../../src/coordination/index.js';
-import { Instance, type EngineDeps, type World } from '../../src/engine/index.js';
+import { Instance, Scheduler, type EngineDeps, type World } from '../../src/engine/index.js';
 import { StoreCheckpointer } from '../../src/graph/index.js';
 import { createLlm } from '../../src/llm/index.js';
 import { openTestStore, testDialects, type TestStore } from '../support/stores.js';
@@ -87,6 +87,30 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
     expect(calls).toEqual({ probe: 6, observe: 0, commit: 0 });
     const status = await instance.status();
     expect(status).toMatchObject({ total_ticks: 6, last_tick_at: clock.now(), last_outcome: 'quiet', last_summary: 'nothing new', running: false });
+  });
+
+  it('through the scheduler, reads its keys once a tick: the pass that finds it due hands them to the probe', async () => {
+    const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: 60_000 });
+    // The n-th tick ran and wrote its next time, and the loop has gone back to sleep.
+    const ticked = async (n: number) => {
+      await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
+      for (let i = 0; i < 20; i++) await flush();
+    };
+    scheduler.start();
+    await ticked(1);
+    await scheduler.stop(); // its first tick's bookkeeping done
+    const statementsBefore = store.statements ? store.statements.prepared + store.statements.reused : 0;
+    scheduler.start();
+    for (let k = 2; k <= 7; k++) {
+      await clock.advance(5 * 60_000);
+      await ticked(k);
+    }
+    await scheduler.stop();
+    expect(calls).toEqual({ probe: 7, observe: 0, commit: 0 });
+    // Per tick: the pass's keys read (the probe uses it), the probe's own read, next_tick_at
+    // written; and the quiet counters' 10-minute flush every other tick (5 minutes apart).
+    if (store.statements) expect(store.statements.prepared + store.statements.reused - statementsBefore).toBe(6 * 3 + 3);
+    expect(await instance.status()).toMatchObject({ total_ticks: 7, last_outcome: 'quiet', last_tick_at: clock.now() });
   });
 
   it('runs quiet beside another worker holding the lease, but a tick with work is still excluded', async () => {
