@@ -1,7 +1,7 @@
 /**
  * `npm run bench:engine` — what quiet ticks cost. Figures are printed, never asserted.
  *
- *  1. Several worlds × 1,000 quiet ticks through the full engine (lease, keys, observe, the commit
+ *  1. Several worlds × 5,000 quiet ticks (after 2,000 warm-up ticks each) through the full engine (lease, keys, observe, the commit
  *     checks) on a SQLite file, in memory, and on Postgres when it answers: CPU per tick and the
  *     statements and rows per tick, and model calls (must be 0). Baseline in the same process,
  *     interleaved with the ticks (A B A B …): the world's own observe alone.
@@ -25,9 +25,10 @@ import type { GraphTables } from '../src/graph/index.js';
 import type { LedgerTables } from '../src/llm/index.js';
 import { benchRealWorlds } from './quiet-worlds.js';
 
-const TICKS = Number(process.env.BENCH_TICKS ?? 1000);
+// Steady state, as in a daemon that has run for a while (see bench/quiet-worlds.ts).
+const TICKS = Number(process.env.BENCH_TICKS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WORLDS = ['alpha', 'beta', 'gamma', 'delta'];
 

@@ -67,8 +67,9 @@ import { populate } from '../devtools/heartbeat-triage-world.js';
 import { startModelServer, type ModelServer } from '../devtools/model-server.js';
 
 const SIZES = (process.env.BENCH_BOTS ?? '10,1000,10000,100000').split(',').map(Number);
-/** Quiet ticks through the engine per size (the cost curve). */
-const QUIET_TICKS = Number(process.env.BENCH_QUIET_TICKS ?? 500);
+/** Quiet ticks through the engine per size (the cost curve), after a warm-up: a daemon's steady state. */
+const QUIET_TICKS = Number(process.env.BENCH_QUIET_TICKS ?? 5000);
+const QUIET_WARMUP = Number(process.env.BENCH_QUIET_WARMUP ?? 2000);
 /** Interleaved triage/floor pairs per size. */
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 9);
 /** The prompt an interval heartbeat really sends (OpenClaw's, measured side by side in issue 22): ~10.9k tokens. */
@@ -273,8 +274,9 @@ async function quietTicks(db: AnyDb, counter: RowCounter, s: Stack, clock: FakeC
   });
   const step = (await s.hb.core.settings.global()).tick_seconds * 1000;
   const bare = () => db.selectFrom('heartbeat_bots').select('bot_id').where('next_heartbeat_at', '<=', clock.now()).limit(200).execute();
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < QUIET_WARMUP; i++) {
     await instance.tick(); // warm-up (the JIT, the statement cache)
+    clock.set(clock.now() + step);
     await bare();
   }
   const rounds = 10;
@@ -334,7 +336,7 @@ async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
   try {
     // A quiet tick: nobody due (the clock before every candidate's time).
     // Early enough that the quiet ticks, a tick's length apart, end before any candidate is due.
-    const quietClock = new FakeClock(START - 3600_000 - (QUIET_TICKS + 400) * 30_000);
+    const quietClock = new FakeClock(START - 3600_000 - (QUIET_WARMUP + QUIET_TICKS + 200) * 30_000);
     const quietStack = stack(db, quietClock, 'http://127.0.0.1:9/v1', {}, await createCoordinator({ store: bench.store, clock: quietClock, ids: uuid }));
     const quiet = await measure(counter, () => observe(quietStack.hb.core, maxPulsesPerTick(settings)));
     const engineQuiet = await quietTicks(db, counter, quietStack, quietClock, QUIET_TICKS);
@@ -385,7 +387,7 @@ async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
       `  floor: bare indexed select    ${fmt(ab.b).padStart(8)} ms  ${String(ab.rows.b).padStart(6)} rows  ${String(ab.rows.qb).padStart(5)} queries  (spread ${ab.spreadB} ms)`,
       `  → one pass / floor, ${PAIRS} interleaved pairs: median ${fmt(ab.ratio, 2)}× (spread ${ab.ratioSpread}×)`,
       `  engine quiet tick (heartbeat world, none due, ${engineQuiet.quiet}/${engineQuiet.ticks} quiet, ${engineQuiet.stepS} s apart): ${fmt(engineQuiet.cpuMs, 3)} ms CPU (spread ${engineQuiet.spread}), ${fmt(engineQuiet.queries, 1)} statements, ${fmt(engineQuiet.rows, 1)} rows read per tick`,
-      `    beside a bare indexed select of the due bots, interleaved: ${fmt(engineQuiet.bareMs, 3)} ms CPU (spread ${engineQuiet.bareSpread}); ratio median ${fmt(engineQuiet.ratio, 1)}× (spread ${engineQuiet.ratioSpread}×); budget 0.1 ms: ${engineQuiet.cpuMs <= 0.1 ? 'met' : 'NOT met'}`,
+      `    beside a bare indexed select of the due bots, interleaved: ${fmt(engineQuiet.bareMs, 3)} ms CPU (spread ${engineQuiet.bareSpread}); ratio median ${fmt(engineQuiet.ratio, 1)}× (spread ${engineQuiet.ratioSpread}×); ${dialect === 'postgres' ? 'the 0.1 ms budget is for a SQLite file; here the statements count' : `budget 0.1 ms: ${engineQuiet.cpuMs <= 0.1 ? 'met' : 'NOT met'}`}`,
     );
   } finally {
     await s.close();
