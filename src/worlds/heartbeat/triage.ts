@@ -83,6 +83,11 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const settingsOf = new Map(due.map((r) => [r.bot_id, core.settings.forBot(r, settings)]));
   const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(settingsOf.get(r.bot_id)!.timezone) }));
   const globalDay = dayIn(settings.timezone);
+  // When no per-tick limit can cut (every due bot is read in depth), their threads' messages and
+  // the person's activity need not wait for the first round: on Postgres they run beside it.
+  const allDeep = due.length <= deepLimit && due.length <= 2 * maxPulses && due.every((r) => r.thread_id !== null);
+  const early = allDeep ? threadReads(host, due) : null;
+  early?.catch(() => undefined); // awaited below; a failure of the first round must not leave it unhandled
   // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
   const [tasks, orphans, followUps, checkins, counts] = await Promise.all([
     host.openWork({ botIds: ids, limit: 5000 }),
@@ -129,16 +134,12 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   }
   // Their reads, batched: one query each for all of them.
   for (const row of deepRows) if (row.thread_id === null) row.thread_id = (await host.directThread(row.bot_id)).id;
-  const threadIds = deepRows.map((r) => r.thread_id!);
   // Rule 5 looks at expired approvals only for failed tasks that rule 1 does not take first.
   const deepIds = new Set(deepRows.map((r) => r.bot_id));
   const approvalTasks = tasks.filter((t) => t.status === 'failed' && !interruptedRule(t) && deepIds.has(t.bot_id));
-  const [recent, activities, expired] = await Promise.all([
-    host.triageMessages(
-      deepRows.map((r) => ({ threadId: r.thread_id!, botId: r.bot_id })),
-      MESSAGES_READ,
-    ),
-    host.userActivities(threadIds),
+  const [[recent, activities], expired] = await Promise.all([
+    // The early reads cover every deep row (they are the due rows, less any bot deleted since).
+    early ?? threadReads(host, deepRows),
     approvalTasks.length > 0
       ? host.expiredApprovalsOf([...new Set(approvalTasks.map((t) => t.bot_id))], Math.min(...approvalTasks.map((t) => t.last_heartbeat_at ?? 0)))
       : Promise.resolve([] as BotApproval[]),
@@ -256,6 +257,17 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
     else gone.add(plan);
   }
   return { at: now, mode: settings.mode, settings, plans: gone.size ? plans.filter((p) => !gone.has(p)) : plans, deferred };
+}
+
+/** What the rules read of the bots' threads: the messages they look at, and the person's activity. */
+function threadReads(host: HeartbeatCore['host'], rows: readonly BotRow[]) {
+  return Promise.all([
+    host.triageMessages(
+      rows.map((r) => ({ threadId: r.thread_id!, botId: r.bot_id })),
+      MESSAGES_READ,
+    ),
+    host.userActivities(rows.map((r) => r.thread_id!)),
+  ]);
 }
 
 /**
