@@ -171,7 +171,7 @@ async function benchQuietTicks(store: Store, label: string, probe: boolean) {
   );
   console.log(`  baseline (observe):  ${fmt(median(bare))} ms CPU per call (spread ${spread(bare)}), ${fmt(bareStatements, 1)} statement`);
   console.log(
-    `  → engine / baseline (CPU): median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); budget 0.1 ms per world: ${median(ticks) <= 0.1 ? 'met' : 'NOT met'}`,
+    `  → engine / baseline (CPU): median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); ${store.dialect === 'postgres' ? 'the 0.1 ms budget is for a SQLite file; here the statements count' : `budget 0.1 ms per world: ${median(ticks) <= 0.1 ? 'met' : 'NOT met'}`}`,
   );
   console.log(`  model calls during quiet ticks: ${calls}`);
   console.log(`  checkpoint threads left after the run (retention): ${Number(threads.n)}`);
