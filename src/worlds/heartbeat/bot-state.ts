@@ -78,7 +78,9 @@ export class BotStateStore {
     const rows = await this.db
       .selectFrom('heartbeat_bots')
       .select(['bot_id', 'follow_ups_enabled', 'enabled'])
-      .where('follow_ups_enabled', 'is not', null)
+      // `in (0, 1)`, not `is not null`: SQLite's planner scans the whole table for the latter
+      // (0.25 ms at 11,000 heartbeat rows, every 5 minutes), and seeks the index for the former.
+      .where('follow_ups_enabled', 'in', [0, 1])
       .execute();
     return new Map(rows.map((r) => [r.bot_id, r.follow_ups_enabled === 1]));
   }
