@@ -5,7 +5,7 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { SQLite, type SqliteDatabase } from './sqlite-driver.js';
+import { READ_PRAGMAS, SQLite, type SqliteDatabase } from './sqlite-driver.js';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { SubconsciousError } from '../core/errors.js';
@@ -98,6 +98,7 @@ function openSqlite(opts: OpenStoreOptions): Store {
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     database.pragma('synchronous = NORMAL');
+    for (const pragma of READ_PRAGMAS) database.pragma(pragma);
   } catch (err) {
     throw new SubconsciousError('store_unavailable', `Could not open the SQLite database ${file}: ${(err as Error).message}`, {
       cause: err,

@@ -10,7 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Columns } from './columns.js';
-import { SQLITE_MODULE_PATH } from './sqlite-driver.js';
+import { READ_PRAGMAS, SQLITE_MODULE_PATH } from './sqlite-driver.js';
 
 export interface ReadWorker {
   /** Run one read statement; rows as better-sqlite3's `all()` returns them. */
@@ -25,6 +25,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
+for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
 // Columns (store/columns.ts): all numbers, a Float64Array; else codes into the distinct values.
 function columnsOf(stmt, rows) {
@@ -74,7 +75,7 @@ interface Answer {
 }
 
 export function startReadWorker(file: string): ReadWorker {
-  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file, driver: SQLITE_MODULE_PATH } });
+  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file, driver: SQLITE_MODULE_PATH, pragmas: READ_PRAGMAS } });
   // The daemon's exit must not wait for an idle reader.
   worker.unref();
   const pending = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void }>();

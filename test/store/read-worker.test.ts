@@ -44,6 +44,13 @@ describe('the heavy-read connection on a SQLite file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('both connections keep a 32 MiB page cache and map the file (a daemon reads the same pages all day)', async () => {
+    for (const db of [store.db, store.reads!] as AnyDb[]) {
+      expect((await sql<{ cache_size: number }>`pragma cache_size`.execute(db)).rows).toEqual([{ cache_size: -32768 }]);
+      expect((await sql<{ mmap_size: number }>`pragma mmap_size`.execute(db)).rows).toEqual([{ mmap_size: 268435456 }]);
+    }
+  });
+
   it('reads what the main connection committed, with parameters', async () => {
     const db = store.db as AnyDb;
     await db
