@@ -212,13 +212,17 @@ function discardThenClose(incoming: IncomingMessage): void {
 /**
  * A batch's answer is streamed member by member, each serialised when the socket wants more, so a
  * large answer (100 usage summaries, ~10 MB) never blocks the event loop in one piece and is
- * never held twice in memory.
+ * never held twice in memory. Each member after the first waits a turn of the event loop: the
+ * server's writer reads the stream in a chain of promise callbacks while the socket takes the
+ * writes, and without the wait a whole batch answer was serialised in one stretch (80 ms for
+ * 100 usage summaries, during which a status call waited).
  */
 function batchBody(members: RpcResponse[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let next = 0;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
+      if (next > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       if (next === members.length) {
         controller.enqueue(encoder.encode(']'));
         controller.close();

@@ -6,9 +6,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createApp, type App } from '../../src/app/app.js';
 import { silentLogger } from '../../src/core/index.js';
 import { createHttpApp, listen, type Listening } from '../../src/server/http.js';
+import { defineMethod } from '../../src/server/rpc.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import { ensureToken, tokenPath } from '../../src/server/token.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
@@ -128,6 +130,34 @@ describe('JSON-RPC 2.0', () => {
     expect(onlyNotification.status).toBe(204);
     const empty = (await (await post('[]')).json()) as { error: { code: number } };
     expect(empty.error.code).toBe(-32600);
+  });
+
+  it('writes a batch answer one member per turn of the event loop (a status call never waits for a whole batch)', async () => {
+    // Each answer says, as it is serialised, how many turns of the event loop have passed.
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    const seen: number[] = [];
+    app.rpc.add(
+      defineMethod('test.large_answer', z.object({}), 'a large answer that notes when it is serialised', () => ({
+        toJSON: () => (seen.push(turns), { text: 'x'.repeat(50_000) }),
+      })),
+    );
+    spin();
+    try {
+      const res = await post(JSON.stringify(Array.from({ length: 40 }, (_, id) => ({ jsonrpc: '2.0', method: 'test.large_answer', params: {}, id }))));
+      const answers = (await res.json()) as { id: number; result: { text: string } }[];
+      expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 40 }, (_, id) => id));
+      expect(answers.every((a) => a.result.text.length === 50_000)).toBe(true);
+    } finally {
+      spinning = false;
+    }
+    expect(seen).toHaveLength(40);
+    // No two members were serialised in the same turn: the whole answer never ran as one stretch.
+    for (let i = 1; i < seen.length; i++) expect(seen[i], `member ${i}`).toBeGreaterThan(seen[i - 1]!);
   });
 });
 
