@@ -31,28 +31,30 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     await store.dispose();
   });
 
-  it.runIf(dialect === 'sqlite')('bots: the persona lines read on an index (a quiet tick every 5 minutes), never by scanning every bot', async () => {
-    const nodes: RootOperationNode[] = [];
-    const recorder: KyselyPlugin = {
-      transformQuery: (args) => (nodes.push(args.node), args.node),
-      transformResult: async (args) => args.result,
-    };
-    const bots = new BotStateStore({ db: db.withPlugin(recorder), clock });
-    for (let i = 0; i < 20; i++) await bots.ensure(`b${i}`, `t${i}`);
-    await bots.update('b3', { follow_ups_enabled: 0 });
-    await bots.update('b4', { enabled: 0 });
-    nodes.length = 0;
-    expect(await bots.followUpOverrides()).toEqual(new Map([['b3', false]]));
-    expect(await bots.disabled()).toEqual(['b4']);
-    expect(nodes).toHaveLength(2);
-    for (const node of nodes) {
-      const q = db.getExecutor().compileQuery(node, { queryId: 'plan' });
-      const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]));
-      const details = plan.rows.map((r) => r.detail).join(' | ');
-      expect(details, q.sql).toMatch(/SEARCH heartbeat_bots USING (COVERING )?INDEX/);
-      expect(details, q.sql).not.toMatch(/SCAN heartbeat_bots/);
-    }
-  });
+  // SQLite's plan (Postgres plans by its statistics, which a test's few rows do not have).
+  if (dialect === 'sqlite')
+    it('bots: the persona lines read on an index (a quiet tick every 5 minutes), never by scanning every bot', async () => {
+      const nodes: RootOperationNode[] = [];
+      const recorder: KyselyPlugin = {
+        transformQuery: (args) => (nodes.push(args.node), args.node),
+        transformResult: async (args) => args.result,
+      };
+      const bots = new BotStateStore({ db: db.withPlugin(recorder), clock });
+      for (let i = 0; i < 20; i++) await bots.ensure(`b${i}`, `t${i}`);
+      await bots.update('b3', { follow_ups_enabled: 0 });
+      await bots.update('b4', { enabled: 0 });
+      nodes.length = 0;
+      expect(await bots.followUpOverrides()).toEqual(new Map([['b3', false]]));
+      expect(await bots.disabled()).toEqual(['b4']);
+      expect(nodes).toHaveLength(2);
+      for (const node of nodes) {
+        const q = db.getExecutor().compileQuery(node, { queryId: 'plan' });
+        const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]));
+        const details = plan.rows.map((r) => r.detail).join(' | ');
+        expect(details, q.sql).toMatch(/SEARCH heartbeat_bots USING (COVERING )?INDEX/);
+        expect(details, q.sql).not.toMatch(/SCAN heartbeat_bots/);
+      }
+    });
 
   it('bots: NULL next check means asleep; a marker wakes it (the earlier time wins, never inside a backoff); the tick’s write loses to a marker that came in between', async () => {
     const bots = new BotStateStore({ db, clock });
