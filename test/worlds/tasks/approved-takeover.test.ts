@@ -12,16 +12,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { AgentRunner, ApprovalStore, type McpManager } from '../../../src/agent/index.js';
 import { MAX_CUT_OFF_RUNS } from '../../../src/bots/index.js';
 import { createCoordinator, type Coordinator } from '../../../src/coordination/index.js';
 import { EventBus, FakeClock, silentLogger, uuid } from '../../../src/core/index.js';
-import { createLlm } from '../../../src/llm/index.js';
 import { TasksService, type LogEntry } from '../../../src/worlds/tasks/index.js';
 import { cutOffTooOftenText } from '../../../src/worlds/tasks/exec-checkpoint.js';
 import type { RecordedRequest, ScriptedReply } from '../../support/model-server.js';
 import { testDialects } from '../../support/stores.js';
-import { AGENT_MODEL, LOCAL_MODEL, createTasksHarness, fencedTaskTitle, hasToolResult, isAgent, systemOf, type TasksHarness } from './harness.js';
+import { createTasksHarness, dyingRunner, fencedTaskTitle, hasToolResult, isAgent, systemOf, type TasksHarness } from './harness.js';
 
 const dialects = await testDialects();
 const UNTIL = { timeout: 30_000, interval: 20 };
@@ -39,31 +37,7 @@ interface WorkerA {
  */
 async function workerA(h: TasksHarness, o: { hangAfterWrite?: boolean; freezeAfterAnswer?: boolean; loop?: boolean } = {}): Promise<WorkerA> {
   const clock = new FakeClock(h.clock.now());
-  const endpoint = { baseUrl: h.server.baseUrl, timeoutMs: 600_000 };
-  const llm = createLlm({
-    models: { local: { ...endpoint, model: LOCAL_MODEL }, agent: { ...endpoint, model: AGENT_MODEL } },
-    db: h.store.db,
-    clock,
-    ids: uuid,
-  });
-  const approvals = new ApprovalStore({ db: h.store.db, clock, ids: uuid });
-  const shared = h.mcp!;
-  const mcp = new Proxy(shared, {
-    get(target, prop) {
-      if (prop === 'callTool' && o.hangAfterWrite) {
-        return async (...args: Parameters<McpManager['callTool']>) => {
-          await target.callTool(...args); // the effect happens…
-          return new Promise<never>(() => undefined); // …and its worker dies before it hears back
-        };
-      }
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  const real = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid });
-  const agent: Pick<AgentRunner, 'start'> = o.freezeAfterAnswer
-    ? { start: (options) => ({ ...real.start(options), settled: new Promise<never>(() => undefined) }) }
-    : real;
+  const { approvals, agent } = dyingRunner(h, clock, o);
   // B's pg-boss and its queue are up first: two instances must not create one schema or queue at once
   // (nothing is queued between the stages, so B's fetch claims nothing).
   expect(await h.coordinator.fetch('tasks.approved_action')).toEqual([]);

@@ -13,18 +13,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { AgentRunner, ApprovalStore, type McpManager } from '../../../src/agent/index.js';
 import { EventBus, FakeClock, silentLogger, uuid } from '../../../src/core/index.js';
 import { Instance, LEASE_TTL_MS } from '../../../src/engine/index.js';
 import { StoreCheckpointer } from '../../../src/graph/index.js';
-import { createLlm } from '../../../src/llm/index.js';
 import { createTasksWorld, type LogEntry, type TasksTables } from '../../../src/worlds/tasks/index.js';
 import type { RecordedRequest, ScriptedReply } from '../../support/model-server.js';
 import { testDialects } from '../../support/stores.js';
 import {
-  AGENT_MODEL,
-  LOCAL_MODEL,
   createTasksHarness,
+  dyingRunner,
+  passThrough,
   hasToolResult,
   isAgent,
   isEvaluation,
@@ -32,41 +30,21 @@ import {
   systemOf,
   tasksInPrompt,
   userOf,
+  type RunnerDeath,
   type TasksHarness,
 } from './harness.js';
 
 const dialects = await testDialects();
 
-/** How worker A dies: its tool calls happen and never return; its runs' outcomes never reach it; its commit never applies. */
-interface Death {
-  hangAfterWrite?: boolean;
-  freezeAfterAnswer?: boolean;
+/** How worker A dies: as its runs do (`RunnerDeath`), or its commit never applies. */
+interface Death extends RunnerDeath {
   hangBeforeApplying?: boolean;
 }
 
 /** Worker A: the tasks world on its own clock, runner and engine instance (its own tick-lease holder), on B's database and model server. */
 function workerA(h: TasksHarness, n: number, o: Death = {}): { instance: Instance; worker: string; tick: Promise<unknown> } {
   const clock = new FakeClock(h.clock.now());
-  const endpoint = { baseUrl: h.server.baseUrl, timeoutMs: 600_000 };
-  const llm = createLlm({
-    models: { local: { ...endpoint, model: LOCAL_MODEL }, agent: { ...endpoint, model: AGENT_MODEL } },
-    db: h.store.db,
-    clock,
-    ids: uuid,
-  });
-  const approvals = new ApprovalStore({ db: h.store.db, clock, ids: uuid });
-  const mcp = passThrough(h.mcp!, (target, prop) =>
-    prop === 'callTool' && o.hangAfterWrite
-      ? async (...args: Parameters<McpManager['callTool']>) => {
-          await target.callTool(...args); // the effect happens…
-          return new Promise<never>(() => undefined); // …and its worker dies before it hears back
-        }
-      : undefined,
-  );
-  const real = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid });
-  const agent: Pick<AgentRunner, 'start'> = o.freezeAfterAnswer
-    ? { start: (options) => ({ ...real.start(options), settled: new Promise<never>(() => undefined) }) }
-    : real;
+  const { llm, approvals, agent } = dyingRunner(h, clock, o);
   const db = h.store.db as Kysely<TasksTables>;
   // Killed in the commit, after an execution finished and before its outcome was applied.
   const stopBeforeApplying = passThrough(db, (target, prop) =>
@@ -99,18 +77,6 @@ function workerA(h: TasksHarness, n: number, o: Death = {}): { instance: Instanc
   const instance = new Instance(world, { ...h.engineDeps, llm, clock, checkpointer: new StoreCheckpointer(h.store.db, clock) }, { holderTag: worker });
   const tick = instance.tick().catch(() => undefined); // never awaited: A dies mid-tick
   return { instance, worker, tick };
-}
-
-/** `target` with some properties replaced; its methods run on the real object (Kysely keeps private fields). */
-function passThrough<T extends object>(target: T, replace: (target: T, prop: string | symbol) => unknown): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      const replaced = replace(t, prop);
-      if (replaced !== undefined) return replaced;
-      const value = Reflect.get(t, prop, t) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
-    },
-  });
 }
 
 /**

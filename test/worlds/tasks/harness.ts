@@ -200,3 +200,53 @@ export function toolNames(req: RecordedRequest): string[] {
 export function hasToolResult(req: RecordedRequest): boolean {
   return (req.body?.messages ?? []).some((m) => m.role === 'tool');
 }
+
+/** `target` with some properties replaced; its methods run on the real object (Kysely keeps private fields). */
+export function passThrough<T extends object>(target: T, replace: (target: T, prop: string | symbol) => unknown): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const replaced = replace(t, prop);
+      if (replaced !== undefined) return replaced;
+      const value = Reflect.get(t, prop, t) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+    },
+  });
+}
+
+/** How a second worker's runs die: its tool calls happen and never return; its runs' outcomes never reach it. */
+export interface RunnerDeath {
+  hangAfterWrite?: boolean;
+  freezeAfterAnswer?: boolean;
+}
+
+/**
+ * A second worker's model side for issue 17's take-over tests: its own llm, approvals and agent
+ * runner on `clock`, against the harness's database, model server and MCP servers, dying as `death` says.
+ */
+export function dyingRunner(
+  h: TasksHarness,
+  clock: FakeClock,
+  death: RunnerDeath = {},
+): { llm: LlmService; approvals: ApprovalStore; agent: Pick<AgentRunner, 'start'> } {
+  const endpoint = { baseUrl: h.server.baseUrl, timeoutMs: 600_000 };
+  const llm = createLlm({
+    models: { local: { ...endpoint, model: LOCAL_MODEL }, agent: { ...endpoint, model: AGENT_MODEL } },
+    db: h.store.db,
+    clock,
+    ids: uuid,
+  });
+  const approvals = new ApprovalStore({ db: h.store.db, clock, ids: uuid });
+  const mcp = passThrough(h.mcp!, (target, prop) =>
+    prop === 'callTool' && death.hangAfterWrite
+      ? async (...args: Parameters<McpManager['callTool']>) => {
+          await target.callTool(...args); // the effect happens…
+          return new Promise<never>(() => undefined); // …and its worker dies before it hears back
+        }
+      : undefined,
+  );
+  const real = new AgentRunner({ llm, mcp, approvals, clock, ids: uuid });
+  const agent: Pick<AgentRunner, 'start'> = death.freezeAfterAnswer
+    ? { start: (options) => ({ ...real.start(options), settled: new Promise<never>(() => undefined) }) }
+    : real;
+  return { llm, approvals, agent };
+}
