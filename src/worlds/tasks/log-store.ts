@@ -9,7 +9,7 @@
  * outcome and continues a `running` one from its step-level checkpoint (`exec_checkpoint`,
  * exec-checkpoint.ts) — never blindly again from the start.
  */
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { ownerIsGone } from '../../core/index.js';
 import { INTERRUPTED, freshCheckpoint, parseExecCheckpoint, type ExecCheckpoint } from './exec-checkpoint.js';
 
@@ -34,6 +34,19 @@ export const LOG_TEXT = {
 
 /** Rows whose execution started and has not been applied: never closed or re-run behind their tick's back. */
 export const EXECUTING = ['running', 'executed'] as const;
+
+/** A log row no card in `status` points at (a pending card's row is kept; an approved card's belongs to its job). */
+function noCard(status: 'pending' | 'approved') {
+  return ({ not, exists, selectFrom }: ExpressionBuilder<TasksTables, 'subconscious_log'>) =>
+    not(
+      exists(
+        selectFrom('subconscious_escalations')
+          .select('subconscious_escalations.id')
+          .whereRef('subconscious_escalations.log_id', '=', 'subconscious_log.id')
+          .where('subconscious_escalations.status', '=', status),
+      ),
+    );
+}
 
 /** `%`, `_` and `\` match themselves in a search. */
 function likePattern(q: string): string {
@@ -220,16 +233,7 @@ export class LogStore {
       .where('created_at', '<', before)
       .where('decision', '!=', 'in_progress')
       .where('exec_state', '!=', 'running')
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('subconscious_escalations')
-              .select('subconscious_escalations.id')
-              .whereRef('subconscious_escalations.log_id', '=', 'subconscious_log.id')
-              .where('subconscious_escalations.status', '=', 'pending'),
-          ),
-        ),
-      )
+      .where(noCard('pending'))
       .executeTakeFirst();
     return Number(res.numDeletedRows);
   }
@@ -410,16 +414,7 @@ export class LogStore {
       .selectFrom('subconscious_log')
       .select(['id', 'tick_id', 'exec_started_at', 'exec_owner', 'exec_state', 'exec_result'])
       .where('exec_state', 'in', EXECUTING)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('subconscious_escalations')
-              .select('subconscious_escalations.id')
-              .whereRef('subconscious_escalations.log_id', '=', 'subconscious_log.id')
-              .where('subconscious_escalations.status', '=', 'approved'),
-          ),
-        ),
-      )
+      .where(noCard('approved'))
       .execute();
     const interrupted = running.filter(
       (r) => r.tick_id !== opts.currentTickId && (ownerIsGone(r.exec_owner) || Number(r.exec_started_at ?? 0) < opts.startedBefore),
