@@ -12,7 +12,7 @@
  *     quiet tick sends. BENCH_PART=worlds runs this part alone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,7 @@ import { createLlm } from '../src/llm/index.js';
 import { openStore, tablesView, type AnyTables, type Store } from '../src/store/index.js';
 import type { GraphTables } from '../src/graph/index.js';
 import type { LedgerTables } from '../src/llm/index.js';
+import { StatementCounter } from '../devtools/statement-counter.js';
 import { benchRealWorlds } from './quiet-worlds.js';
 
 // Steady state, as in a daemon that has run for a while (see bench/quiet-worlds.ts).
@@ -84,20 +85,6 @@ function cpuMs(start: NodeJS.CpuUsage): number {
 }
 
 const fmt = (n: number, digits = 3) => n.toFixed(digits);
-
-/** Counts the statements a run sends (and the rows they return): what a quiet tick costs the store. */
-class StatementCounter implements KyselyPlugin {
-  statements = 0;
-  rows = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.statements++;
-    this.rows += args.result.rows.length;
-    return args.result;
-  }
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const spread = (xs: number[], digits = 3) => `${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}`;

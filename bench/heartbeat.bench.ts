@@ -30,40 +30,21 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  sql,
-  type Kysely,
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  type UnknownRow,
-} from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { AgentRunner, ApprovalStore, McpManager } from '../src/agent/index.js';
-import { botsMigrations, createBotsHost, parseBotsConfig, type BotsHost, type BotsTables } from '../src/bots/index.js';
+import { botsMigrations, type BotsTables } from '../src/bots/index.js';
 import { TaskStore } from '../src/bots/task-store.js';
 import { createCoordinator, type Coordinator } from '../src/coordination/index.js';
 import { ThreadStore } from '../src/bots/thread-store.js';
 import { EventBus, FakeClock, silentLogger, uuid } from '../src/core/index.js';
 import { Instance } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
-import { createLlm, type LlmService } from '../src/llm/index.js';
 import { openStore, tablesView, type DialectName, type Store } from '../src/store/index.js';
-import {
-  createHeartbeat,
-  heartbeatConfig,
-  heartbeatMigrations,
-  maxPulsesPerTick,
-  observe,
-  schedule,
-  type Heartbeat,
-  type HeartbeatConfig,
-  type HeartbeatTables,
-} from '../src/worlds/heartbeat/index.js';
+import { heartbeatConfig, heartbeatMigrations, maxPulsesPerTick, observe, schedule, type HeartbeatConfig } from '../src/worlds/heartbeat/index.js';
 import { launchCrashDaemon } from '../devtools/heartbeat-crash-client.js';
 import { populate } from '../devtools/heartbeat-triage-world.js';
+import { heartbeatStack, type HeartbeatStack } from '../devtools/heartbeat-stack.js';
+import { StatementCounter } from '../devtools/statement-counter.js';
 import { startModelServer, type ModelServer } from '../devtools/model-server.js';
 
 const SIZES = (process.env.BENCH_BOTS ?? '10,1000,10000,100000').split(',').map(Number);
@@ -85,23 +66,6 @@ const START = Date.UTC(2026, 0, 5, 0, 0, 0);
 // ---- plumbing -----------------------------------------------------------------------------
 
 /** Counts queries and the rows they return (what "rows read" means here). */
-class RowCounter implements KyselyPlugin {
-  queries = 0;
-  rows = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.queries++;
-    this.rows += args.result.rows.length;
-    return args.result;
-  }
-  reset(): void {
-    this.queries = 0;
-    this.rows = 0;
-  }
-}
-
 interface BenchStore {
   dialect: DialectName;
   store: Store;
@@ -142,54 +106,17 @@ async function openBenchStore(dialect: DialectName): Promise<BenchStore> {
   };
 }
 
-interface Stack {
-  host: BotsHost;
-  hb: Heartbeat;
-  llm: LlmService;
-  runner: AgentRunner;
-  close(): Promise<void>;
-}
-
-function stack(db: AnyDb, clock: FakeClock, baseUrl: string, config: Partial<HeartbeatConfig>, coordinator: Coordinator, seed = 1): Stack {
-  const endpoint = (model: string) => ({ baseUrl, model, timeoutMs: 30_000 });
-  const llm = createLlm({ models: { local: endpoint('pulse-model'), agent: endpoint('agent-model') }, db, clock, ids: uuid });
-  const approvals = new ApprovalStore({ db, clock, ids: uuid });
-  const runner = new AgentRunner({ llm, mcp: new McpManager({ servers: [], clock }), approvals, clock, ids: uuid });
-  const host = createBotsHost({
+function stack(db: AnyDb, clock: FakeClock, baseUrl: string, config: Partial<HeartbeatConfig>, coordinator: Coordinator, seed = 1): HeartbeatStack {
+  return heartbeatStack({
+    db,
+    clock,
     coordinator,
-    db: tablesView<BotsTables>(db),
-    clock,
-    ids: uuid,
-    runner,
-    approvals,
-    emit: () => undefined,
-    log: silentLogger,
-    presence: () => true,
-    config: parseBotsConfig({ next_job_delay_ms: 0, history_chars: 60_000 }),
-  });
-  const hb = createHeartbeat({
-    db: tablesView<HeartbeatTables>(db),
-    host: host.heartbeat,
-    llm,
-    clock,
-    ids: uuid,
-    log: silentLogger,
-    emit: () => undefined,
-    config: heartbeatConfig.parse(config),
-    timezone: 'UTC',
+    baseUrl,
+    config,
+    bots: { next_job_delay_ms: 0, history_chars: 60_000 },
     random: rng(seed),
+    presence: () => true,
   });
-  return {
-    host,
-    hb,
-    llm,
-    runner,
-    close: async () => {
-      await hb.close();
-      await host.stop();
-      await runner.cancelAll();
-    },
-  };
 }
 
 function rng(seed: number): () => number {
@@ -214,7 +141,7 @@ interface Measure {
   queries: number;
 }
 
-async function measure(counter: RowCounter, fn: () => Promise<unknown>): Promise<Measure> {
+async function measure(counter: StatementCounter, fn: () => Promise<unknown>): Promise<Measure> {
   const times: number[] = [];
   let rows = 0;
   let queries = 0;
@@ -224,13 +151,13 @@ async function measure(counter: RowCounter, fn: () => Promise<unknown>): Promise
     await fn();
     times.push(performance.now() - t0);
     rows = counter.rows;
-    queries = counter.queries;
+    queries = counter.statements;
   }
   return { ms: median(times), rows, queries };
 }
 
 /** A and B run alternately (A B A B …), each round measured alone: medians, spread, and the median of the per-pair ratios. */
-async function interleaved(counter: RowCounter, a: () => Promise<unknown>, b: () => Promise<unknown>, pairs = PAIRS) {
+async function interleaved(counter: StatementCounter, a: () => Promise<unknown>, b: () => Promise<unknown>, pairs = PAIRS) {
   const ta: number[] = [];
   const tb: number[] = [];
   const ratios: number[] = [];
@@ -243,13 +170,13 @@ async function interleaved(counter: RowCounter, a: () => Promise<unknown>, b: ()
     await a();
     ta.push(performance.now() - t0);
     rows.a = counter.rows;
-    rows.qa = counter.queries;
+    rows.qa = counter.statements;
     counter.reset();
     t0 = performance.now();
     await b();
     tb.push(performance.now() - t0);
     rows.b = counter.rows;
-    rows.qb = counter.queries;
+    rows.qb = counter.statements;
     ratios.push(ta.at(-1)! / tb.at(-1)!);
   }
   const spread = (xs: number[]) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
@@ -262,7 +189,7 @@ async function interleaved(counter: RowCounter, a: () => Promise<unknown>, b: ()
  * the due bots (what a quiet tick must read at least): CPU per call, medians over rounds, and
  * statements and rows per tick.
  */
-async function quietTicks(db: AnyDb, counter: RowCounter, s: Stack, clock: FakeClock, ticks: number) {
+async function quietTicks(db: AnyDb, counter: StatementCounter, s: HeartbeatStack, clock: FakeClock, ticks: number) {
   const instance = new Instance(s.hb.world, {
     db,
     llm: s.llm,
@@ -296,7 +223,7 @@ async function quietTicks(db: AnyDb, counter: RowCounter, s: Stack, clock: FakeC
     }
     let used = process.cpuUsage(cpu);
     a.push((used.user + used.system) / 1000 / perRound);
-    statements += counter.queries;
+    statements += counter.statements;
     rows += counter.rows;
     cpu = process.cpuUsage();
     for (let i = 0; i < perRound; i++) await bare();
@@ -323,7 +250,7 @@ async function quietTicks(db: AnyDb, counter: RowCounter, s: Stack, clock: FakeC
 
 async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
   const bench = await openBenchStore(dialect);
-  const counter = new RowCounter();
+  const counter = new StatementCounter();
   const db = (bench.store.db as AnyDb).withPlugin(counter);
   const clock = new FakeClock(START);
   const t0 = performance.now();

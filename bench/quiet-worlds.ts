@@ -13,17 +13,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
-import { AgentRunner, ApprovalStore, McpManager } from '../src/agent/index.js';
-import { botsMigrations, createBotsHost, parseBotsConfig, type BotsTables } from '../src/bots/index.js';
+import { botsMigrations } from '../src/bots/index.js';
 import { createCoordinator } from '../src/coordination/index.js';
 import { EventBus, FakeClock, silentLogger, uuid } from '../src/core/index.js';
 import { Instance, Scheduler, type World } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
 import { createLlm, type LlmService } from '../src/llm/index.js';
 import { openStore, tablesView, type Store } from '../src/store/index.js';
-import { createHeartbeat, heartbeatConfig, heartbeatMigrations, type HeartbeatTables } from '../src/worlds/heartbeat/index.js';
+import { heartbeatMigrations, type HeartbeatTables } from '../src/worlds/heartbeat/index.js';
+import { heartbeatStack } from '../devtools/heartbeat-stack.js';
+import { StatementCounter } from '../devtools/statement-counter.js';
 import { createTasksWorld, DEFAULT_SYSTEM_TASKS, tasksMigrations, type TasksTables } from '../src/worlds/tasks/index.js';
 
 // A daemon's ticks run for days: the figure is its steady state (the JIT and the statement cache
@@ -33,19 +34,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the bench reads every module's tables
 type AnyDb = Kysely<any>;
-
-class Counter implements KyselyPlugin {
-  statements = 0;
-  rows = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.statements++;
-    this.rows += args.result.rows.length;
-    return args.result;
-  }
-}
 
 /** Every SQL text Postgres receives while `on` (pg's client is where every query goes through). */
 const sent = { on: false, sql: [] as string[] };
@@ -107,31 +95,7 @@ async function tasksSubject(db: AnyDb, clock: FakeClock, workspace: string, llm:
 
 async function heartbeatSubject(store: Store, db: AnyDb, clock: FakeClock, llm: LlmService): Promise<Subject> {
   const coordinator = await createCoordinator({ store, clock, ids: uuid });
-  const approvals = new ApprovalStore({ db, clock, ids: uuid });
-  const runner = new AgentRunner({ llm, mcp: new McpManager({ servers: [], clock }), approvals, clock, ids: uuid });
-  const host = createBotsHost({
-    coordinator,
-    db: tablesView<BotsTables>(db),
-    clock,
-    ids: uuid,
-    runner,
-    approvals,
-    emit: () => undefined,
-    log: silentLogger,
-    presence: () => true,
-    config: parseBotsConfig({}),
-  });
-  const hb = createHeartbeat({
-    db: tablesView<HeartbeatTables>(db),
-    host: host.heartbeat,
-    llm,
-    clock,
-    ids: uuid,
-    log: silentLogger,
-    emit: () => undefined,
-    config: heartbeatConfig.parse({}),
-    timezone: 'UTC',
-  });
+  const { host, hb, close } = heartbeatStack({ db, clock, coordinator, llm, presence: () => true });
   for (let i = 0; i < 10; i++) await host.service.createBot({ name: `idle-${i}` });
   await hb.start();
   const hdb = tablesView<HeartbeatTables>(db);
@@ -140,16 +104,12 @@ async function heartbeatSubject(store: Store, db: AnyDb, clock: FakeClock, llm: 
     world: hb.world as unknown as World<unknown, unknown, unknown>,
     stepMs: (await hb.core.settings.global()).tick_seconds * 1000,
     bare: (now) => hdb.selectFrom('heartbeat_bots').select('bot_id').where('next_heartbeat_at', '<=', now).limit(1).execute(),
-    close: async () => {
-      await hb.close();
-      await host.stop();
-      await runner.cancelAll();
-    },
+    close,
   };
 }
 
 async function measure(store: Store, label: string, make: (db: AnyDb, clock: FakeClock, llm: LlmService) => Promise<Subject>): Promise<void> {
-  const counter = new Counter();
+  const counter = new StatementCounter();
   const db = store.db.withPlugin(counter) as AnyDb;
   const clock = new FakeClock(Date.UTC(2026, 0, 5, 10, 0));
   const llm = llmFor(db, clock);
@@ -237,7 +197,7 @@ async function measure(store: Store, label: string, make: (db: AnyDb, clock: Fak
  * its pass reads the world's keys to see it due (the probe uses them), the tick, and `next_tick_at`
  * written after it (what lets a second worker share the cadence).
  */
-async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: number, counter: Counter): Promise<void> {
+async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: number, counter: StatementCounter): Promise<void> {
   let ended: (() => void) | null = null;
   const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: stepMs * 2, onOutcome: () => ended?.() });
   const oneTick = async () => {
