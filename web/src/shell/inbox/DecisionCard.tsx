@@ -313,7 +313,7 @@ function Body(props: { item: InboxItem; now: number }) {
       return (
         <>
           <p>
-            {e.action ? 'A write this task’s words do not name was held for you.' : <MessageText text={e.description} />}
+            {e.action ? 'Held for you: the task’s words do not ask for this write.' : <MessageText text={e.description} />}
             {when}
           </p>
           {e.skill_related && e.skill_server && (
