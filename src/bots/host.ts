@@ -35,7 +35,7 @@ import {
 import { BotsService, type AttentionSource, type HumanAction } from './service.js';
 import type { BotsTables } from './tables.js';
 import { leftovers, type Leftovers } from './leftovers.js';
-import { STALE_CLAIM_MS, TaskStore } from './task-store.js';
+import { isOpenSince, STALE_CLAIM_MS, TaskStore } from './task-store.js';
 import type { PersonaSection } from './prompt.js';
 import { ThreadStore } from './thread-store.js';
 import type { TaskErrorKind } from '../protocol/bots.js';
@@ -109,6 +109,12 @@ export interface BotsHeartbeatApi {
   existingBots(ids: readonly string[]): Promise<Set<string>>;
   /** How many bots there are (the Usage tab's interval-heartbeat comparison). */
   countBots(): Promise<number>;
+  /**
+   * `openWork` of these bots and, of those rows, the ids `orphans` would return: one read where
+   * triage made two. When the limit cuts the rows (the oldest fall off, and orphans are old), the
+   * orphans are read on their own.
+   */
+  triageWork(opts: { botIds: readonly string[]; orphanOlderThanMs?: number; limit?: number }): Promise<{ tasks: Task[]; orphanIds: Set<string> }>;
   /** Rule 2: queued/working tasks untouched for `olderThanMs` (default 120 s) with no live run (see `BotRuntime.isOrphan`). */
   orphans(opts?: { olderThanMs?: number; botIds?: readonly string[]; limit?: number }): Promise<Task[]>;
   /**
@@ -311,6 +317,20 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
       return taskOut(repaired);
     },
     countBots: () => bots.count(),
+    triageWork: async (opts) => {
+      const limit = opts.limit ?? 1000;
+      const before = clock.now() - (opts.orphanOlderThanMs ?? ORPHAN_AFTER_MS);
+      const rows = await tasks.openWork({ botIds: opts.botIds, limit });
+      const orphanIds = new Set<string>();
+      if (rows.length < limit) {
+        // The same test as `openSince`'s SQL, then the runtime's: the rows are all open work of these bots.
+        for (const r of rows) if (isOpenSince(r, before) && runtime.isOrphan(r, before)) orphanIds.add(r.id);
+      } else {
+        const older = opts.orphanOlderThanMs === undefined ? {} : { olderThanMs: opts.orphanOlderThanMs };
+        for (const t of await heartbeat.orphans({ ...older, botIds: opts.botIds })) orphanIds.add(t.id);
+      }
+      return { tasks: rows.map(toTask), orphanIds };
+    },
     orphans: async (opts = {}) => {
       const before = clock.now() - (opts.olderThanMs ?? ORPHAN_AFTER_MS);
       // The lease does the work in SQL; the runtime only rules out this process's own live jobs.

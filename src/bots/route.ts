@@ -82,6 +82,10 @@ export function routeHeartbeatHosts(builtin: BotsHeartbeatApi, externals: readon
     bots: (ids) => perIds(ids, (h, part) => h.bots(part)),
     existingBots: async (ids) => new Set(await perIds(ids, async (h, part) => [...(await h.existingBots(part))])),
     countBots: async () => (await Promise.all(all.map((h) => h.countBots()))).reduce((n, c) => n + c, 0),
+    triageWork: async (opts) => {
+      const parts = await Promise.all(split(opts.botIds).map(([h, botIds]) => h.triageWork({ ...opts, botIds })));
+      return { tasks: parts.flatMap((p) => p.tasks), orphanIds: new Set(parts.flatMap((p) => [...p.orphanIds])) };
+    },
     orphans: async (opts = {}) => (opts.botIds ? perIds(opts.botIds, (h, botIds) => h.orphans({ ...opts, botIds })) : everywhere((h) => h.orphans(opts))),
     staleMessages: (opts) => everywhere((h) => h.staleMessages(opts)),
     leftovers: async (opts) => {

@@ -21,6 +21,11 @@ export type TaskRow = Selectable<BotsTasksTable>;
 export { FINAL_STATUSES } from './task-claims.js';
 export const OPEN_STATUSES: readonly TaskStatus[] = ['queued', 'working'];
 
+/** `openSince`'s test for one row already read: open, not written and not leased since `before`. */
+export function isOpenSince(r: Pick<TaskRow, 'status' | 'updated_at' | 'owner_seen_at'>, before: number): boolean {
+  return OPEN_STATUSES.includes(r.status) && Number(r.updated_at) < before && (r.owner_seen_at === null || Number(r.owner_seen_at) < before);
+}
+
 /** Seed 2 §5.5: a claim older than this may be taken over by the next tick. */
 export const STALE_CLAIM_MS = 5 * 60_000;
 
@@ -261,7 +266,7 @@ export class TaskStore {
   }
 
   /**
-   * Seed 2 rule 2's candidates: queued/working tasks not written since `before` whose owner's
+   * Seed 2 rule 2's candidates: queued/working tasks not written since `before` (`isOpenSince`) whose owner's
    * lease was not renewed since then either (no owner, or an owner that stopped renewing: dead).
    * A live process's own work is told apart in memory by its runtime.
    */

@@ -89,14 +89,12 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const early = allDeep ? threadReads(host, due) : null;
   early?.catch(() => undefined); // awaited below; a failure of the first round must not leave it unhandled
   // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
-  const [tasks, orphans, followUps, checkins, counts] = await Promise.all([
-    host.openWork({ botIds: ids, limit: 5000 }),
-    host.orphans({ olderThanMs: ORPHAN_AGE_MS, botIds: ids }),
+  const [{ tasks, orphanIds }, followUps, checkins, counts] = await Promise.all([
+    host.triageWork({ botIds: ids, orphanOlderThanMs: ORPHAN_AGE_MS, limit: 5000 }),
     core.followups.pending(ids),
     core.checkins.pending({ botIds: ids, limit: 5000 }),
     core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]),
   ]);
-  const orphanIds = new Set(orphans.map((t) => t.id));
   // Per bot, once: the loops below look each bot up, never scan every bot's rows again.
   const tasksOf = byBot(tasks);
   // A bot with a task row exists (its tasks go with it): only the others are looked up.

@@ -100,6 +100,14 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     await tasks.renewOwnerLease('some-other-host:4242', [live.task.id]);
     expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000 })).map((t) => t.id).sort()).toEqual([mine.task.id, dead.task.id].sort());
     expect((await h.host.heartbeat.orphans({ olderThanMs: 120_000, botIds: [other.id] })).map((t) => t.id)).toEqual([]);
+    // Triage's one read of open work tells the same orphans from its rows; cut by its limit, it reads them on their own.
+    const botIds = [bot.id, other.id, gone.id];
+    for (const limit of [1000, 2]) {
+      const work = await h.host.heartbeat.triageWork({ botIds, orphanOlderThanMs: 120_000, limit });
+      expect([...work.orphanIds].sort()).toEqual([mine.task.id, dead.task.id].sort());
+      expect(work.tasks).toHaveLength(Math.min(limit, 3));
+    }
+    expect((await h.host.heartbeat.triageWork({ botIds: [other.id], orphanOlderThanMs: 120_000 })).orphanIds.size).toBe(0);
     expect(await h.host.heartbeat.repairOrphan(live.task.id)).toBeUndefined();
     const repaired = await h.host.heartbeat.repairOrphan(mine.task.id);
     expect(repaired).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 0 });
@@ -209,6 +217,19 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     const other = await h.host.heartbeat.triageMessages([{ threadId: t.id, botId: 'someone-else' }], 20);
     expect(other.get(t.id)!.map((m) => m.text)).toEqual(['old question', 'old answer', 'cut off', 'newer', 'writing', 'Any news?']);
     expect((await h.host.heartbeat.recentMessages([t.id], 20)).get(t.id)).toHaveLength(6);
+  });
+
+  it('triage reads many threads in one statement, each thread’s messages oldest first, a window of the newest only', async () => {
+    const bots = [await h.createBot('one'), await h.createBot('two'), await h.createBot('three')];
+    const ts = await Promise.all(bots.map((b) => h.host.heartbeat.directThread(b.id)));
+    // Written in turn, so no thread's rows are together in the table.
+    for (let i = 1; i <= 4; i++)
+      for (const [k, t] of ts.entries()) {
+        const m = await threads.addMessage({ threadId: t.id, role: 'bot', botId: bots[k]!.id, text: `${k}:${i}`, status: 'error' });
+        await threads.updateMessage(m.id, { interrupted: true });
+      }
+    const tail = await h.host.heartbeat.triageMessages(ts.map((t, k) => ({ threadId: t.id, botId: bots[k]!.id })).reverse(), 3);
+    for (const [k, t] of ts.entries()) expect(tail.get(t.id)!.map((m) => m.text)).toEqual([`${k}:2`, `${k}:3`, `${k}:4`]);
   });
 
   it('rule 2 end to end: an orphaned run is found by the sweep, repaired, claimed and resumed once', async () => {
