@@ -332,6 +332,8 @@ export class ThreadStore {
       if (!entry) out.set(r.thread_id, (entry = { directBotId: r.direct_bot_id, messages: [] }));
       entry.messages.push(toMessage(r));
     }
+    // The read leaves the order to its plan (an ORDER BY cost a sort of every row): oldest first here.
+    for (const { messages } of out.values()) if (!inSeqOrder(messages)) messages.sort((a, b) => a.seq - b.seq);
     return out;
   }
 
@@ -394,4 +396,9 @@ export class ThreadStore {
     const rows = await q.execute();
     return new Map(rows.map((r) => [r.id, num(r.n ?? 0)]));
   }
+}
+
+function inSeqOrder(messages: readonly Message[]): boolean {
+  for (let i = 1; i < messages.length; i++) if (messages[i - 1]!.seq > messages[i]!.seq) return false;
+  return true;
 }

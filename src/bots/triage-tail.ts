@@ -5,14 +5,18 @@
  * own bot follows it. A turn is a person's or bot's message, settled, that is not a possible
  * check-in question (a bot message the host wrote, done: `lastTurn` skips those that are).
  *
- * SQLite walks each thread's window on the (thread_id, seq) index and asks the two "nothing newer"
- * questions as correlated `NOT EXISTS`. Postgres plans that with 1,000 ids as a hash join over
- * parallel scans of every message and thread (its cost model prices 1,000 index probes above a
- * full scan), so there each id drives its own index probes (`LATERAL`, fenced by `OFFSET 0` so
- * the planner cannot flatten it back into that join), and the two questions are one window
- * aggregate over the thread's window instead of 2 probes per row.
+ * Every message newer than one in the window is in the window too (seq comes from the thread's
+ * counter), so "nothing newer" is "seq at or above the window's newest turn (own settled reply)",
+ * and NULL (there is none) keeps every row. SQLite finds those two per thread first (a backward
+ * walk of its window on the (thread_id, seq) index, usually one row), then reads the window: as
+ * two correlated `NOT EXISTS` per message the same answer cost half as much again. Postgres plans
+ * a join of 1,000 ids as a hash join over parallel scans of every message and thread (its cost
+ * model prices 1,000 index probes above a full scan), so there each id drives its own index probes
+ * (`LATERAL`, fenced by `OFFSET 0` so the planner cannot flatten it back into that join), and the
+ * two are one window aggregate over the thread's window. Neither orders the rows: the caller
+ * groups them by thread and puts each thread's in seq order.
  */
-import { sql, SqliteAdapter, type Kysely, type Selectable } from 'kysely';
+import { sql, SqliteAdapter, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { BotsMessagesTable, BotsTables } from './tables.js';
 
 export type TailRow = Selectable<BotsMessagesTable> & { direct_bot_id: string | null };
@@ -24,59 +28,25 @@ export async function triageTailRows(db: Kysely<BotsTables>, threadIds: readonly
   return db.getExecutor().adapter instanceof SqliteAdapter ? sqliteTail(db, threadIds, limit) : postgresTail(db, [...new Set(threadIds)], limit);
 }
 
-function sqliteTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
-  return (
-    db
-      .selectFrom('bots_messages as m')
-      .innerJoin('bots_threads as t', 't.id', 'm.thread_id')
-      .selectAll('m')
-      .select('t.direct_bot_id')
-      // The threads by their key, each one's window by (thread_id, seq): one list of ids, bound once.
-      .where('t.id', 'in', [...threadIds])
-      .where((eb) => eb('m.seq', '>', eb('t.next_seq', '-', limit)))
-      .where((eb) => {
-        const newer = () => eb.selectFrom('bots_messages as n').select('n.id').whereRef('n.thread_id', '=', 'm.thread_id').whereRef('n.seq', '>', 'm.seq');
-        return eb.or([
-          eb.and([eb('m.role', '=', 'bot'), eb('m.status', 'in', [...LIVE])]),
-          eb('m.interrupted', '=', 1),
-          // No newer turn of the conversation.
-          eb.not(
-            eb.exists(
-              newer().where((n) =>
-                n.and([
-                  n('n.role', '!=', 'system'),
-                  n.or([n('n.role', '!=', 'bot'), n('n.status', 'not in', [...LIVE])]),
-                  n.not(n.and([n('n.role', '=', 'bot'), n('n.heartbeat', '=', 1), n('n.status', '=', 'done')])),
-                ]),
-              ),
-            ),
-          ),
-          // No newer settled reply of the thread's own bot (the same check-in exception).
-          eb.not(
-            eb.exists(
-              newer().where((n) =>
-                n.and([
-                  n('n.role', '=', 'bot'),
-                  n('n.status', 'not in', [...LIVE]),
-                  n.not(n.and([n('n.heartbeat', '=', 1), n('n.status', '=', 'done')])),
-                  n(n.ref('n.bot_id'), '=', n.ref('t.direct_bot_id')),
-                ]),
-              ),
-            ),
-          ),
-        ]);
-      })
-      .orderBy('m.thread_id')
-      .orderBy('m.seq')
-      .execute()
-  );
+async function sqliteTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
+  const live = sql.join(LIVE.map((s) => sql.lit(s)));
+  const newest = (condition: RawBuilder<unknown>) =>
+    sql`(select n.seq from bots_messages n where n.thread_id = t.id and n.seq > t.next_seq - ${limit} and ${condition} order by n.seq desc limit 1)`;
+  const turn = sql`n.role <> 'system' and (n.role <> 'bot' or n.status not in (${live})) and not (n.role = 'bot' and n.heartbeat = 1 and n.status = 'done')`;
+  const own = sql`n.role = 'bot' and n.status not in (${live}) and not (n.heartbeat = 1 and n.status = 'done') and n.bot_id = t.direct_bot_id`;
+  const { rows } = await sql<TailRow>`
+    with th as materialized (
+      select t.id, t.next_seq, t.direct_bot_id, ${newest(turn)} as last_turn, ${newest(own)} as last_own
+      from bots_threads t where t.id in (${sql.join([...threadIds])})
+    )
+    select m.*, th.direct_bot_id
+    from th join bots_messages m on m.thread_id = th.id and m.seq > th.next_seq - ${limit}
+    where (m.role = 'bot' and m.status in (${live})) or m.interrupted = 1
+      or th.last_turn is null or m.seq >= th.last_turn or th.last_own is null or m.seq >= th.last_own`.execute(db);
+  return rows;
 }
 
-/**
- * The same rows on Postgres. Every message newer than one in the window is in the window too
- * (seq comes from the thread's counter), so "nothing newer" is "seq at or above the window's
- * newest turn (own settled reply)", and NULL (there is none) keeps every row, as NOT EXISTS does.
- */
+/** The same rows on Postgres (see above). */
 async function postgresTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
   const live = sql.join(LIVE.map((s) => sql.lit(s)));
   const { rows } = await sql<TailRow>`
@@ -95,7 +65,6 @@ async function postgresTail(db: Kysely<BotsTables>, threadIds: readonly string[]
       cross join lateral (select * from bots_messages m where m.thread_id = t.id and m.seq > t.next_seq - ${limit} offset 0) m
     ) w
     where (w.role = 'bot' and w.status in (${live})) or w.interrupted = 1
-      or w.last_turn is null or w.seq >= w.last_turn or w.last_own is null or w.seq >= w.last_own
-    order by w.thread_id, w.seq`.execute(db);
+      or w.last_turn is null or w.seq >= w.last_turn or w.last_own is null or w.seq >= w.last_own`.execute(db);
   return rows;
 }
