@@ -340,6 +340,7 @@ export class TickRunner {
   private context(open: OpenTick, generation: number, signal: AbortSignal, resumed: boolean): TickContext {
     const { llm, clock, ids, log } = this.deps;
     const { state, name } = this;
+    let child: TickContext['log'] | undefined;
     const worldState: WorldState = {
       get: (key) => state.get(name, key),
       set: (key, value) => state.set(name, key, value),
@@ -357,8 +358,11 @@ export class TickRunner {
       llm,
       clock,
       ids,
-      log: log.child({ world: name, tick: open.tickId }),
       state: worldState,
+      // Made when first used: a quiet tick logs nothing, and a child logger costs.
+      get log() {
+        return (child ??= log.child({ world: name, tick: open.tickId }));
+      },
     };
     return ctx;
   }

@@ -47,7 +47,8 @@ const SETTINGS_ID = 'global';
 export const SETTINGS_MAX_AGE_MS = 60_000;
 
 export class SettingsStore {
-  private cached: { overrides: Partial<Overridable>; at: number } | null = null;
+  /** The overrides as read, and what they resolve to (resolved once per read: a tick asks often). */
+  private cached: { overrides: Partial<Overridable>; at: number; settings: HeartbeatSettings } | null = null;
 
   constructor(
     private readonly d: {
@@ -64,9 +65,13 @@ export class SettingsStore {
     const now = this.d.clock.now();
     if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= maxAgeMs || now < this.cached.at) {
       const row = await this.d.db.selectFrom('heartbeat_settings').select('overrides').where('id', '=', SETTINGS_ID).executeTakeFirst();
-      this.cached = { overrides: row ? readOverrides(row.overrides) : {}, at: now };
+      this.remember(row ? readOverrides(row.overrides) : {}, now);
     }
-    return this.resolve(this.cached.overrides);
+    return this.cached!.settings;
+  }
+
+  private remember(overrides: Partial<Overridable>, at: number): void {
+    this.cached = { overrides, at, settings: Object.freeze(this.resolve(overrides)) };
   }
 
   /** The mode in effect (cached for a tick's length: a quiet tick reads nothing else). */
@@ -118,7 +123,7 @@ export class SettingsStore {
       .onConflict((oc) => oc.column('id').doUpdateSet({ overrides: json, updated_at: now }))
       .execute();
     // What was just written is what is in effect: the cache follows the change (no re-read).
-    this.cached = { overrides: readOverrides(json), at: now };
+    this.remember(readOverrides(json), now);
     return this.global();
   }
 
