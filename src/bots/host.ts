@@ -284,17 +284,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     existingBots: (ids) => bots.existing(ids),
     thread: (id) => threads.get(id),
     recentMessages: (threadIds, limit) => threads.recentMany(threadIds, limit),
-    triageMessages: async (list, limit) => {
-      const tails = await threads.triageTail(
-        list.map((t) => t.threadId),
-        limit,
-      );
-      const out = new Map([...tails].map(([id, t]) => [id, t.messages] as const));
-      // The tail's "own bot" is the thread's direct bot: where another bot is asked about, its whole window.
-      const other = list.filter((t) => tails.has(t.threadId) && tails.get(t.threadId)!.directBotId !== t.botId).map((t) => t.threadId);
-      if (other.length > 0) for (const [id, messages] of await threads.recentMany(other, limit)) out.set(id, messages);
-      return out;
-    },
+    triageMessages: (list, limit) => threads.triageTail(list, limit),
     userActivities: (threadIds) => threads.activities(threadIds),
     expiredApprovalsOf: (botIds, since) => links.expiredSinceMany(botIds, since),
     pendingApprovalsOf: (threadIds) => links.pendingCounts('thread_id', threadIds),

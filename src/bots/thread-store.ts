@@ -9,7 +9,7 @@ import { SubconsciousError, type Clock, type IdGen } from '../core/index.js';
 import { perDatabase, precompile } from '../store/index.js';
 import type { Message, MessageRole, MessageStatus, Thread } from '../protocol/bots.js';
 import { num, toMessage, toThread } from './rows.js';
-import { triageTailRows } from './triage-tail.js';
+import { triageTailRows, type TailOf } from './triage-tail.js';
 import type { BotsMessagesTable, BotsTables, BotsThreadsTable } from './tables.js';
 
 /** The heartbeat's sweep for replies left streaming runs every tick: compiled once per database. */
@@ -318,22 +318,29 @@ export class ThreadStore {
    * What triage's rules read of each thread (seed 2 §5.2): of its newest `limit` messages, only
    * those the rules can look at — every message from the newest one that is a turn of the
    * conversation (not a host note, not a live reply, not a possible check-in question), and from
-   * the newest settled reply of the thread's own bot, on; every live (queued/streaming) bot reply
+   * the newest settled reply of the bot triaged, on; every live (queued/streaming) bot reply
    * (rule 7); every interrupted one (a cut-off task's partial text). Older settled messages cannot
    * change a rule's answer, so they are never read: the digest, which quotes them, reads the
-   * whole window (`recentMany`) for the bots that pulse. Each list comes with the thread's direct
-   * bot, the one "own" was measured against.
+   * whole window (`recentMany`) for the bots that pulse.
    */
-  async triageTail(threadIds: readonly string[], limit: number): Promise<Map<string, { directBotId: string | null; messages: Message[] }>> {
-    const out = new Map<string, { directBotId: string | null; messages: Message[] }>();
-    // No rest spread of each row: toMessage reads the message's own columns and leaves the thread's.
-    for (const r of await triageTailRows(this.db, threadIds, limit)) {
-      let entry = out.get(r.thread_id);
-      if (!entry) out.set(r.thread_id, (entry = { directBotId: r.direct_bot_id, messages: [] }));
-      entry.messages.push(toMessage(r));
+  async triageTail(threads: readonly TailOf[], limit: number): Promise<Map<string, Message[]>> {
+    const out = new Map<string, Message[]>();
+    const asked = new Map(threads.map((t) => [t.threadId, t.botId]));
+    const other = new Set<string>();
+    // No rest spread of each row: toMessage reads the message's own columns and leaves the rest.
+    for (const r of await triageTailRows(this.db, threads, limit)) {
+      if (r.own_bot_id !== asked.get(r.thread_id)) {
+        other.add(r.thread_id);
+        continue;
+      }
+      let list = out.get(r.thread_id);
+      if (!list) out.set(r.thread_id, (list = []));
+      list.push(toMessage(r));
     }
     // The read leaves the order to its plan (an ORDER BY cost a sort of every row): oldest first here.
-    for (const { messages } of out.values()) if (!inSeqOrder(messages)) messages.sort((a, b) => a.seq - b.seq);
+    for (const list of out.values()) if (!inSeqOrder(list)) list.sort((a, b) => a.seq - b.seq);
+    // Measured against another bot (SQLite measures a thread's direct bot): its whole window.
+    if (other.size > 0) for (const [id, messages] of await this.recentMany([...other], limit)) out.set(id, messages);
     return out;
   }
 

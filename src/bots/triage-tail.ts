@@ -6,65 +6,76 @@
  * check-in question (a bot message the host wrote, done: `lastTurn` skips those that are).
  *
  * Every message newer than one in the window is in the window too (seq comes from the thread's
- * counter), so "nothing newer" is "seq at or above the window's newest turn (own settled reply)",
- * and NULL (there is none) keeps every row. SQLite finds those two per thread first (a backward
- * walk of its window on the (thread_id, seq) index, usually one row), then reads the window: as
- * two correlated `NOT EXISTS` per message the same answer cost half as much again. Postgres plans
- * a join of 1,000 ids as a hash join over parallel scans of every message and thread (its cost
- * model prices 1,000 index probes above a full scan), so there each id drives its own index probes
- * (`LATERAL`, fenced by `OFFSET 0` so the planner cannot flatten it back into that join), and the
- * two are one window aggregate over the thread's window. Neither orders the rows: the caller
- * groups them by thread and puts each thread's in seq order.
+ * counter, gapless), so "nothing newer" is "seq at or above the window's newest turn (own settled
+ * reply)", and NULL (there is none) keeps every row. Both dialects find those two once per thread,
+ * then keep rows by them: asked per message (two correlated `NOT EXISTS` on SQLite; on Postgres a
+ * window aggregate over every thread's rows, sorted) the same answer cost a fifth to two thirds
+ * more. Neither orders the rows: the caller groups them by thread and puts each in seq order.
  */
 import { sql, SqliteAdapter, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { BotsMessagesTable, BotsTables } from './tables.js';
 
-export type TailRow = Selectable<BotsMessagesTable> & { direct_bot_id: string | null };
+/** A message row, and the bot its thread's "own settled reply" was measured against. */
+export type TailRow = Selectable<BotsMessagesTable> & { own_bot_id: string | null };
+
+export interface TailOf {
+  threadId: string;
+  /** The bot whose replies are "own" (the bot triaged). */
+  botId: string;
+}
 
 const LIVE = ['queued', 'streaming'] as const;
 
-export async function triageTailRows(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
-  if (threadIds.length === 0) return [];
-  return db.getExecutor().adapter instanceof SqliteAdapter ? sqliteTail(db, threadIds, limit) : postgresTail(db, [...new Set(threadIds)], limit);
+export async function triageTailRows(db: Kysely<BotsTables>, threads: readonly TailOf[], limit: number): Promise<TailRow[]> {
+  if (threads.length === 0) return [];
+  const once = [...new Map(threads.map((t) => [t.threadId, t])).values()];
+  return db.getExecutor().adapter instanceof SqliteAdapter ? sqliteTail(db, once, limit) : postgresTail(db, once, limit);
 }
 
-async function sqliteTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
-  const live = sql.join(LIVE.map((s) => sql.lit(s)));
+const live = sql.join(LIVE.map((s) => sql.lit(s)));
+/** A turn of the conversation, and a settled reply of bot `bot` (`n` a message). */
+const turn = sql`n.role <> 'system' and (n.role <> 'bot' or n.status not in (${live})) and not (n.role = 'bot' and n.heartbeat = 1 and n.status = 'done')`;
+const own = (bot: RawBuilder<unknown>) =>
+  sql`n.role = 'bot' and n.status not in (${live}) and not (n.heartbeat = 1 and n.status = 'done') and n.bot_id = ${bot}`;
+/** Which messages `m` (with their thread's `last_turn`, `last_own` in `th`) the rules can look at. */
+const kept = (m: RawBuilder<unknown>, th: RawBuilder<unknown>) => sql`((${m}.role = 'bot' and ${m}.status in (${live})) or ${m}.interrupted = 1
+  or ${th}.last_turn is null or ${m}.seq >= ${th}.last_turn or ${th}.last_own is null or ${m}.seq >= ${th}.last_own)`;
+
+/**
+ * SQLite: the threads by their key (`IN`; a join of the pairs as `VALUES` planned a scan of every
+ * thread per pair), each one's newest turn and own reply measured against its direct bot; the
+ * caller reads the whole window of a thread whose triaged bot is another.
+ */
+async function sqliteTail(db: Kysely<BotsTables>, threads: readonly TailOf[], limit: number): Promise<TailRow[]> {
   const newest = (condition: RawBuilder<unknown>) =>
     sql`(select n.seq from bots_messages n where n.thread_id = t.id and n.seq > t.next_seq - ${limit} and ${condition} order by n.seq desc limit 1)`;
-  const turn = sql`n.role <> 'system' and (n.role <> 'bot' or n.status not in (${live})) and not (n.role = 'bot' and n.heartbeat = 1 and n.status = 'done')`;
-  const own = sql`n.role = 'bot' and n.status not in (${live}) and not (n.heartbeat = 1 and n.status = 'done') and n.bot_id = t.direct_bot_id`;
   const { rows } = await sql<TailRow>`
     with th as materialized (
-      select t.id, t.next_seq, t.direct_bot_id, ${newest(turn)} as last_turn, ${newest(own)} as last_own
-      from bots_threads t where t.id in (${sql.join([...threadIds])})
+      select t.id, t.next_seq, t.direct_bot_id, ${newest(turn)} as last_turn, ${newest(own(sql.ref('t.direct_bot_id')))} as last_own
+      from bots_threads t where t.id in (${sql.join(threads.map((t) => t.threadId))})
     )
-    select m.*, th.direct_bot_id
+    select m.*, th.direct_bot_id as own_bot_id
     from th join bots_messages m on m.thread_id = th.id and m.seq > th.next_seq - ${limit}
-    where (m.role = 'bot' and m.status in (${live})) or m.interrupted = 1
-      or th.last_turn is null or m.seq >= th.last_turn or th.last_own is null or m.seq >= th.last_own`.execute(db);
+    where ${kept(sql.ref('m'), sql.ref('th'))}`.execute(db);
   return rows;
 }
 
-/** The same rows on Postgres (see above). */
-async function postgresTail(db: Kysely<BotsTables>, threadIds: readonly string[], limit: number): Promise<TailRow[]> {
-  const live = sql.join(LIVE.map((s) => sql.lit(s)));
+/**
+ * Postgres: each pair drives one backward walk of its thread's newest `limit` messages on the
+ * index (`LATERAL`), the two measured over those rows (a window aggregate over the thread alone,
+ * no sort); no read of the thread row (seqs are gapless, so the newest `limit` are its window).
+ */
+async function postgresTail(db: Kysely<BotsTables>, threads: readonly TailOf[], limit: number): Promise<TailRow[]> {
   const { rows } = await sql<TailRow>`
     select w.id, w.thread_id, w.seq, w.role, w.bot_id, w.task_id, w.text, w.status, w.error, w.interrupted, w.heartbeat,
-      w.created_at, w.updated_at, w.direct_bot_id
-    from (
-      select m.*, t.direct_bot_id,
-        max(case when m.role <> 'system' and (m.role <> 'bot' or m.status not in (${live}))
-                  and not (m.role = 'bot' and m.heartbeat = 1 and m.status = 'done') then m.seq end)
-          over (partition by m.thread_id) as last_turn,
-        max(case when m.role = 'bot' and m.status not in (${live}) and not (m.heartbeat = 1 and m.status = 'done')
-                  and m.bot_id = t.direct_bot_id then m.seq end)
-          over (partition by m.thread_id) as last_own
-      from unnest(${threadIds}::text[]) as x(id)
-      cross join lateral (select t.id, t.next_seq, t.direct_bot_id from bots_threads t where t.id = x.id offset 0) t
-      cross join lateral (select * from bots_messages m where m.thread_id = t.id and m.seq > t.next_seq - ${limit} offset 0) m
+      w.created_at, w.updated_at, w.own_bot_id
+    from unnest(${threads.map((t) => t.threadId)}::text[], ${threads.map((t) => t.botId)}::text[]) as x(thread_id, bot_id)
+    cross join lateral (
+      select n.*, x.bot_id as own_bot_id,
+        max(n.seq) filter (where ${turn}) over () as last_turn,
+        max(n.seq) filter (where ${own(sql.ref('x.bot_id'))}) over () as last_own
+      from (select * from bots_messages m where m.thread_id = x.thread_id order by m.seq desc limit ${limit}) n
     ) w
-    where (w.role = 'bot' and w.status in (${live})) or w.interrupted = 1
-      or w.last_turn is null or w.seq >= w.last_turn or w.last_own is null or w.seq >= w.last_own`.execute(db);
+    where ${kept(sql.ref('w'), sql.ref('w'))}`.execute(db);
   return rows;
 }
