@@ -67,9 +67,13 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const now = core.now();
   const empty: HeartbeatObservation = { at: now, mode: settings.mode, settings, plans: [], deferred: 0 };
   if (settings.mode === 'off') return empty;
-  await sweep(core, now);
-
-  const due = await core.bots.due(now, dueLimit);
+  // The due read does not wait for the sweep (on Postgres they run side by side): a sweep that
+  // marks a bot due, which is rare, has it read again.
+  const dueRead = core.bots.due(now, dueLimit);
+  dueRead.catch(() => undefined); // awaited below; a failed sweep must not leave it unhandled
+  const marked = await sweep(core, now);
+  let due = await dueRead;
+  if (marked) due = await core.bots.due(now, dueLimit);
   if (due.length === 0) return empty;
   const host = core.host;
   const ids = due.map((r) => r.bot_id);
@@ -273,9 +277,10 @@ function threadReads(host: HeartbeatCore['host'], rows: readonly BotRow[]) {
  * three sweeps could find anything (on a quiet tick: none), and only those run; nothing found,
  * nothing written.
  */
-async function sweep(core: HeartbeatCore, now: number): Promise<void> {
+/** The sweeps for work that appeared with no event: whether they marked a bot due. */
+async function sweep(core: HeartbeatCore, now: number): Promise<boolean> {
   const maybe = await core.host.leftovers({ claimOlderThanMs: STALE_CLAIM_MS, orphanOlderThanMs: ORPHAN_AGE_MS, streamingOlderThanMs: STALE_STREAMING_MS });
-  if (!maybe.claims && !maybe.open && !maybe.streaming) return;
+  if (!maybe.claims && !maybe.open && !maybe.streaming) return false;
   const [stale, orphans, streaming] = await Promise.all([
     maybe.claims ? core.queue.reclaimStale(STALE_CLAIM_MS) : [],
     maybe.open ? core.host.orphans({ olderThanMs: ORPHAN_AGE_MS, limit: 200 }) : [],
@@ -285,14 +290,17 @@ async function sweep(core: HeartbeatCore, now: number): Promise<void> {
   for (const s of stale) marks.set(s.botId, null);
   for (const t of orphans) marks.set(t.bot_id, null);
   for (const m of streaming) if (m.bot_id) marks.set(m.bot_id, null);
-  if (marks.size === 0) return;
+  if (marks.size === 0) return false;
   const rows = await core.bots.getMany([...marks.keys()]);
+  let marked = false;
   for (const botId of marks.keys()) {
     const row = rows.get(botId);
     const next = numOrNull(row?.next_heartbeat_at);
     if (next !== null && next <= now) continue;
     await core.mark(botId, now);
+    marked = true;
   }
+  return marked;
 }
 
 /**
