@@ -7,7 +7,8 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { READ_PRAGMAS, SQLite, type SqliteDatabase } from './sqlite-driver.js';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { ArrayListPostgresDialect } from './pg-dialect.js';
 import { SubconsciousError } from '../core/errors.js';
 import { applyMigrations } from './migrate.js';
 import { baseMigrations } from './migrations/index.js';
@@ -206,7 +207,7 @@ async function openPostgres(url: string, opts: OpenStoreOptions): Promise<Store>
       hint: 'Start Postgres or fix SUBCONSCIOUS_DATABASE_URL (unset it to use the embedded SQLite store).',
     });
   }
-  const db = new Kysely<AnyTables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<AnyTables>({ dialect: new ArrayListPostgresDialect({ pool }) });
   const notifications = pgNotifications({ connectionString: url, schema, scope: currentSchema });
   return {
     db,

@@ -12,7 +12,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { SQLite, type SqliteDatabase } from './sqlite-driver.js';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { ArrayListPostgresDialect } from './pg-dialect.js';
 import { SubconsciousError } from '../core/errors.js';
 import { cachedStatements } from './statement-cache.js';
 import { checkPostgresUrl, defaultSqlitePath, redact, type AnyTables, type Store } from './open.js';
@@ -71,6 +72,6 @@ async function openPostgresReadOnly(url: string): Promise<Store> {
   checkPostgresUrl(url);
   const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000, options: '-c default_transaction_read_only=on' });
   pool.on('error', () => undefined); // an idle client's error surfaces on the next query instead
-  const db = new Kysely<AnyTables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<AnyTables>({ dialect: new ArrayListPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', location: `${redact(url)} (read-only)`, close: () => db.destroy() };
 }
