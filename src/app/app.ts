@@ -183,7 +183,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
       retentionMs: config.database.job_retention_hours * 3_600_000,
     });
     const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer, leases: coordinator };
-    const registry = new Registry(deps);
+    // Alone on the store (no other worker or face counted at the last heartbeat): quiet ticks write nothing.
+    const registry = new Registry(deps, { alone: () => coordinator.othersAlive() === 0 });
 
     const agentServices = await createAgentServices(config, tablesView<AgentTables>(store.db), { llm, clock, ids, events, log });
     closers.push(async () => {

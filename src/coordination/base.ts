@@ -96,9 +96,20 @@ export abstract class BaseCoordinator implements Coordinator {
   /** Put this worker's jobs back in line (a clean stop). */
   protected abstract releaseAll(): Promise<void>;
 
+  private others: number | null = null;
+
+  othersAlive(): number | null {
+    return this.others;
+  }
+
+  private async countOthers(): Promise<void> {
+    this.others = await this.registry.othersAlive().catch(() => null);
+  }
+
   async start(): Promise<void> {
     if (this.heartbeat) return;
     await this.registry.register();
+    await this.countOthers();
     const stop = new AbortController();
     this.heartbeat = stop;
     let prunedAt = Number.NEGATIVE_INFINITY;
@@ -115,6 +126,7 @@ export abstract class BaseCoordinator implements Coordinator {
           return;
         }
         await this.registry.seen().catch((err) => this.log.warn({ err }, 'could not record this worker as seen; trying again'));
+        await this.countOthers();
       }
     })();
   }
@@ -125,6 +137,7 @@ export abstract class BaseCoordinator implements Coordinator {
     await this.heartbeatDone;
     await this.releaseAll();
     await this.registry.stopped();
+    this.others = null;
     await this.shutdown();
     this.heartbeat = null;
   }

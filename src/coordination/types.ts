@@ -173,6 +173,12 @@ export interface Coordinator {
   /** The queued or active job of a `key`, or null: a read, nothing sent (added: restart repair asks it). */
   liveJob<P extends JsonValue>(key: string): Promise<Job<P> | null>;
   workers(): Promise<WorkerInfo[]>;
+  /**
+   * Other live workers (faces too) on this store, as last counted at this worker's heartbeat (every
+   * third of a lease period); null before the first count or when it failed. Added: the scheduler
+   * keeps a quiet tick's next time in memory while nobody else reads it.
+   */
+  othersAlive(): number | null;
   sizes(): Promise<QueueSize[]>;
   /** The newest jobs moved aside, with their reasons (added: the page lists them). */
   deadLetters(limit?: number): Promise<DeadLetter[]>;

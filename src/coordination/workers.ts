@@ -37,6 +37,19 @@ export class WorkersRegistry {
     await this.db.updateTable('coord_workers').set({ stopped_at: this.now(), last_seen_at: this.now() }).where('id', '=', this.id).execute();
   }
 
+  /** How many other workers are alive (as `list` says alive): whether anyone else reads what this one writes. */
+  async othersAlive(): Promise<number> {
+    const at = this.now();
+    const rows = await this.db
+      .selectFrom('coord_workers')
+      .select('id')
+      .where('id', '!=', this.id)
+      .where('stopped_at', 'is', null)
+      .where('last_seen_at', '>', at - 2 * this.leaseMs)
+      .execute();
+    return rows.filter((r) => !ownerIsGone(r.id)).length;
+  }
+
   /** Forget workers not seen since `before` (they no longer show in the list anyway). */
   async prune(before: number): Promise<void> {
     await this.db.deleteFrom('coord_workers').where('last_seen_at', '<', before).execute();

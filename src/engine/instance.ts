@@ -195,7 +195,10 @@ export class Instance {
     return this.runner.counters.overlay(await this.engineKeys.all());
   }
 
-  async setNextTickAt(at: number | null): Promise<void> {
+  /** When the world ticks next; after a quiet tick it waits in memory with the quiet counters. */
+  async setNextTickAt(at: number | null, afterQuiet = false): Promise<void> {
+    if (afterQuiet && at !== null) return this.runner.counters.nextTickAfterQuiet(at);
+    this.runner.counters.forgetNextTick();
     await this.engineKeys.set('next_tick_at', at);
   }
 

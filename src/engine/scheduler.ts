@@ -23,6 +23,12 @@ export interface SchedulerOptions {
   /** Upper bound on one sleep, so enable/disable and config changes are noticed. */
   maxSleepMs?: number;
   onOutcome?: (outcome: TickOutcome) => void;
+  /**
+   * No other worker or face reads this store now: a quiet tick's `next_tick_at` then waits in
+   * memory with its quiet counters (written within 10 min, or at stop) instead of being written
+   * after every tick. Absent or false: written at once, so other workers share the cadence.
+   */
+  alone?: () => boolean;
 }
 
 export class Scheduler {
@@ -125,7 +131,7 @@ export class Scheduler {
     const p = instance.tick(keys ? { supersede, keys } : { supersede }).then(async (outcome) => {
       const next = this.clock.now() + (await this.delayAfter(instance, outcome));
       this.nextDue.set(instance.name, next);
-      await instance.setNextTickAt(next).catch(() => undefined);
+      await instance.setNextTickAt(next, outcome.kind === 'quiet' && this.opts.alone?.() === true).catch(() => undefined);
       this.opts.onOutcome?.(outcome);
       return outcome;
     });

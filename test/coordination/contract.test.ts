@@ -405,4 +405,21 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
     list = await a.workers();
     expect(list.find((w) => w.id === b.workerId)).toMatchObject({ jobsHeld: 0, alive: false });
   });
+
+  it('othersAlive: the live workers besides this one, counted at start and at each heartbeat; unknown before start', async () => {
+    const a = await coordinator();
+    const b = await coordinator();
+    expect(a.othersAlive()).toBeNull();
+    await a.start();
+    expect(a.othersAlive()).toBe(0);
+    await b.start();
+    expect(b.othersAlive()).toBe(1);
+    expect(a.othersAlive()).toBe(0); // until its next heartbeat
+    await clock.advance(LEASE / 3);
+    await vi.waitFor(() => expect(a.othersAlive()).toBe(1), UNTIL);
+    await b.stop();
+    expect(b.othersAlive()).toBeNull();
+    await clock.advance(LEASE / 3);
+    await vi.waitFor(() => expect(a.othersAlive()).toBe(0), UNTIL);
+  });
 });

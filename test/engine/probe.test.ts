@@ -113,6 +113,44 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
     expect(await instance.status()).toMatchObject({ total_ticks: 7, last_outcome: 'quiet', last_tick_at: clock.now() });
   });
 
+  it('alone on the store, the scheduler keeps a quiet tick’s next time in memory: written with the 10-minute flush and at stop, shown at once', async () => {
+    const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: 60_000, alone: () => true });
+    const ticked = async (n: number) => {
+      await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
+      for (let i = 0; i < 20; i++) await flush();
+    };
+    const storedNext = async () => {
+      const row = await store.db.selectFrom('instance_state').select('value').where('key', '=', 'probed:next_tick_at').executeTakeFirst();
+      return row ? (JSON.parse(String(row.value)) as number) : null;
+    };
+    scheduler.start();
+    await ticked(1);
+    await scheduler.stop();
+    const count = () => (store.statements ? store.statements.prepared + store.statements.reused : 0);
+    const statementsBefore = count();
+    let checks = 0;
+    scheduler.start();
+    const lags: number[] = [];
+    for (let k = 2; k <= 7; k++) {
+      await clock.advance(5 * 60_000);
+      await ticked(k);
+      const before = count();
+      // This process shows the next tick at once; the store has it (once flushed) at most 10 minutes late.
+      expect((await instance.status()).next_tick_at).toBe(clock.now() + 5 * 60_000);
+      const stored = await storedNext();
+      if (stored !== null) lags.push(clock.now() + 5 * 60_000 - stored);
+      checks += count() - before;
+    }
+    await scheduler.stop();
+    expect(lags.length).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...lags)).toBeLessThanOrEqual(10 * 60_000);
+    expect(lags).toContain(5 * 60_000); // behind, so not written every tick
+    // Per tick: the pass's keys read and the probe's read, nothing written; the flush every other tick.
+    if (store.statements) expect(count() - statementsBefore - checks).toBe(6 * 2 + 3);
+    await instance.stop();
+    expect(await storedNext()).toBe(clock.now() + 5 * 60_000);
+  });
+
   it('runs quiet beside another worker holding the lease, but a tick with work is still excluded', async () => {
     const other = await localLeases(store.db, 'elsewhere:1', clock, 120_000).lease('probed');
     expect(other).not.toBeNull();
