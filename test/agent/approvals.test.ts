@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventBus, FakeClock, flush, isSubconsciousError, sequentialIds, type BusEvent } from '../../src/core/index.js';
 import { ApprovalStore, type NewApproval } from '../../src/agent/index.js';
 import type { Store } from '../../src/store/index.js';
@@ -171,8 +171,10 @@ describe.each(await testDialects())('ApprovalStore on %s', (dialect) => {
     const elsewhere = new ApprovalStore({ db: reopened.db, clock, ids: sequentialIds('other') });
     const polling = new ApprovalStore({ db: store.db, clock, ids: sequentialIds('p'), pollMs: 2000 });
     let answer: string | undefined;
+    const sleeping = clock.pending;
     const wait = polling.waitForAnswer(a.id).then((x) => (answer = x));
-    await flush();
+    // Its first read done (on Postgres a round trip a loaded machine can stretch past a flush): it sleeps until the poll.
+    await vi.waitFor(() => expect(clock.pending).toBe(sleeping + 1), { timeout: 5000, interval: 1 });
     await elsewhere.deny(a.id);
     await flush();
     expect(answer).toBeUndefined(); // not told in-process: it re-reads on its next poll
