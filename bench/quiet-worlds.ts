@@ -168,7 +168,8 @@ async function measure(store: Store, label: string, make: (db: AnyDb, clock: Fak
       ? 'the 0.1 ms budget is for a SQLite file; here the statements count'
       : `budget 0.1 ms: ${median(a) <= 0.1 ? 'met' : 'NOT met'}`;
   console.log(`  → tick / bare select: median ${fmt(median(ratios), 1)}× (spread ${spread(ratios, 1)}×); ${verdict}`);
-  await throughScheduler(instance, clock, s.stepMs, counter);
+  await throughScheduler(instance, clock, s.stepMs, counter, true);
+  await throughScheduler(instance, clock, s.stepMs, counter, false);
   if (store.dialect === 'postgres') {
     // A window of ticks: the quiet counters' flush (every QUIET_FLUSH_MS) is one write in it.
     const perTick: string[][] = [];
@@ -194,12 +195,12 @@ async function measure(store: Store, label: string, make: (db: AnyDb, clock: Fak
 
 /**
  * What a daemon pays per quiet tick: the same instance driven by the scheduler on the fake clock —
- * its pass reads the world's keys to see it due (the probe uses them), the tick, and `next_tick_at`
- * written after it (what lets a second worker share the cadence).
+ * its pass reads the world's keys to see it due (the probe uses them), the tick, and, when other
+ * workers are alive, `next_tick_at` written after it (what lets them share the cadence).
  */
-async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: number, counter: StatementCounter): Promise<void> {
+async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: number, counter: StatementCounter, alone: boolean): Promise<void> {
   let ended: (() => void) | null = null;
-  const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: stepMs * 2, onOutcome: () => ended?.() });
+  const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: stepMs * 2, onOutcome: () => ended?.(), alone: () => alone });
   const oneTick = async () => {
     const done = new Promise<void>((r) => (ended = r));
     await clock.advance(stepMs);
@@ -217,7 +218,9 @@ async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: nu
   const statements = counter.statements / n;
   await scheduler.stop();
   console.log(
-    `  through the scheduler (a daemon's whole cost): ${fmt(used)} ms CPU per quiet tick over ${n} ticks, ${fmt(statements, 1)} statements (the pass's keys read, the tick's, next_tick_at written)`,
+    alone
+      ? `  through the scheduler, alone on its store (a daemon's whole cost): ${fmt(used)} ms CPU per quiet tick over ${n} ticks, ${fmt(statements, 1)} statements (the pass's keys read, the tick's; next_tick_at waits in memory)`
+      : `  through the scheduler, other workers alive: ${fmt(used)} ms CPU per quiet tick over ${n} ticks, ${fmt(statements, 1)} statements (next_tick_at written after every tick)`,
   );
 }
 
