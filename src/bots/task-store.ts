@@ -221,7 +221,7 @@ export class TaskStore {
    * Unfinished tasks of the given bots (or all): queued/working, and failed ones whose kind a
    * resume may fix. An indexed select on (status, error_kind).
    */
-  async openWork(opts: { botIds?: readonly string[]; kinds?: readonly TaskErrorKind[]; limit?: number } = {}): Promise<TaskRow[]> {
+  async openWork(opts: { botIds?: readonly string[]; kinds?: readonly TaskErrorKind[]; limit?: number; sortHere?: boolean } = {}): Promise<TaskRow[]> {
     const kinds = [...(opts.kinds ?? ['interrupted', 'preempted', 'timeout', 'provider', 'rate_limit', 'approval_expired'])];
     let q = this.db
       .selectFrom('bots_tasks')
@@ -232,10 +232,14 @@ export class TaskStore {
       q = q.where('bot_id', 'in', [...opts.botIds]);
     }
     // Newest first: when the limit cuts, it is the oldest failures that fall off, never recent work.
-    return q
-      .orderBy('updated_at', 'desc')
-      .limit(opts.limit ?? 1000)
-      .execute();
+    const limit = opts.limit ?? 1000;
+    if (opts.sortHere) {
+      // SQLite sorts whole rows (31 columns) in a temporary b-tree: read them as they come, one over
+      // the limit, and sort here; only a read the limit cuts is asked again in order.
+      const rows = await q.limit(limit + 1).execute();
+      if (rows.length <= limit) return rows.sort((a, b) => Number(b.updated_at) - Number(a.updated_at));
+    }
+    return q.orderBy('updated_at', 'desc').limit(limit).execute();
   }
 
   /**

@@ -145,6 +145,12 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
       await h.advance(60_000);
     }
     expect((await h.host.heartbeat.openWork({ botIds: [bot.id], limit: 2 })).map((t) => t.id)).toEqual([ids[3], ids[2]]);
+    // Triage's read sorts here: newest first too, whether the limit cuts (read again in order) or not.
+    for (const [limit, expected] of [
+      [2, [ids[3], ids[2]]],
+      [10, [...ids].reverse()],
+    ] as const)
+      expect((await h.host.heartbeat.triageWork({ botIds: [bot.id], limit })).tasks.map((t) => t.id)).toEqual(expected);
   });
 
   it('the pulse digest counts the thread’s pending approvals (one query for the tick’s threads), not a constant', async () => {
