@@ -23,9 +23,6 @@ export interface ReadWorker {
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
-// This thread's own priority below the main one's (Linux sets it per thread): on a busy machine a
-// heavy read yields the CPU to the event loop, so status and other small calls do not wait on it.
-try { require('node:os').setPriority(workerData.nice); } catch {}
 const db = new SQLite(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 for (const pragma of workerData.pragmas) db.pragma(pragma);
@@ -77,11 +74,8 @@ interface Answer {
   error?: { message: string; code?: string };
 }
 
-/** The read thread's nice value, above the main thread's 0: it yields first when the cores are busy. */
-export const READ_THREAD_NICE = 10;
-
 export function startReadWorker(file: string): ReadWorker {
-  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file, driver: SQLITE_MODULE_PATH, pragmas: READ_PRAGMAS, nice: READ_THREAD_NICE } });
+  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file, driver: SQLITE_MODULE_PATH, pragmas: READ_PRAGMAS } });
   // The daemon's exit must not wait for an idle reader.
   worker.unref();
   const pending = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void }>();

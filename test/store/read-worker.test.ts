@@ -3,13 +3,12 @@
  * thread, sees what the main connection committed, writes nothing, and leaves the event loop
  * free while its statement runs (issue 22: `usage.summary`'s 170 ms statement held status up).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, valueAt, type Store } from '../../src/store/index.js';
-import { READ_THREAD_NICE } from '../../src/store/read-worker.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a scratch table made by the test
 type AnyDb = Kysely<any>;
@@ -50,15 +49,6 @@ describe('the heavy-read connection on a SQLite file', () => {
       expect((await sql<{ cache_size: number }>`pragma cache_size`.execute(db)).rows).toEqual([{ cache_size: -32768 }]);
       expect((await sql<{ mmap_size: number }>`pragma mmap_size`.execute(db)).rows).toEqual([{ mmap_size: 268435456 }]);
     }
-  });
-
-  it.runIf(process.platform === 'linux')('runs at a lower priority than the main thread (its nice value; the main thread keeps its own)', async () => {
-    await (store.reads as AnyDb).selectFrom('scratch').selectAll().execute();
-    const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
-    const threads = readdirSync('/proc/self/task').map(nice);
-    expect(threads).toContain(READ_THREAD_NICE);
-    expect(nice(String(process.pid))).toBe(0);
-    expect(os.getPriority()).toBe(0);
   });
 
   it('reads what the main connection committed, with parameters', async () => {
