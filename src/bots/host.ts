@@ -112,9 +112,10 @@ export interface BotsHeartbeatApi {
   /**
    * `openWork` of these bots and, of those rows, the ids `orphans` would return: one read where
    * triage made two. When the limit cuts the rows (the oldest fall off, and orphans are old), the
-   * orphans are read on their own.
+   * orphans are read on their own. Added, and optional: a host without it is asked `openWork` and
+   * `orphans` (`triageWorkOf`).
    */
-  triageWork(opts: { botIds: readonly string[]; orphanOlderThanMs?: number; limit?: number }): Promise<{ tasks: Task[]; orphanIds: Set<string> }>;
+  triageWork?(opts: TriageWorkOptions): Promise<TriageWork>;
   /** Rule 2: queued/working tasks untouched for `olderThanMs` (default 120 s) with no live run (see `BotRuntime.isOrphan`). */
   orphans(opts?: { olderThanMs?: number; botIds?: readonly string[]; limit?: number }): Promise<Task[]>;
   /**
@@ -157,6 +158,27 @@ export interface BotsHeartbeatApi {
    * work like the heartbeat's own resumes.
    */
   fireDueRoutines(): Promise<RoutineFiring[]>;
+}
+
+export interface TriageWorkOptions {
+  botIds: readonly string[];
+  orphanOlderThanMs?: number;
+  limit?: number;
+}
+
+export interface TriageWork {
+  tasks: Task[];
+  orphanIds: Set<string>;
+}
+
+/** A host's `triageWork`, or the same from `openWork` and `orphans` when it has none. */
+export async function triageWorkOf(host: BotsHeartbeatApi, opts: TriageWorkOptions): Promise<TriageWork> {
+  if (host.triageWork) return host.triageWork(opts);
+  const [tasks, orphans] = await Promise.all([
+    host.openWork({ botIds: opts.botIds, ...(opts.limit === undefined ? {} : { limit: opts.limit }) }),
+    host.orphans({ botIds: opts.botIds, ...(opts.orphanOlderThanMs === undefined ? {} : { olderThanMs: opts.orphanOlderThanMs }) }),
+  ]);
+  return { tasks, orphanIds: new Set(orphans.map((t) => t.id)) };
 }
 
 /** Seed 2 §5.2: an open task untouched this long with no run is an orphan (rule 2); a streaming message, stale (rule 7). */

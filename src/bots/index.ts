@@ -48,6 +48,9 @@
  *   directThread, messages, userActivity, markUserActive, getTask, statusOf, isChecking
  *   bots(ids), countBots()         the digest's names; the Usage tab's interval comparison
  *   orphans({olderThanMs})         rule 2: queued/working tasks with no live run (owner here, or its lease ran out)
+ *   triageWork?({botIds, ...})     openWork and, of its rows, the orphans: one read (optional; triageWorkOf
+ *                                  asks openWork and orphans of a host without it)
+ *   triageMessages([{threadId, botId}], n)   of each thread's newest n, what the rules can look at
  *   staleMessages / reconcileMessage   rule 7: a bot message left streaming with no run
  *   repairOrphan(taskId)           rule 2: an orphan marked failed + interrupted before its claim
  *   thread(id)                     a thread by id
@@ -59,7 +62,18 @@
  * another (`ExternalHeartbeatKey`, src/runtimes/): the heartbeat module routes between them by id
  * (`routeHeartbeatHosts`, route.ts) and treats both the same.
  */
-export { createBotsHost, HEARTBEAT_EXHAUSTED, ORPHAN_AFTER_MS, STALE_MESSAGE_MS, type BotsHost, type BotsHostDeps, type BotsHeartbeatApi } from './host.js';
+export {
+  createBotsHost,
+  HEARTBEAT_EXHAUSTED,
+  ORPHAN_AFTER_MS,
+  STALE_MESSAGE_MS,
+  triageWorkOf,
+  type BotsHost,
+  type BotsHostDeps,
+  type BotsHeartbeatApi,
+  type TriageWork,
+  type TriageWorkOptions,
+} from './host.js';
 export { BotRuntime } from './runtime.js';
 export { MAX_CUT_OFF_RUNS } from './cut-offs.js';
 export { BOTS_WORLD } from './run-options.js';

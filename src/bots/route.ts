@@ -7,7 +7,7 @@
  *
  * The built-in host owns every id no other host claims, so it needs no `owns` of its own.
  */
-import type { BotsHeartbeatApi } from './host.js';
+import { triageWorkOf, type BotsHeartbeatApi } from './host.js';
 
 /** A host beside the built-in one: the heartbeat's API, plus which ids are its own (bots, threads, tasks, messages). */
 export interface ExternalHeartbeatHost extends BotsHeartbeatApi {
@@ -83,7 +83,7 @@ export function routeHeartbeatHosts(builtin: BotsHeartbeatApi, externals: readon
     existingBots: async (ids) => new Set(await perIds(ids, async (h, part) => [...(await h.existingBots(part))])),
     countBots: async () => (await Promise.all(all.map((h) => h.countBots()))).reduce((n, c) => n + c, 0),
     triageWork: async (opts) => {
-      const parts = await Promise.all(split(opts.botIds).map(([h, botIds]) => h.triageWork({ ...opts, botIds })));
+      const parts = await Promise.all(split(opts.botIds).map(([h, botIds]) => triageWorkOf(h, { ...opts, botIds })));
       return { tasks: parts.flatMap((p) => p.tasks), orphanIds: new Set(parts.flatMap((p) => [...p.orphanIds])) };
     },
     orphans: async (opts = {}) => (opts.botIds ? perIds(opts.botIds, (h, botIds) => h.orphans({ ...opts, botIds })) : everywhere((h) => h.orphans(opts))),

@@ -304,14 +304,6 @@ export function externalHeartbeatApi(core: RuntimeCore): ExternalHeartbeatHost {
     },
     countBots: () => store.countBots(),
 
-    async triageWork(opts) {
-      // Leases here are the runtime's reports, not task columns: the two reads stay two.
-      const [tasks, orphans] = await Promise.all([
-        api.openWork({ botIds: opts.botIds, ...(opts.limit === undefined ? {} : { limit: opts.limit }) }),
-        api.orphans({ botIds: opts.botIds, ...(opts.orphanOlderThanMs === undefined ? {} : { olderThanMs: opts.orphanOlderThanMs }) }),
-      ]);
-      return { tasks, orphanIds: new Set(orphans.map((t) => t.id)) };
-    },
     async orphans(opts = {}) {
       const now = core.now();
       await core.refreshBusy(opts.botIds);

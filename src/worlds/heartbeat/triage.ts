@@ -21,7 +21,7 @@ import type { Bot, BotApproval, Message, Task } from '../../protocol/bots.js';
 import type { CheckinRow } from './checkin-store.js';
 import type { HeartbeatMode, HeartbeatSettings } from '../../protocol/heartbeat.js';
 import { type RecordedStep } from '../../agent/index.js';
-import { STALE_CLAIM_MS } from '../../bots/index.js';
+import { STALE_CLAIM_MS, triageWorkOf } from '../../bots/index.js';
 import { GLOBAL_SCOPE } from './budget-store.js';
 import type { HeartbeatCore } from './core.js';
 import { buildDigest, digestOpenTasks, type Digest } from './digest.js';
@@ -94,7 +94,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   early?.catch(() => undefined); // awaited below; a failure of the first round must not leave it unhandled
   // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
   const [{ tasks, orphanIds }, followUps, checkins, counts] = await Promise.all([
-    host.triageWork({ botIds: ids, orphanOlderThanMs: ORPHAN_AGE_MS, limit: 5000 }),
+    triageWorkOf(host, { botIds: ids, orphanOlderThanMs: ORPHAN_AGE_MS, limit: 5000 }),
     core.followups.pending(ids),
     core.checkins.pending({ botIds: ids, limit: 5000 }),
     core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]),

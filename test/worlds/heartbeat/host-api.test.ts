@@ -4,6 +4,7 @@
  * its claim) and a reply left streaming with no run (rule 7, reconciled and acknowledged).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { triageWorkOf } from '../../../src/bots/index.js';
 import { TaskStore } from '../../../src/bots/task-store.js';
 import { ThreadStore } from '../../../src/bots/thread-store.js';
 import { processOwner, uuid } from '../../../src/core/index.js';
@@ -103,11 +104,16 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
     // Triage's one read of open work tells the same orphans from its rows; cut by its limit, it reads them on their own.
     const botIds = [bot.id, other.id, gone.id];
     for (const limit of [1000, 2]) {
-      const work = await h.host.heartbeat.triageWork({ botIds, orphanOlderThanMs: 120_000, limit });
+      const work = await h.host.heartbeat.triageWork!({ botIds, orphanOlderThanMs: 120_000, limit });
       expect([...work.orphanIds].sort()).toEqual([mine.task.id, dead.task.id].sort());
       expect(work.tasks).toHaveLength(Math.min(limit, 3));
     }
-    expect((await h.host.heartbeat.triageWork({ botIds: [other.id], orphanOlderThanMs: 120_000 })).orphanIds.size).toBe(0);
+    expect((await h.host.heartbeat.triageWork!({ botIds: [other.id], orphanOlderThanMs: 120_000 })).orphanIds.size).toBe(0);
+    // A host without it (an older implementation of the interface) is asked openWork and orphans.
+    const { triageWork: _, ...withoutIt } = h.host.heartbeat;
+    const older = await triageWorkOf(withoutIt, { botIds, orphanOlderThanMs: 120_000 });
+    expect([...older.orphanIds].sort()).toEqual([mine.task.id, dead.task.id].sort());
+    expect(older.tasks).toHaveLength(3);
     expect(await h.host.heartbeat.repairOrphan(live.task.id)).toBeUndefined();
     const repaired = await h.host.heartbeat.repairOrphan(mine.task.id);
     expect(repaired).toMatchObject({ status: 'failed', interrupted: true, error_kind: 'interrupted', attempts: 0 });
@@ -150,7 +156,7 @@ describe.each(await testDialects())('the host’s heartbeat API on %s', (dialect
       [2, [ids[3], ids[2]]],
       [10, [...ids].reverse()],
     ] as const)
-      expect((await h.host.heartbeat.triageWork({ botIds: [bot.id], limit })).tasks.map((t) => t.id)).toEqual(expected);
+      expect((await h.host.heartbeat.triageWork!({ botIds: [bot.id], limit })).tasks.map((t) => t.id)).toEqual(expected);
   });
 
   it('the pulse digest counts the thread’s pending approvals (one query for the tick’s threads), not a constant', async () => {
