@@ -86,13 +86,26 @@ export function startReadWorker(file: string): ReadWorker {
     for (const p of pending.values()) p.reject(err);
     pending.clear();
   };
-  worker.on('message', (answer: Answer) => {
+  const settle = (answer: Answer) => {
     const p = pending.get(answer.id);
     if (!p) return;
     pending.delete(answer.id);
     if (pending.size === 0) worker.unref();
     if (answer.error) p.reject(Object.assign(new Error(answer.error.message), answer.error.code ? { code: answer.error.code } : {}));
     else p.resolve(answer);
+  };
+  // Node hands over a port's waiting messages in one go, each caller's continuation run right after
+  // its answer: answers that piled up while the main thread was busy (a batch of heavy reads) were
+  // all processed before anything else got a turn (a status request waited for every one). One
+  // answer per turn of the event loop instead.
+  const arrived: Answer[] = [];
+  const deliverOne = () => {
+    const answer = arrived.shift();
+    if (arrived.length > 0) setImmediate(deliverOne);
+    if (answer) settle(answer);
+  };
+  worker.on('message', (answer: Answer) => {
+    if (arrived.push(answer) === 1) setImmediate(deliverOne);
   });
   worker.on('error', (err) => failAll(err));
   worker.on('exit', (code) => failAll(new Error(`the SQLite read thread exited (code ${code})`)));

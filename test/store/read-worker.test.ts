@@ -51,6 +51,26 @@ describe('the heavy-read connection on a SQLite file', () => {
     }
   });
 
+  it('hands over one answer per turn of the event loop, also when many piled up while the main thread was busy', async () => {
+    const reads = store.reads as AnyDb;
+    const order: string[] = [];
+    const answers = Array.from({ length: 10 }, () => sql`select 1 as one`.execute(reads).then(() => order.push('answer')));
+    // The main thread busy while every answer arrives at its port.
+    const until = Date.now() + 300;
+    while (Date.now() < until);
+    let turns = 0;
+    const turn = (): void => {
+      order.push('turn');
+      if (++turns < 40) setImmediate(turn);
+    };
+    setImmediate(turn);
+    await Promise.all(answers);
+    const first = order.indexOf('answer');
+    const last = order.lastIndexOf('answer');
+    // Other work ran between every two answers.
+    expect(order.slice(first, last + 1).filter((e) => e === 'turn').length).toBeGreaterThanOrEqual(9);
+  });
+
   it('reads what the main connection committed, with parameters', async () => {
     const db = store.db as AnyDb;
     await db
