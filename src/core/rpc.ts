@@ -212,13 +212,24 @@ export class RpcDispatcher {
 
   /** Handle a raw request body (text). Returns null when nothing is to be sent (notifications only). */
   async handleText(body: string, opts: HandleOptions = {}): Promise<RpcResponse | RpcResponse[] | null> {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return failure(null, RPC_PARSE_ERROR, 'Parse error: the body is not valid JSON. Send one JSON-RPC request object, or an array of them.');
+    const parsed = parseBody(body);
+    return parsed.ok ? this.handle(parsed.payload, opts) : parsed.failure;
+  }
+
+  /**
+   * `handleText` with the answer as JSON text: a batch as one text per member, each written as soon
+   * as its member is answered. A batch's answers wait for the whole batch; held as objects (100
+   * usage summaries: thousands of small objects each) they were copied by every young-generation
+   * garbage collection meanwhile, whose pauses (5–13 ms) every other request waited out.
+   */
+  async handleTextAsJson(body: string, opts: HandleOptions = {}): Promise<string | string[] | null> {
+    const parsed = parseBody(body);
+    if (!parsed.ok) return JSON.stringify(parsed.failure);
+    if (Array.isArray(parsed.payload) && parsed.payload.length > 0 && parsed.payload.length <= this.maxBatch) {
+      return this.batch(parsed.payload, opts, (r) => JSON.stringify(r));
     }
-    return this.handle(parsed, opts);
+    const response = await this.handle(parsed.payload, opts);
+    return response === null ? null : JSON.stringify(response);
   }
 
   async handle(payload: unknown, opts: HandleOptions = {}): Promise<RpcResponse | RpcResponse[] | null> {
@@ -232,9 +243,13 @@ export class RpcDispatcher {
         { max_batch: this.maxBatch, got: payload.length },
       );
     }
-    // In order, one at a time, yielding between members, in the shared lane: never Promise.all.
+    return this.batch(payload, opts, (r) => r);
+  }
+
+  /** A batch's members in order, one at a time, yielding between them, in the shared lane: never Promise.all. */
+  private async batch<T>(payload: readonly unknown[], opts: HandleOptions, keep: (response: RpcResponse) => T): Promise<T[] | null> {
     let spent = 0;
-    const sent: RpcResponse[] = [];
+    const sent: T[] = [];
     for (let i = 0; i < payload.length; i++) {
       const member: unknown = payload[i];
       const response =
@@ -248,7 +263,7 @@ export class RpcDispatcher {
                 spent += this.now() - started;
               }
             });
-      if (response) sent.push(response);
+      if (response) sent.push(keep(response));
     }
     return sent.length ? sent : null;
   }
@@ -387,6 +402,17 @@ function findNul(params: unknown): string | null {
     }
   }
   return null;
+}
+
+function parseBody(body: string): { ok: true; payload: unknown } | { ok: false; failure: RpcResponse } {
+  try {
+    return { ok: true, payload: JSON.parse(body) };
+  } catch {
+    return {
+      ok: false,
+      failure: failure(null, RPC_PARSE_ERROR, 'Parse error: the body is not valid JSON. Send one JSON-RPC request object, or an array of them.'),
+    };
+  }
 }
 
 function failure(id: Id, code: number, message: string, data?: unknown): RpcResponse {

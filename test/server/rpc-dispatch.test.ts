@@ -33,6 +33,27 @@ describe('batch length', () => {
   });
 });
 
+describe('answers as JSON text (what the HTTP door sends)', () => {
+  const rpc = new RpcDispatcher([defineMethod('echo', z.object({ n: z.number() }).strict(), 'echo', ({ n }) => ({ n, twice: [n, n] }))]);
+
+  it('the same answers as objects, a batch as one text per member; parse errors, refusals and notifications as before', async () => {
+    const batch = [call(1, 'echo', { n: 1 }), { jsonrpc: '2.0', method: 'echo', params: { n: 2 } }, call(3, 'echo', { n: 'x' }), call(4, 'nope', {})];
+    const texts = await rpc.handleTextAsJson(JSON.stringify(batch));
+    expect(Array.isArray(texts)).toBe(true);
+    expect((texts as string[]).map((t) => JSON.parse(t) as unknown)).toEqual(await rpc.handleText(JSON.stringify(batch)));
+    expect(JSON.parse((await rpc.handleTextAsJson(JSON.stringify(call(5, 'echo', { n: 5 }))))! as string)).toEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      result: { n: 5, twice: [5, 5] },
+    });
+    expect(JSON.parse((await rpc.handleTextAsJson('{not json')) as string)).toEqual(await rpc.handleText('{not json'));
+    const over = JSON.stringify(Array.from({ length: 101 }, (_, i) => call(i, 'echo', { n: i })));
+    expect(JSON.parse((await rpc.handleTextAsJson(over)) as string)).toEqual(await rpc.handleText(over));
+    expect(await rpc.handleTextAsJson(JSON.stringify([{ jsonrpc: '2.0', method: 'echo', params: { n: 6 } }]))).toBeNull();
+    expect(JSON.parse((await rpc.handleTextAsJson('[]')) as string)).toEqual(await rpc.handleText('[]'));
+  });
+});
+
 describe('batch order and turns', () => {
   it('runs members in order, each after the previous finished (a slow first member still ends first)', async () => {
     const events: string[] = [];
