@@ -25,6 +25,7 @@ function compileStateQueries(db: Kysely<EngineTables>) {
     db.selectFrom('instance_state').select(['key', 'value']).where('key', '>=', from).where('key', '<', to),
   );
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const putMany = new Map<number, ReturnType<typeof compilePutMany>>();
   return {
     get: precompile(db, 1, (key: string) => db.selectFrom('instance_state').select('value').where('key', '=', key)),
     /** One key written (`next_tick_at` after every tick). */
@@ -36,7 +37,23 @@ function compileStateQueries(db: Kysely<EngineTables>) {
     ),
     /** Every key under `prefix` (which ends in `:`). */
     all: sqlite ? (prefix: string) => range(prefix, `${prefix.slice(0, -1)};`) : (prefix: string) => like(`${prefix}%`),
+    /** `n` keys in one multi-row upsert, compiled once per row count (the quiet counters' flush writes the same few keys every time). */
+    putMany: (n: number) => {
+      let q = putMany.get(n);
+      if (!q) putMany.set(n, (q = compilePutMany(db, n)));
+      return q;
+    },
   };
+}
+
+/** Arguments: the time, then each row's key and value. */
+function compilePutMany(db: Kysely<EngineTables>, n: number) {
+  return precompile<unknown[], unknown>(db, 1 + 2 * n, (at: unknown, ...kv: unknown[]) =>
+    db
+      .insertInto('instance_state')
+      .values(Array.from({ length: n }, (_, i) => ({ key: kv[2 * i] as string, value: kv[2 * i + 1] as string, updated_at: at as number })))
+      .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at') }))),
+  );
 }
 
 export function stateKey(world: string, key: string): string {
@@ -72,14 +89,10 @@ export class InstanceState {
 
   /** Several keys in one statement (one multi-row upsert): they move together or not at all. */
   async setMany(world: string, values: Record<string, unknown>, db: Kysely<EngineTables> = this.db): Promise<void> {
-    const at = this.now();
-    const rows = Object.entries(values).map(([key, value]) => ({ key: stateKey(world, key), value: JSON.stringify(value ?? null), updated_at: at }));
-    if (rows.length === 0) return;
-    await db
-      .insertInto('instance_state')
-      .values(rows)
-      .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at') })))
-      .execute();
+    const args: unknown[] = [this.now()];
+    for (const key in values) args.push(stateKey(world, key), JSON.stringify(values[key] ?? null));
+    if (args.length === 1) return;
+    await stateQueries(db).putMany((args.length - 1) / 2)(...args);
   }
 
   async delete(world: string, key: string): Promise<void> {
