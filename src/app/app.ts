@@ -182,9 +182,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
       leaseMs: config.database.lease_seconds * 1000,
       retentionMs: config.database.job_retention_hours * 3_600_000,
     });
-    const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer, leases: coordinator };
-    // Alone on the store (no other worker or face counted at the last heartbeat): quiet ticks write nothing.
-    const registry = new Registry(deps, { alone: () => coordinator.othersAlive() === 0 });
+    // Alone on the store (no other worker or face counted at the last heartbeat): quiet ticks read
+    // their keys from memory and write nothing.
+    const alone = () => coordinator.othersAlive() === 0;
+    const deps: EngineDeps = { db: engineDb, llm, clock, ids, events, log, checkpointer, leases: coordinator, alone };
+    const registry = new Registry(deps);
 
     const agentServices = await createAgentServices(config, tablesView<AgentTables>(store.db), { llm, clock, ids, events, log });
     closers.push(async () => {

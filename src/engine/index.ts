@@ -5,7 +5,7 @@ export { Registry } from './registry.js';
 export { readStatus, type EngineKeys, type OpenTick } from './status.js';
 export { TickLease, LEASE_TTL_MS } from './lease.js';
 export { QuietCounters, QUIET_FLUSH_MS } from './quiet-counters.js';
-export { InstanceState, WorldKeys, stateKey } from './state.js';
+export { InstanceState, KEYS_CACHE_MAX_AGE_MS, WorldKeys, stateKey } from './state.js';
 export { engineRpcHandlers } from './rpc.js';
 export type { EngineTables, InstanceStateTable, TickLeasesTable } from './tables.js';
 export {

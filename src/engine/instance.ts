@@ -35,6 +35,12 @@ export interface EngineDeps {
    * in the workers list). Without one, leases are taken on the same table under this process's id.
    */
   leases?: LeaseProvider;
+  /**
+   * No other worker or face is alive on the store now (the coordinator's count): nobody else reads
+   * or writes the instances' keys. Their keys are then kept in memory between ticks, and a quiet
+   * tick's counters and `next_tick_at` wait longer before they are written. Absent: never alone.
+   */
+  alone?: () => boolean;
 }
 
 export interface InstanceOptions {
@@ -91,7 +97,7 @@ export class Instance {
     this.enabledByDefault = opts.enabledByDefault ?? true;
     this.disabledBy = opts.disabledBy ?? null;
     const now = () => deps.clock.now();
-    const state = new InstanceState(deps.db, now);
+    const state = new InstanceState(deps.db, now, deps.alone);
     this.engineKeys = new WorldKeys<EngineKeys>(state, this.name);
     this.gate = new ProviderGate(world, deps.llm, this.engineKeys, now, deps.log, () => this.changed());
     const leases =
@@ -110,7 +116,7 @@ export class Instance {
       (...a) => this.outcome(...a),
       deps.events,
       (keys) => this.enabledFrom(keys),
-      new QuietCounters(this.engineKeys, now),
+      new QuietCounters(this.engineKeys, now, deps.alone),
     );
   }
 

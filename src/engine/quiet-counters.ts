@@ -12,6 +12,8 @@ import type { WorldKeys } from './state.js';
 import type { EngineKeys } from './status.js';
 
 export const QUIET_FLUSH_MS = 10 * 60_000;
+/** Alone on the store, nobody else reads them: they are written hourly (and at stop, and with any other write). */
+export const QUIET_FLUSH_ALONE_MS = 60 * 60_000;
 
 type Counters = Pick<EngineKeys, 'last_tick_at' | 'total_ticks' | 'next_tick_at'>;
 
@@ -22,7 +24,8 @@ export class QuietCounters {
   constructor(
     private readonly keys: WorldKeys<EngineKeys>,
     private readonly now: () => number,
-    private readonly everyMs = QUIET_FLUSH_MS,
+    /** No other worker or face is alive on the store (see `EngineDeps.alone`). */
+    private readonly alone: () => boolean = () => false,
   ) {}
 
   /** Keys read from the store, with the counters this process has not written yet over them. */
@@ -69,7 +72,7 @@ export class QuietCounters {
   }
 
   private flushDue(): boolean {
-    return this.now() - this.flushedAt >= this.everyMs;
+    return this.now() - this.flushedAt >= (this.alone() ? QUIET_FLUSH_ALONE_MS : QUIET_FLUSH_MS);
   }
 
   private async write(updates: Partial<EngineKeys>): Promise<void> {

@@ -15,7 +15,8 @@ export class Registry {
     private readonly deps: EngineDeps,
     schedulerOptions: SchedulerOptions = {},
   ) {
-    this.scheduler = new Scheduler(() => [...this.instances.values()], deps.clock, deps.log, schedulerOptions);
+    const alone = schedulerOptions.alone ?? deps.alone;
+    this.scheduler = new Scheduler(() => [...this.instances.values()], deps.clock, deps.log, alone ? { ...schedulerOptions, alone } : schedulerOptions);
   }
 
   add(world: World, opts: InstanceOptions = {}): Instance {

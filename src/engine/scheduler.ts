@@ -196,8 +196,9 @@ export class Scheduler {
       }
       this.passes++;
       if (stop.aborted) break;
-      // stop() aborts the waking signal too, so the sleep needs no combined signal (one per pass).
-      this.waking = new AbortController();
+      // stop() aborts the waking signal too, so the sleep needs no combined signal; a new one only
+      // after a wake (a timer that ran out leaves it unused: one controller per tick, not per pass).
+      if (this.waking.signal.aborted) this.waking = new AbortController();
       const wait = Math.max(1, sleepUntil - this.clock.now());
       await this.clock.sleep(wait, this.waking.signal).catch(() => undefined);
     }

@@ -61,42 +61,108 @@ export function stateKey(world: string, key: string): string {
   return `${world}:${key}`;
 }
 
+/**
+ * How long keys kept in memory are trusted at most: the bound on what a worker that came and went
+ * between two of the coordinator's counts could have written unseen.
+ */
+export const KEYS_CACHE_MAX_AGE_MS = 30 * 60_000;
+
+interface CachedKeys {
+  values: Record<string, unknown>;
+  at: number;
+}
+
 export class InstanceState {
+  /** Each world's keys as last read or written, while this process is the store's only writer. */
+  private readonly cache = new Map<string, CachedKeys>();
+  /** Writes started: a read that a write overtook is not kept (its values may be older). */
+  private writes = 0;
+
   constructor(
     private readonly db: Kysely<EngineTables>,
     private readonly now: () => number,
+    /**
+     * True while no other process writes these keys (no other worker or face is alive on the
+     * store): every write to them then goes through here, so a world's keys are read once and kept
+     * (at most `KEYS_CACHE_MAX_AGE_MS`). Absent or false: every read goes to the store.
+     */
+    private readonly soleWriter: () => boolean = () => false,
   ) {}
 
   async get<T>(world: string, key: string): Promise<T | undefined> {
+    const kept = this.kept(world);
+    if (kept) return kept[key] as T | undefined;
     const row = (await stateQueries(this.db).get(stateKey(world, key))).rows[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
-  /** Every key of one world, without the namespace prefix. */
-  async all(world: string): Promise<Record<string, unknown>> {
+  /** Every key of one world, without the namespace prefix (`fresh`: from the store even when kept). */
+  async all(world: string, fresh = false): Promise<Record<string, unknown>> {
+    const kept = fresh ? null : this.kept(world);
+    if (kept) return { ...kept };
     const prefix = stateKey(world, '');
+    const sole = this.soleWriter();
+    const at = this.now();
+    const writes = this.writes;
     const { rows } = await stateQueries(this.db).all(prefix);
     const out: Record<string, unknown> = {};
     for (const row of rows) {
       if (row.key.startsWith(prefix)) out[row.key.slice(prefix.length)] = JSON.parse(row.value);
     }
+    if (sole && writes === this.writes) this.cache.set(world, { values: { ...out }, at });
+    else this.cache.delete(world);
     return out;
   }
 
   async set(world: string, key: string, value: unknown): Promise<void> {
-    await stateQueries(this.db).put(stateKey(world, key), JSON.stringify(value ?? null), this.now());
+    const json = JSON.stringify(value ?? null);
+    await this.written(world, stateQueries(this.db).put(stateKey(world, key), json, this.now()), [[key, json]]);
   }
 
   /** Several keys in one statement (one multi-row upsert): they move together or not at all. */
   async setMany(world: string, values: Record<string, unknown>, db: Kysely<EngineTables> = this.db): Promise<void> {
     const args: unknown[] = [this.now()];
-    for (const key in values) args.push(stateKey(world, key), JSON.stringify(values[key] ?? null));
-    if (args.length === 1) return;
-    await stateQueries(db).putMany((args.length - 1) / 2)(...args);
+    const pairs: Array<[string, string]> = [];
+    for (const key in values) {
+      const json = JSON.stringify(values[key] ?? null);
+      args.push(stateKey(world, key), json);
+      pairs.push([key, json]);
+    }
+    if (pairs.length === 0) return;
+    // Through another handle (a transaction that may roll back): what is kept is read again.
+    await this.written(world, stateQueries(db).putMany(pairs.length)(...args), db === this.db ? pairs : null);
   }
 
   async delete(world: string, key: string): Promise<void> {
-    await this.db.deleteFrom('instance_state').where('key', '=', stateKey(world, key)).execute();
+    await this.written(world, this.db.deleteFrom('instance_state').where('key', '=', stateKey(world, key)).execute(), [[key, undefined]]);
+  }
+
+  /** The keys kept for `world`, when they can be trusted now. */
+  private kept(world: string): Record<string, unknown> | null {
+    const c = this.cache.get(world);
+    if (!c) return null;
+    const age = this.now() - c.at;
+    if (age >= 0 && age < KEYS_CACHE_MAX_AGE_MS && this.soleWriter()) return c.values;
+    this.cache.delete(world);
+    return null;
+  }
+
+  /** A write's outcome applied to the kept keys (JSON-parsed, as a read gives them); a failed or unknown one forgets them. */
+  private async written(world: string, write: Promise<unknown>, pairs: Array<[string, string | undefined]> | null): Promise<void> {
+    this.writes++;
+    try {
+      await write;
+    } catch (err) {
+      this.cache.delete(world);
+      throw err;
+    }
+    const c = this.cache.get(world);
+    if (!c) return;
+    if (!pairs) return void this.cache.delete(world);
+    for (const [key, json] of pairs) {
+      if (json === undefined) delete c.values[key];
+      else c.values[key] = JSON.parse(json);
+    }
   }
 
   /**
@@ -134,8 +200,8 @@ export class WorldKeys<K extends object> {
     return this.state.get<K[N]>(this.world, key);
   }
 
-  async all(): Promise<Partial<K>> {
-    return (await this.state.all(this.world)) as Partial<K>;
+  async all(fresh = false): Promise<Partial<K>> {
+    return (await this.state.all(this.world, fresh)) as Partial<K>;
   }
 
   set<N extends keyof K & string>(key: N, value: K[N]): Promise<void> {

@@ -86,7 +86,8 @@ export class TickRunner {
     let usedGraph = false;
     let observed: Observation<unknown> | undefined;
     try {
-      const keys = this.counters.overlay(await this.keys.all());
+      // Under the lease the keys come from the store, even when kept in memory (a full tick is rare).
+      const keys = this.counters.overlay(await this.keys.all(true));
       if (!this.enabled(keys)) return this.outcome('skipped', 'disabled', startedAt, false);
       const halted = await this.gate.haltReason(keys.halt);
       if (halted) return this.skipAndRecord(`halted: ${halted}`, startedAt);

@@ -151,6 +151,45 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
     expect(await storedNext()).toBe(clock.now() + 5 * 60_000);
   });
 
+  it('alone on the store (deps.alone), a quiet tick reads its keys from memory (again each half hour) and writes its counters hourly', async () => {
+    const alone = new Instance(probedWorld(), { ...deps, alone: () => true });
+    const scheduler = new Scheduler(() => [alone], clock, silentLogger, { maxSleepMs: 60_000, alone: () => true });
+    const ticked = async (n: number) => {
+      await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
+      for (let i = 0; i < 20; i++) await flush();
+    };
+    const storedTicks = async () => {
+      const row = await store.db.selectFrom('instance_state').select('value').where('key', '=', 'probed:total_ticks').executeTakeFirst();
+      return row ? Number(JSON.parse(String(row.value))) : 0;
+    };
+    scheduler.start();
+    await ticked(1);
+    const count = () => (store.statements ? store.statements.prepared + store.statements.reused : 0);
+    let checks = 0;
+    const before = count();
+    const perTick: number[] = [];
+    for (let k = 2; k <= 14; k++) {
+      const start = count();
+      await clock.advance(5 * 60_000);
+      await ticked(k);
+      perTick.push(count() - start);
+      const c = count();
+      expect((await alone.status()).total_ticks).toBe(k); // this process shows every tick at once
+      checks += count() - c;
+    }
+    await scheduler.stop();
+    if (store.statements) {
+      // 13 ticks, 5 minutes apart: the keys read again each half hour (the longest they are
+      // trusted) and the counters written once, at the hour; nothing else.
+      expect(perTick.filter((n) => n > 0)).toEqual([1, 2]);
+      expect(count() - before - checks).toBe(3);
+    }
+    expect(await storedTicks()).toBeGreaterThanOrEqual(12);
+    expect(await storedTicks()).toBeLessThan(14);
+    await alone.stop();
+    expect(await storedTicks()).toBe(14);
+  });
+
   it('runs quiet beside another worker holding the lease, but a tick with work is still excluded', async () => {
     const other = await localLeases(store.db, 'elsewhere:1', clock, 120_000).lease('probed');
     expect(other).not.toBeNull();

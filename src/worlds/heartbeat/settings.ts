@@ -14,6 +14,7 @@ import {
   type QuietHours,
   type SetHeartbeatSettingsParams,
 } from '../../protocol/heartbeat.js';
+import { perDatabase, precompile } from '../../store/index.js';
 import { heartbeatConfig, type HeartbeatConfig } from './config.js';
 import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
 
@@ -46,6 +47,11 @@ const SETTINGS_ID = 'global';
  */
 export const SETTINGS_MAX_AGE_MS = 60_000;
 
+/** Read once a minute by quiet ticks: compiled once per database. */
+const overridesQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
+  precompile(db, 1, (id: string) => db.selectFrom('heartbeat_settings').select('overrides').where('id', '=', id)),
+);
+
 export class SettingsStore {
   /** The overrides as read, and what they resolve to (resolved once per read: a tick asks often). */
   private cached: { overrides: Partial<Overridable>; at: number; settings: HeartbeatSettings } | null = null;
@@ -64,7 +70,7 @@ export class SettingsStore {
   async global(maxAgeMs = SETTINGS_MAX_AGE_MS): Promise<HeartbeatSettings> {
     const now = this.d.clock.now();
     if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= maxAgeMs || now < this.cached.at) {
-      const row = await this.d.db.selectFrom('heartbeat_settings').select('overrides').where('id', '=', SETTINGS_ID).executeTakeFirst();
+      const row = (await overridesQuery(this.d.db)(SETTINGS_ID)).rows[0];
       this.remember(row ? readOverrides(row.overrides) : {}, now);
     }
     return this.cached!.settings;
