@@ -106,9 +106,19 @@ async function openBenchStore(dialect: DialectName): Promise<BenchStore> {
   };
 }
 
-function stack(db: AnyDb, clock: FakeClock, baseUrl: string, config: Partial<HeartbeatConfig>, coordinator: Coordinator, seed = 1): HeartbeatStack {
+/** `reads`: the store's read thread, as the daemon wires it (a SQLite file). */
+function stack(
+  db: AnyDb,
+  clock: FakeClock,
+  baseUrl: string,
+  config: Partial<HeartbeatConfig>,
+  coordinator: Coordinator,
+  seed = 1,
+  reads?: AnyDb,
+): HeartbeatStack {
   return heartbeatStack({
     db,
+    reads,
     clock,
     coordinator,
     baseUrl,
@@ -252,19 +262,28 @@ async function triageBench(dialect: DialectName, n: number): Promise<string[]> {
   const bench = await openBenchStore(dialect);
   const counter = new StatementCounter();
   const db = (bench.store.db as AnyDb).withPlugin(counter);
+  const reads = (bench.store.reads as AnyDb | undefined)?.withPlugin(counter);
   const clock = new FakeClock(START);
   const t0 = performance.now();
   const candidates = await populate(bench.store.db as AnyDb, n, clock.now());
   const filled = (performance.now() - t0) / 1000;
   if (dialect === 'postgres') await sql`ANALYZE`.execute(bench.store.db);
-  const s = stack(db, clock, 'http://127.0.0.1:9/v1', {}, await createCoordinator({ store: bench.store, clock, ids: uuid }));
+  const s = stack(db, clock, 'http://127.0.0.1:9/v1', {}, await createCoordinator({ store: bench.store, clock, ids: uuid }), 1, reads);
   const settings = await s.hb.core.settings.global();
   const lines: string[] = [];
   try {
     // A quiet tick: nobody due (the clock before every candidate's time).
     // Early enough that the quiet ticks, a tick's length apart, end before any candidate is due.
     const quietClock = new FakeClock(START - 3600_000 - (QUIET_WARMUP + QUIET_TICKS + 200) * 30_000);
-    const quietStack = stack(db, quietClock, 'http://127.0.0.1:9/v1', {}, await createCoordinator({ store: bench.store, clock: quietClock, ids: uuid }));
+    const quietStack = stack(
+      db,
+      quietClock,
+      'http://127.0.0.1:9/v1',
+      {},
+      await createCoordinator({ store: bench.store, clock: quietClock, ids: uuid }),
+      1,
+      reads,
+    );
     const quiet = await measure(counter, () => observe(quietStack.hb.core, maxPulsesPerTick(settings)));
     const engineQuiet = await quietTicks(db, counter, quietStack, quietClock, QUIET_TICKS);
     await quietStack.close();
@@ -347,7 +366,15 @@ async function dayBench(label: string, budgets: Partial<HeartbeatConfig>): Promi
   const clock = new FakeClock(START);
   const models: ModelServer = await startModelServer();
   const random = rng(2026);
-  const s = stack(db, clock, models.baseUrl, budgets, await createCoordinator({ store: bench.store, clock, ids: uuid }), 99);
+  const s = stack(
+    db,
+    clock,
+    models.baseUrl,
+    budgets,
+    await createCoordinator({ store: bench.store, clock, ids: uuid }),
+    99,
+    bench.store.reads as AnyDb | undefined,
+  );
   const threads = new ThreadStore({ db: tablesView<BotsTables>(db), clock, ids: uuid });
   const tasks = new TaskStore({ db: tablesView<BotsTables>(db), clock, ids: uuid });
   const instance = new Instance(s.hb.world, {

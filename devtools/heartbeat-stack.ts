@@ -25,6 +25,8 @@ export interface HeartbeatStack {
 
 export interface HeartbeatStackOptions {
   db: AnyDb;
+  /** The store's read thread (`store.reads`), as the daemon gives the bots host (a SQLite file). */
+  reads?: AnyDb | undefined;
   clock: Clock;
   coordinator: Coordinator;
   /** The model server's `/v1` (default: a closed port, so no model is asked). */
@@ -49,6 +51,7 @@ export function heartbeatStack(o: HeartbeatStackOptions): HeartbeatStack {
   const host = createBotsHost({
     coordinator: o.coordinator,
     db: tablesView<BotsTables>(db),
+    ...(o.reads ? { reads: tablesView<BotsTables>(o.reads) } : {}),
     clock,
     ids: uuid,
     runner,

@@ -206,6 +206,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     const shared: SharedContext = {
       workspace,
       db: store.db,
+      reads: store.reads,
       dialect: store.dialect,
       llm,
       clock,

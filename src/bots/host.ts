@@ -43,6 +43,11 @@ import type { TaskErrorKind } from '../protocol/bots.js';
 export interface BotsHostDeps {
   /** The module's view of the database (`tablesView<BotsTables>(store.db)`), migrated with `botsMigrations`. */
   db: Kysely<BotsTables>;
+  /**
+   * The same tables on the store's read thread (`store.reads`, a SQLite file): triage's reads of
+   * many threads run there, beside its other reads on the main thread. Absent: `db`.
+   */
+  reads?: Kysely<BotsTables> | undefined;
   clock: Clock;
   ids: IdGen;
   /** The agent runner (`start`): every model call of a bot run goes through it and its ledger. */
@@ -207,7 +212,7 @@ export interface BotsHost {
 export function createBotsHost(deps: BotsHostDeps): BotsHost {
   const { db, clock, ids, log, emit, config } = deps;
   const bots = new BotStore({ db, clock, ids, knownServers: deps.mcpServers });
-  const threads = new ThreadStore({ db, clock, ids });
+  const threads = new ThreadStore({ db, clock, ids, reads: deps.reads });
   const tasks = new TaskStore({ db, clock, ids });
   const links = new ApprovalLinks(db);
   const notes = new NoteStore(db, ids);

@@ -52,6 +52,7 @@ export const botsModule = defineModule<typeof botsConfigSchema, BotsTables, type
     const skills = services.find(SkillsKey);
     const host = createBotsHost({
       db: ctx.db,
+      ...(ctx.reads ? { reads: ctx.reads } : {}),
       clock: ctx.clock,
       ids: ctx.ids,
       log: ctx.log,

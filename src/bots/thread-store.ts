@@ -48,6 +48,8 @@ export interface ThreadStoreOptions {
   db: Kysely<BotsTables>;
   clock: Clock;
   ids: IdGen;
+  /** Where the reads of many threads at once go (`triageTail`, `activities`): another thread's connection (default `db`). */
+  reads?: Kysely<BotsTables> | undefined;
 }
 
 export class ThreadStore {
@@ -328,7 +330,7 @@ export class ThreadStore {
     const asked = new Map(threads.map((t) => [t.threadId, t.botId]));
     const other = new Set<string>();
     // No rest spread of each row: toMessage reads the message's own columns and leaves the rest.
-    for (const r of await triageTailRows(this.db, threads, limit)) {
+    for (const r of await triageTailRows(this.o.reads ?? this.db, threads, limit)) {
       if (r.own_bot_id !== asked.get(r.thread_id)) {
         other.add(r.thread_id);
         continue;
@@ -348,7 +350,7 @@ export class ThreadStore {
   async activities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>> {
     const out = new Map<string, { userActiveAt: number | null; readAt: number | null }>();
     if (threadIds.length === 0) return out;
-    const rows = await this.db
+    const rows = await (this.o.reads ?? this.db)
       .selectFrom('bots_thread_activity')
       .selectAll()
       .where('thread_id', 'in', [...threadIds])

@@ -38,6 +38,11 @@ export interface ModuleContext<Config, Tables extends object, Events extends obj
   config: Config;
   /** Its own tables, and only those. */
   db: Kysely<Tables>;
+  /**
+   * The same tables for heavy reads that need not see a write still in flight: on a SQLite file
+   * they run on the store's read thread, beside the main thread's own statements (absent: `db`).
+   */
+  reads?: Kysely<Tables>;
   /** The store's dialect, for what only one of them has (full-text search). */
   dialect: DialectName;
   llm: Llm;
@@ -153,6 +158,8 @@ export interface ModuleDefinition<S extends z.ZodObject, T extends object, C ext
 export interface SharedContext {
   workspace: string;
   db: Kysely<AnyTables>;
+  /** The store's read thread (a SQLite file), when it has one. */
+  reads?: Kysely<AnyTables> | undefined;
   dialect: DialectName;
   llm: Llm;
   clock: Clock;
@@ -278,6 +285,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         workspace: shared.workspace,
         config,
         db: tablesView<T>(shared.db),
+        ...(shared.reads ? { reads: tablesView<T>(shared.reads) } : {}),
         dialect: shared.dialect,
         llm: shared.llm,
         clock: shared.clock,

@@ -120,6 +120,8 @@ export async function createBotsHarness(opts: {
   const host = createBotsHost({
     coordinator,
     db,
+    // As the daemon wires it: on a SQLite file, triage's reads of many threads run on the read thread.
+    ...(store.reads ? { reads: tablesView<BotsTables>(store.reads) } : {}),
     clock,
     ids: uuid,
     runner,
