@@ -232,7 +232,15 @@ describe.each(dialects)('live harness in the app, with the memory module, on %s'
     expect(new Set(ledger.filter((c) => c.world === 'orchestration').map((c) => c.purpose))).toEqual(
       new Set(['quick_instruct', 'reasoning', 'quick_respond', 'compress']),
     );
-    expect(ledger.filter((c) => c.world === 'steering').every((c) => c.purpose === 'steering' && c.outcome === 'ok')).toBe(true);
+    // A review of the last cycles may still be running (the steering world ticks on its own): its call settles ok.
+    await vi.waitFor(
+      async () => {
+        const steering = await r.store.db.selectFrom('model_calls').select(['purpose', 'outcome']).where('world', '=', 'steering').execute();
+        expect(steering.length).toBeGreaterThan(0);
+        expect(steering.every((c) => c.purpose === 'steering' && c.outcome === 'ok')).toBe(true);
+      },
+      { timeout: 15_000 },
+    );
   });
 
   it('context pressure evicts semantic history into memory documents, which a later cycle recalls', async () => {
