@@ -94,9 +94,9 @@ async function tasksSubject(db: AnyDb, clock: StepClock, workspace: string, llm:
   };
 }
 
-async function heartbeatSubject(store: Store, db: AnyDb, clock: StepClock, llm: LlmService): Promise<Subject> {
+async function heartbeatSubject(store: Store, db: AnyDb, clock: StepClock, llm: LlmService, alone: () => boolean): Promise<Subject> {
   const coordinator = await createCoordinator({ store, clock, ids: uuid });
-  const { host, hb, close } = heartbeatStack({ db, clock, coordinator, llm, presence: () => true });
+  const { host, hb, close } = heartbeatStack({ db, clock, coordinator, llm, presence: () => true, alone });
   for (let i = 0; i < 10; i++) await host.service.createBot({ name: `idle-${i}` });
   await hb.start();
   const hdb = tablesView<HeartbeatTables>(db);
@@ -109,14 +109,18 @@ async function heartbeatSubject(store: Store, db: AnyDb, clock: StepClock, llm: 
   };
 }
 
-async function measure(store: Store, label: string, make: (db: AnyDb, clock: StepClock, llm: LlmService) => Promise<Subject>): Promise<void> {
+async function measure(
+  store: Store,
+  label: string,
+  make: (db: AnyDb, clock: StepClock, llm: LlmService, alone: () => boolean) => Promise<Subject>,
+): Promise<void> {
   const counter = new StatementCounter();
   const db = store.db.withPlugin(counter) as AnyDb;
   const clock = new StepClock(Date.UTC(2026, 0, 5, 10, 0));
   const llm = llmFor(db, clock);
-  const s = await make(db, clock, llm);
   // Alone on the store (a daemon no other worker or face shares it with) only in the scheduler's alone part.
   const alone = { now: false };
+  const s = await make(db, clock, llm, () => alone.now);
   const instance = new Instance(s.world, {
     db,
     llm,
@@ -240,16 +244,16 @@ export async function benchRealWorlds(opts: { postgresUrl?: string | undefined }
   try {
     for (const which of ['tasks', 'heartbeat'] as const) {
       const file = await openStore({ sqliteFile: path.join(dir, `${which}.db`), migrations });
-      await measure(file, 'SQLite file, WAL', (db, clock, llm) =>
-        which === 'tasks' ? tasksSubject(db, clock, dir, llm) : heartbeatSubject(file, db, clock, llm),
+      await measure(file, 'SQLite file, WAL', (db, clock, llm, alone) =>
+        which === 'tasks' ? tasksSubject(db, clock, dir, llm) : heartbeatSubject(file, db, clock, llm, alone),
       );
       await file.close();
       if (opts.postgresUrl) {
         const schema = `engine_bench_worlds_${process.pid}_${which}`;
         const store = await openStore({ databaseUrl: opts.postgresUrl, schema, poolSize: 4, migrations });
         try {
-          await measure(store, 'Postgres', (db, clock, llm) =>
-            which === 'tasks' ? tasksSubject(db, clock, dir, llm) : heartbeatSubject(store, db, clock, llm),
+          await measure(store, 'Postgres', (db, clock, llm, alone) =>
+            which === 'tasks' ? tasksSubject(db, clock, dir, llm) : heartbeatSubject(store, db, clock, llm, alone),
           );
         } finally {
           await store.close();

@@ -40,6 +40,8 @@ export interface HeartbeatStackOptions {
   random?: () => number;
   /** Whether a person is there (default: the host's own default). */
   presence?: () => boolean;
+  /** No other worker or face on the store (the daemon's `ModuleContext.alone`). */
+  alone?: () => boolean;
 }
 
 export function heartbeatStack(o: HeartbeatStackOptions): HeartbeatStack {
@@ -72,6 +74,7 @@ export function heartbeatStack(o: HeartbeatStackOptions): HeartbeatStack {
     config: heartbeatConfig.parse(o.config ?? {}),
     timezone: 'UTC',
     ...(o.random ? { random: o.random } : {}),
+    ...(o.alone ? { alone: o.alone } : {}),
   });
   return {
     host,

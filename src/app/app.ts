@@ -216,6 +216,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       services,
       timezone: config.timezone ?? systemTimeZone(),
       tickTimeoutMs,
+      alone,
       trigger: (kind) => void registry.trigger(kind),
       worldOff: async (kind) => (registry.names().includes(kind) ? registry.get(kind).offReason() : null),
     };

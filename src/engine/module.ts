@@ -57,6 +57,11 @@ export interface ModuleContext<Config, Tables extends object, Events extends obj
   timezone: string;
   /** How long a tick may run before the engine stops it (`[engine] tick_timeout_minutes`). */
   tickTimeoutMs: number;
+  /**
+   * No other worker or face is alive on the store now (the coordinator's count): what only this
+   * process writes may be kept in memory longer. Absent: never alone.
+   */
+  alone?: () => boolean;
   /** Run this module's world now in the background (its own "Run now" RPC). */
   trigger(): void;
   /** Why this module's world is off (the config or the page's switch, with how to switch it on), or null when it is on. */
@@ -169,6 +174,7 @@ export interface SharedContext {
   services: Services;
   timezone: string;
   tickTimeoutMs: number;
+  alone?: (() => boolean) | undefined;
   trigger(kind: string): void;
   /** Why the named world is off, or null (on, or not a registered world). */
   worldOff(kind: string): Promise<string | null>;
@@ -295,6 +301,7 @@ export function defineModule<S extends z.ZodObject, T extends object, C extends 
         services: shared.services,
         timezone: shared.timezone,
         tickTimeoutMs: shared.tickTimeoutMs,
+        ...(shared.alone ? { alone: shared.alone } : {}),
         trigger: () => shared.trigger(def.kind),
         worldOff: () => shared.worldOff(def.kind),
       };

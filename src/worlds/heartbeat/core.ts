@@ -44,6 +44,8 @@ export interface HeartbeatDeps {
   queue?: ResumeQueue;
   /** Run the heartbeat's tick now ("Check now"); absent: the next tick finds the bot due. */
   trigger?: () => void;
+  /** No other worker or face is alive on the store (`ModuleContext.alone`): the settings read is kept longer. */
+  alone?: () => boolean;
 }
 
 export class HeartbeatCore {
@@ -65,7 +67,7 @@ export class HeartbeatCore {
     this.checkins = new CheckinStore(base);
     this.followups = new FollowUpStore(base);
     this.budgets = new BudgetStore(base);
-    this.settings = new SettingsStore({ ...base, config: d.config, timezone: d.timezone });
+    this.settings = new SettingsStore({ ...base, config: d.config, timezone: d.timezone, ...(d.alone ? { alone: d.alone } : {}) });
     this.queue = d.queue ?? new HostResumeQueue(d.host, d.ids);
     this.random = d.random ?? Math.random;
     this.world = d.world ?? 'heartbeat';

@@ -41,6 +41,7 @@ export const heartbeatModule = defineModule<typeof heartbeatConfig, HeartbeatTab
       timezone: ctx.config.timezone ?? ctx.timezone,
       world: ctx.name,
       trigger: () => ctx.trigger(),
+      ...(ctx.alone ? { alone: ctx.alone } : {}),
     });
     return {
       world: heartbeat.world,

@@ -46,6 +46,11 @@ const SETTINGS_ID = 'global';
  * change another process made on a shared database. A quiet tick reads no settings.
  */
 export const SETTINGS_MAX_AGE_MS = 60_000;
+/**
+ * Read while no other worker or face was alive on the store, and still so: only this process
+ * changes them. The bound is for one that came and went between two of the coordinator's counts.
+ */
+export const SETTINGS_MAX_AGE_ALONE_MS = 30 * 60_000;
 
 /** Read once a minute by quiet ticks: compiled once per database. */
 const overridesQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
@@ -54,7 +59,7 @@ const overridesQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
 
 export class SettingsStore {
   /** The overrides as read, and what they resolve to (resolved once per read: a tick asks often). */
-  private cached: { overrides: Partial<Overridable>; at: number; settings: HeartbeatSettings } | null = null;
+  private cached: { overrides: Partial<Overridable>; at: number; settings: HeartbeatSettings; alone: boolean } | null = null;
 
   constructor(
     private readonly d: {
@@ -63,21 +68,28 @@ export class SettingsStore {
       config: HeartbeatConfig;
       /** The zone when neither the section nor a bot names one. */
       timezone: string;
+      /** No other worker or face is alive on the store (see `SETTINGS_MAX_AGE_ALONE_MS`). */
+      alone?: () => boolean;
     },
   ) {}
 
   /** The store-wide settings in effect (a copy at most `maxAgeMs` old; 0 reads the store). */
   async global(maxAgeMs = SETTINGS_MAX_AGE_MS): Promise<HeartbeatSettings> {
     const now = this.d.clock.now();
-    if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= maxAgeMs || now < this.cached.at) {
+    const alone = this.d.alone?.() ?? false;
+    // The default bound grows while this process alone has written them since they were read
+    // (seen not alone once, the copy is no longer trusted longer).
+    if (!alone && this.cached) this.cached.alone = false;
+    const bound = maxAgeMs === SETTINGS_MAX_AGE_MS && alone && this.cached?.alone ? SETTINGS_MAX_AGE_ALONE_MS : maxAgeMs;
+    if (!this.cached || maxAgeMs <= 0 || now - this.cached.at >= bound || now < this.cached.at) {
       const row = (await overridesQuery(this.d.db)(SETTINGS_ID)).rows[0];
-      this.remember(row ? readOverrides(row.overrides) : {}, now);
+      this.remember(row ? readOverrides(row.overrides) : {}, now, alone);
     }
     return this.cached!.settings;
   }
 
-  private remember(overrides: Partial<Overridable>, at: number): void {
-    this.cached = { overrides, at, settings: Object.freeze(this.resolve(overrides)) };
+  private remember(overrides: Partial<Overridable>, at: number, alone = false): void {
+    this.cached = { overrides, at, settings: Object.freeze(this.resolve(overrides)), alone };
   }
 
   /** The mode in effect (cached for a tick's length: a quiet tick reads nothing else). */
@@ -129,7 +141,7 @@ export class SettingsStore {
       .onConflict((oc) => oc.column('id').doUpdateSet({ overrides: json, updated_at: now }))
       .execute();
     // What was just written is what is in effect: the cache follows the change (no re-read).
-    this.remember(readOverrides(json), now);
+    this.remember(readOverrides(json), now, this.d.alone?.() ?? false);
     return this.global();
   }
 

@@ -14,7 +14,7 @@ import { BudgetStore, GLOBAL_SCOPE } from '../../../src/worlds/heartbeat/budget-
 import { CheckinStore } from '../../../src/worlds/heartbeat/checkin-store.js';
 import { FollowUpStore } from '../../../src/worlds/heartbeat/followup-store.js';
 import { LogStore } from '../../../src/worlds/heartbeat/log-store.js';
-import { SETTINGS_MAX_AGE_MS, SettingsStore } from '../../../src/worlds/heartbeat/settings.js';
+import { SETTINGS_MAX_AGE_ALONE_MS, SETTINGS_MAX_AGE_MS, SettingsStore } from '../../../src/worlds/heartbeat/settings.js';
 import { openTestStore, testDialects, type TestStore } from '../../support/stores.js';
 
 describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
@@ -260,6 +260,34 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     s.invalidate();
     await other.setGlobal({ mode: 'off' });
     expect((await s.global()).mode).toBe('off');
+  });
+
+  it('alone on the store, a copy read while alone is kept up to SETTINGS_MAX_AGE_ALONE_MS; seen not alone once, the 60-second bound again', async () => {
+    let alone = true;
+    const s = new SettingsStore({ db, clock, config: heartbeatConfig.parse({}), timezone: 'UTC', alone: () => alone });
+    const other = new SettingsStore({ db, clock, config: heartbeatConfig.parse({}), timezone: 'UTC' });
+    expect((await s.global()).mode).toBe('resume');
+    await other.setGlobal({ mode: 'triage' }); // nobody else should be writing while this one is alone
+    await clock.advance(SETTINGS_MAX_AGE_MS);
+    expect((await s.global()).mode).toBe('resume');
+    await clock.advance(SETTINGS_MAX_AGE_ALONE_MS - SETTINGS_MAX_AGE_MS);
+    expect((await s.global()).mode).toBe('triage'); // read again at the longest bound
+    await other.setGlobal({ mode: 'shadow' });
+    alone = false;
+    await clock.advance(SETTINGS_MAX_AGE_MS);
+    expect((await s.global()).mode).toBe('shadow');
+    // Read while not alone, then alone again: the 60-second bound until a read made alone.
+    await other.setGlobal({ mode: 'off' });
+    alone = true;
+    await clock.advance(SETTINGS_MAX_AGE_MS);
+    expect((await s.global()).mode).toBe('off');
+    // Seen not alone once (between reads), a copy made alone loses its longer bound too.
+    await other.setGlobal({ mode: 'resume' });
+    alone = false;
+    expect((await s.global()).mode).toBe('off'); // within 60 s: still the copy
+    alone = true;
+    await clock.advance(SETTINGS_MAX_AGE_MS);
+    expect((await s.global()).mode).toBe('resume');
   });
 
   it('the migrations go down and up again', async () => {
