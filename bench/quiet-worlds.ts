@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { botsMigrations } from '../src/bots/index.js';
 import { createCoordinator } from '../src/coordination/index.js';
-import { EventBus, silentLogger, uuid } from '../src/core/index.js';
+import { EventBus, FakeClock, silentLogger, uuid } from '../src/core/index.js';
 import { Instance, Scheduler, type World } from '../src/engine/index.js';
 import { StoreCheckpointer } from '../src/graph/index.js';
 import { createLlm, type LlmService } from '../src/llm/index.js';
@@ -25,7 +25,6 @@ import { openStore, tablesView, type Store } from '../src/store/index.js';
 import { heartbeatMigrations, type HeartbeatTables } from '../src/worlds/heartbeat/index.js';
 import { heartbeatStack } from '../devtools/heartbeat-stack.js';
 import { StatementCounter } from '../devtools/statement-counter.js';
-import { StepClock } from './step-clock.js';
 import { createTasksWorld, DEFAULT_SYSTEM_TASKS, tasksMigrations, type TasksTables } from '../src/worlds/tasks/index.js';
 
 // A daemon's ticks run for days: the figure is its steady state (the JIT and the statement cache
@@ -65,12 +64,12 @@ interface Subject {
   close(): Promise<void>;
 }
 
-function llmFor(db: AnyDb, clock: StepClock): LlmService {
+function llmFor(db: AnyDb, clock: FakeClock): LlmService {
   const endpoint = { baseUrl: 'http://127.0.0.1:9/v1', model: 'none', timeoutMs: 1000 };
   return createLlm({ models: { local: endpoint, agent: endpoint }, db, clock, ids: uuid, log: silentLogger });
 }
 
-async function tasksSubject(db: AnyDb, clock: StepClock, workspace: string, llm: LlmService): Promise<Subject> {
+async function tasksSubject(db: AnyDb, clock: FakeClock, workspace: string, llm: LlmService): Promise<Subject> {
   const world = createTasksWorld({
     db: tablesView<TasksTables>(db),
     clock,
@@ -94,7 +93,7 @@ async function tasksSubject(db: AnyDb, clock: StepClock, workspace: string, llm:
   };
 }
 
-async function heartbeatSubject(store: Store, db: AnyDb, clock: StepClock, llm: LlmService, alone: () => boolean): Promise<Subject> {
+async function heartbeatSubject(store: Store, db: AnyDb, clock: FakeClock, llm: LlmService, alone: () => boolean): Promise<Subject> {
   const coordinator = await createCoordinator({ store, clock, ids: uuid });
   const { host, hb, close } = heartbeatStack({ db, clock, coordinator, llm, presence: () => true, alone });
   for (let i = 0; i < 10; i++) await host.service.createBot({ name: `idle-${i}` });
@@ -112,11 +111,11 @@ async function heartbeatSubject(store: Store, db: AnyDb, clock: StepClock, llm: 
 async function measure(
   store: Store,
   label: string,
-  make: (db: AnyDb, clock: StepClock, llm: LlmService, alone: () => boolean) => Promise<Subject>,
+  make: (db: AnyDb, clock: FakeClock, llm: LlmService, alone: () => boolean) => Promise<Subject>,
 ): Promise<void> {
   const counter = new StatementCounter();
   const db = store.db.withPlugin(counter) as AnyDb;
-  const clock = new StepClock(Date.UTC(2026, 0, 5, 10, 0));
+  const clock = new FakeClock(Date.UTC(2026, 0, 5, 10, 0));
   const llm = llmFor(db, clock);
   // Alone on the store (a daemon no other worker or face shares it with) only in the scheduler's alone part.
   const alone = { now: false };
@@ -209,18 +208,18 @@ async function measure(
  * kept in memory, read again each half hour), the tick, and, when other workers are alive,
  * `next_tick_at` written after it (what lets them share the cadence).
  */
-async function throughScheduler(instance: Instance, clock: StepClock, stepMs: number, counter: StatementCounter, alone: boolean): Promise<void> {
+async function throughScheduler(instance: Instance, clock: FakeClock, stepMs: number, counter: StatementCounter, alone: boolean): Promise<void> {
   let ended: (() => void) | null = null;
   const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: stepMs * 2, onOutcome: () => ended?.(), alone: () => alone });
   const oneTick = async () => {
     const done = new Promise<void>((r) => (ended = r));
-    clock.advance(stepMs);
+    clock.step(stepMs);
     await done;
   };
   // A world ticked before (an earlier pass here) is due a tick's length on: the clock moves once.
   const first = new Promise<void>((r) => (ended = r));
   scheduler.start();
-  if ((await instance.keys()).last_tick_at) clock.advance(stepMs);
+  if ((await instance.keys()).last_tick_at) clock.step(stepMs);
   await first;
   for (let k = 0; k < WARMUP; k++) await oneTick();
   const n = Math.min(TICKS, 2000);

@@ -107,6 +107,19 @@ export class FakeClock implements Clock {
     await flush();
   }
 
+  /**
+   * Move time forward and wake every sleeper due on the way (earliest first) without letting their
+   * continuations run: for benchmarks, which await what they measure themselves — `advance`'s
+   * macrotask turns cost 0.04 ms of CPU each, as much as the quiet tick being measured.
+   */
+  step(ms: number): void {
+    const target = this.current + ms;
+    const due = this.sleepers.filter((s) => s.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    if (due.length) this.sleepers = this.sleepers.filter((s) => s.at > target);
+    this.current = target;
+    for (const s of due) s.resolve();
+  }
+
   /** Jump without waking anyone (a clock jump or a machine that slept). */
   set(epochMs: number): void {
     this.current = epochMs;

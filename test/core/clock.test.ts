@@ -39,3 +39,24 @@ it('a woken sleep leaves no listener on a long-lived signal', async () => {
   }
   expect(getEventListeners(signal, 'abort')).toHaveLength(0);
 });
+
+it('step moves time and wakes the sleepers due, earliest first, leaving their continuations to run after it', async () => {
+  const clock = new FakeClock(0);
+  const woke: Array<[string, number]> = [];
+  const sleeps = [
+    clock.sleep(300).then(() => woke.push(['late', clock.now()])),
+    clock.sleep(100).then(() => woke.push(['early', clock.now()])),
+    clock.sleep(900).then(() => woke.push(['later still', clock.now()])),
+  ];
+  clock.step(500);
+  expect(woke).toEqual([]); // nothing ran yet: the caller awaits what it measures
+  expect([clock.now(), clock.pending]).toEqual([500, 1]);
+  await Promise.all(sleeps.slice(0, 2));
+  expect(woke).toEqual([
+    ['early', 500],
+    ['late', 500],
+  ]);
+  clock.step(400);
+  await sleeps[2];
+  expect(woke.at(-1)).toEqual(['later still', 900]);
+});
