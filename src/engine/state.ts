@@ -56,6 +56,8 @@ function compilePutMany(db: Kysely<EngineTables>, n: number) {
   );
 }
 
+const copyOf = (value: unknown) => (typeof value === 'object' && value !== null ? structuredClone(value) : value);
+
 export function stateKey(world: string, key: string): string {
   if (!world || world.includes(':')) throw new Error(`invalid world name for state key: "${world}"`);
   return `${world}:${key}`;
@@ -91,12 +93,17 @@ export class InstanceState {
 
   async get<T>(world: string, key: string): Promise<T | undefined> {
     const kept = this.kept(world);
-    if (kept) return kept[key] as T | undefined;
+    // A world's own value is its to change: a copy, as a read from the store would give.
+    if (kept) return copyOf(kept[key]) as T | undefined;
     const row = (await stateQueries(this.db).get(stateKey(world, key))).rows[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
-  /** Every key of one world, without the namespace prefix (`fresh`: from the store even when kept). */
+  /**
+   * Every key of one world, without the namespace prefix (`fresh`: from the store even when kept).
+   * Kept keys come as a new object whose values are shared with what is kept: read them, do not
+   * change them (the engine's keys; a world reads its own through `get`).
+   */
   async all(world: string, fresh = false): Promise<Record<string, unknown>> {
     const kept = fresh ? null : this.kept(world);
     if (kept) return { ...kept };

@@ -67,6 +67,10 @@ describe.each(dialects)('kept keys on %s', (dialect) => {
     kept.total_ticks = 99; // a copy: the caller's changes are not kept
     expect((await state.all('w')).total_ticks).toBe(4);
     expect(await other.all('w')).toEqual({ total_ticks: 4, last_summary: 'quiet', halt: null });
+    await state.set('w', 'cursor', { seq: 7 });
+    const cursor = await state.get<{ seq: number }>('w', 'cursor');
+    cursor!.seq = 8; // a world's own value, changed by it: what is kept is not
+    expect(await state.get('w', 'cursor')).toEqual({ seq: 7 });
   });
 
   it('reads the store again when not alone, when asked fresh, and after the longest trusted age', async () => {
