@@ -59,6 +59,11 @@ export class ThreadStore {
     return this.o.db;
   }
 
+  /** Where reads of many threads at once go (the read thread when given). */
+  private get reader() {
+    return this.o.reads ?? this.o.db;
+  }
+
   async get(id: string): Promise<Thread | undefined> {
     const row = await this.db.selectFrom('bots_threads').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toThread(row, await this.memberIds(id)) : undefined;
@@ -330,7 +335,7 @@ export class ThreadStore {
     const asked = new Map(threads.map((t) => [t.threadId, t.botId]));
     const other = new Set<string>();
     // No rest spread of each row: toMessage reads the message's own columns and leaves the rest.
-    for (const r of await triageTailRows(this.o.reads ?? this.db, threads, limit)) {
+    for (const r of await triageTailRows(this.reader, threads, limit)) {
       if (r.own_bot_id !== asked.get(r.thread_id)) {
         other.add(r.thread_id);
         continue;
@@ -350,7 +355,7 @@ export class ThreadStore {
   async activities(threadIds: readonly string[]): Promise<Map<string, { userActiveAt: number | null; readAt: number | null }>> {
     const out = new Map<string, { userActiveAt: number | null; readAt: number | null }>();
     if (threadIds.length === 0) return out;
-    const rows = await (this.o.reads ?? this.db)
+    const rows = await this.reader
       .selectFrom('bots_thread_activity')
       .selectAll()
       .where('thread_id', 'in', [...threadIds])

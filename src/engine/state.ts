@@ -28,16 +28,12 @@ function compileStateQueries(db: Kysely<EngineTables>) {
   const putMany = new Map<number, ReturnType<typeof compilePutMany>>();
   return {
     get: precompile(db, 1, (key: string) => db.selectFrom('instance_state').select('value').where('key', '=', key)),
-    /** One key written (`next_tick_at` after every tick). */
-    put: precompile(db, 3, (key: string, value: string, at: number) =>
-      db
-        .insertInto('instance_state')
-        .values({ key, value, updated_at: at })
-        .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at') }))),
-    ),
     /** Every key under `prefix` (which ends in `:`). */
     all: sqlite ? (prefix: string) => range(prefix, `${prefix.slice(0, -1)};`) : (prefix: string) => like(`${prefix}%`),
-    /** `n` keys in one multi-row upsert, compiled once per row count (the quiet counters' flush writes the same few keys every time). */
+    /**
+     * `n` keys in one upsert, compiled once per row count: one key (`next_tick_at` after every
+     * tick), and the quiet counters' flush, which writes the same few keys every time.
+     */
     putMany: (n: number) => {
       let q = putMany.get(n);
       if (!q) putMany.set(n, (q = compilePutMany(db, n)));
@@ -121,9 +117,8 @@ export class InstanceState {
     return out;
   }
 
-  async set(world: string, key: string, value: unknown): Promise<void> {
-    const json = JSON.stringify(value ?? null);
-    await this.written(world, stateQueries(this.db).put(stateKey(world, key), json, this.now()), [[key, json]]);
+  set(world: string, key: string, value: unknown): Promise<void> {
+    return this.setMany(world, { [key]: value });
   }
 
   /** Several keys in one statement (one multi-row upsert): they move together or not at all. */

@@ -63,6 +63,11 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
     };
   }
 
+  /** Waits until the n-th tick ran and wrote its next time, and the loop has gone back to sleep. */
+  const tickedBy = (scheduler: Scheduler) => async (n: number) => {
+    await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
+    for (let i = 0; i < 20; i++) await flush();
+  };
   const leaseRow = () => store.db.selectFrom('tick_leases').select(['holder', 'generation']).where('world', '=', 'probed').executeTakeFirst();
   const stored = async () =>
     (await store.db.selectFrom('instance_state').select(['key', 'value', 'updated_at']).where('key', 'like', 'probed:%').orderBy('key').execute()).map((r) => [
@@ -91,11 +96,7 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
 
   it('through the scheduler, reads its keys once a tick: the pass that finds it due hands them to the probe', async () => {
     const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: 60_000 });
-    // The n-th tick ran and wrote its next time, and the loop has gone back to sleep.
-    const ticked = async (n: number) => {
-      await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
-      for (let i = 0; i < 20; i++) await flush();
-    };
+    const ticked = tickedBy(scheduler);
     scheduler.start();
     await ticked(1);
     await scheduler.stop(); // its first tick's bookkeeping done
@@ -115,10 +116,7 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
 
   it('alone on the store, the scheduler keeps a quiet tick’s next time in memory: written with the 10-minute flush and at stop, shown at once', async () => {
     const scheduler = new Scheduler(() => [instance], clock, silentLogger, { maxSleepMs: 60_000, alone: () => true });
-    const ticked = async (n: number) => {
-      await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
-      for (let i = 0; i < 20; i++) await flush();
-    };
+    const ticked = tickedBy(scheduler);
     const storedNext = async () => {
       const row = await store.db.selectFrom('instance_state').select('value').where('key', '=', 'probed:next_tick_at').executeTakeFirst();
       return row ? (JSON.parse(String(row.value)) as number) : null;
@@ -154,10 +152,7 @@ describe.each(dialects)('a probed quiet tick on %s', (dialect) => {
   it('alone on the store (deps.alone), a quiet tick reads its keys from memory (again each half hour) and writes its counters hourly', async () => {
     const alone = new Instance(probedWorld(), { ...deps, alone: () => true });
     const scheduler = new Scheduler(() => [alone], clock, silentLogger, { maxSleepMs: 60_000, alone: () => true });
-    const ticked = async (n: number) => {
-      await vi.waitFor(() => expect([calls.probe, scheduler.inFlight()]).toEqual([n, 0]), { timeout: 5000, interval: 1 });
-      for (let i = 0; i < 20; i++) await flush();
-    };
+    const ticked = tickedBy(scheduler);
     const storedTicks = async () => {
       const row = await store.db.selectFrom('instance_state').select('value').where('key', '=', 'probed:total_ticks').executeTakeFirst();
       return row ? Number(JSON.parse(String(row.value))) : 0;

@@ -14,6 +14,7 @@ import {
   type QuietHours,
   type SetHeartbeatSettingsParams,
 } from '../../protocol/heartbeat.js';
+import { KEYS_CACHE_MAX_AGE_MS } from '../../engine/index.js';
 import { perDatabase, precompile } from '../../store/index.js';
 import { heartbeatConfig, type HeartbeatConfig } from './config.js';
 import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
@@ -48,9 +49,10 @@ const SETTINGS_ID = 'global';
 export const SETTINGS_MAX_AGE_MS = 60_000;
 /**
  * Read while no other worker or face was alive on the store, and still so: only this process
- * changes them. The bound is for one that came and went between two of the coordinator's counts.
+ * changes them. The bound is the engine's for what it keeps while alone (a worker that came and
+ * went between two of the coordinator's counts).
  */
-export const SETTINGS_MAX_AGE_ALONE_MS = 30 * 60_000;
+export const SETTINGS_MAX_AGE_ALONE_MS = KEYS_CACHE_MAX_AGE_MS;
 
 /** Read once a minute by quiet ticks: compiled once per database. */
 const overridesQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
