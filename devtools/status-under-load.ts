@@ -3,7 +3,7 @@
  * (SQLite, the ledger seeded with model calls so `usage.summary` has work to do). Shared by the
  * test (a generous bound) and `bench/doors.bench.ts` (the figures).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,29 @@ import { createHttpApp, listen, type Listening } from '../src/server/http.js';
 import { startLoadClient, type BatchCounts } from './load-client.js';
 import { createMetrics } from '../src/server/metrics.js';
 
+/** One status call: its answer was right, its wall time, and how much of it this thread waited for a CPU. */
+export interface StatusSample {
+  ok: boolean;
+  ms: number;
+  /**
+   * Of `ms`, the time this thread was ready to run but not running (Linux's per-thread
+   * `schedstat`: the run-queue wait); null where the kernel does not say. Server and client
+   * share this thread, so a slow call with most of its time here was the machine's scheduling,
+   * not work the server did.
+   */
+  waitMs: number | null;
+}
+
+/** This thread's run-queue wait so far, in ms (null off Linux or without schedstats). */
+function runQueueWaitMs(): number | null {
+  try {
+    const wait = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
+    return Number.isFinite(wait) ? wait / 1e6 : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface LoadRig {
   app: App;
   http: Listening;
@@ -23,7 +46,7 @@ export interface LoadRig {
    * `subconscious.status` as another client asks it: its own keep-alive connection (not the pool
    * the load uses, so what is measured is the server, not this process's HTTP client queue).
    */
-  status(): Promise<{ ok: boolean; ms: number }>;
+  status(): Promise<StatusSample>;
   /** POST a body to /rpc; resolves to the parsed answer and the wall time. */
   post(body: unknown): Promise<{ status: number; body: unknown; ms: number }>;
   /**
@@ -62,6 +85,7 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
     token: TOKEN,
     status: () =>
       new Promise((resolve, reject) => {
+        const waitedBefore = runQueueWaitMs();
         const started = performance.now();
         const req = request(
           {
@@ -75,7 +99,11 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
           (res) => {
             let text = '';
             res.on('data', (c: Buffer) => (text += c.toString()));
-            res.on('end', () => resolve({ ok: res.statusCode === 200 && text.includes('"instances"'), ms: performance.now() - started }));
+            res.on('end', () => {
+              const ms = performance.now() - started;
+              const waitedAfter = waitedBefore === null ? null : runQueueWaitMs();
+              resolve({ ok: res.statusCode === 200 && text.includes('"instances"'), ms, waitMs: waitedAfter === null ? null : waitedAfter - waitedBefore! });
+            });
           },
         );
         req.on('error', reject);
@@ -155,7 +183,7 @@ export async function sampleStatusDuring<T>(
   rig: LoadRig,
   work: Promise<T>,
   pauseMs = 10,
-): Promise<{ latencies: Latencies; ms: number[]; result: T; workMs: number }> {
+): Promise<{ latencies: Latencies; ms: number[]; samples: StatusSample[]; result: T; workMs: number }> {
   const started = performance.now();
   let done = false;
   let workMs = 0;
@@ -163,14 +191,15 @@ export async function sampleStatusDuring<T>(
     done = true;
     workMs = performance.now() - started;
   });
-  const ms: number[] = [];
+  const samples: StatusSample[] = [];
   while (!done) {
     const answer = await rig.status();
     if (!answer.ok) throw new Error('subconscious.status failed under load');
-    ms.push(answer.ms);
+    samples.push(answer);
     await new Promise((r) => setTimeout(r, Math.random() * 2 * pauseMs));
   }
-  return { latencies: summarize(ms), ms, result: await settled, workMs };
+  const ms = samples.map((x) => x.ms);
+  return { latencies: summarize(ms), ms, samples, result: await settled, workMs };
 }
 
 /** A batch of `n` `usage.summary` calls over 90 days. */
