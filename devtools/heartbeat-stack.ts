@@ -31,6 +31,8 @@ export interface HeartbeatStackOptions {
   coordinator: Coordinator;
   /** The model server's `/v1` (default: a closed port, so no model is asked). */
   baseUrl?: string;
+  /** Each model call's timeout (default 30 s). */
+  timeoutMs?: number;
   /** The caller's own model layer (one it shares with an engine instance), instead of a new one. */
   llm?: LlmService;
   /** Heartbeat settings over the defaults. */
@@ -46,7 +48,7 @@ export interface HeartbeatStackOptions {
 
 export function heartbeatStack(o: HeartbeatStackOptions): HeartbeatStack {
   const { db, clock } = o;
-  const endpoint = (model: string) => ({ baseUrl: o.baseUrl ?? 'http://127.0.0.1:9/v1', model, timeoutMs: 30_000 });
+  const endpoint = (model: string) => ({ baseUrl: o.baseUrl ?? 'http://127.0.0.1:9/v1', model, timeoutMs: o.timeoutMs ?? 30_000 });
   const llm = o.llm ?? createLlm({ models: { local: endpoint('pulse-model'), agent: endpoint('agent-model') }, db, clock, ids: uuid });
   const approvals = new ApprovalStore({ db, clock, ids: uuid });
   const runner = new AgentRunner({ llm, mcp: new McpManager({ servers: [], clock }), approvals, clock, ids: uuid });
