@@ -15,7 +15,16 @@
  *     process's peak RSS around it.
  */
 import http from 'node:http';
-import { heavyBatch, sampleStatusDuring, startLoadRig, summarize, type Latencies, type LoadRig, type StatusSample } from '../devtools/status-under-load.js';
+import {
+  heavyBatch,
+  sampleStatusDuring,
+  startLoadRig,
+  summarize,
+  type Latencies,
+  type LoadRig,
+  type StatusSample,
+  type ThreadCpu,
+} from '../devtools/status-under-load.js';
 
 const ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 20_000);
 const MIB = 1024 * 1024;
@@ -35,6 +44,17 @@ const fmt = (l: Latencies) => `p50 ${l.p50.toFixed(1)} ms  p99 ${l.p99.toFixed(1
 async function idleWindow(rig: LoadRig): Promise<StatusSample[]> {
   const { samples } = await sampleStatusDuring(rig, new Promise((r) => setTimeout(r, IDLE_WINDOW_MS)));
   return samples;
+}
+
+/**
+ * What shared the machine's cores while a load ran (Linux): CPU of the server's main thread (which
+ * also asks for status), the load's client thread (a stand-in for clients elsewhere), and every
+ * other thread (the store's read thread running the heavy reads, V8's helpers), in cores.
+ */
+function coresUsed(cpu: readonly ThreadCpu[], workMs: readonly number[]): string {
+  const wall = workMs.reduce((a, b) => a + b, 0);
+  const sum = (k: keyof ThreadCpu) => cpu.reduce((a, c) => a + c[k], 0) / wall;
+  return `cores busy while it ran: server main thread ${sum('main').toFixed(2)}, load client ${sum('loadClient').toFixed(2)}, other threads (the read thread, V8's helpers) ${sum('other').toFixed(2)}`;
 }
 
 /**
@@ -70,7 +90,13 @@ async function benchStatus(): Promise<void> {
     ];
     const idle: StatusSample[] = [];
     const idleWindows: Latencies[] = [];
-    const loaded = loads.map(([label]) => ({ label, samples: [] as StatusSample[], rounds: [] as Latencies[], workMs: [] as number[] }));
+    const loaded = loads.map(([label]) => ({
+      label,
+      samples: [] as StatusSample[],
+      rounds: [] as Latencies[],
+      workMs: [] as number[],
+      cpu: [] as ThreadCpu[],
+    }));
     // Round after round, each load behind an idle window of its own (A B A B …): one run of a load
     // is 2–9 s and some 150–800 status calls, and the p99 of 150 calls is their second slowest —
     // one descheduling of this thread moves it by 2×. Pooled over the rounds, each load's p99 is
@@ -80,8 +106,9 @@ async function benchStatus(): Promise<void> {
         const window = await idleWindow(rig);
         idle.push(...window);
         idleWindows.push(summarize(window.map((x) => x.ms)));
-        const { samples, latencies, workMs } = await sampleStatusDuring(rig, work());
+        const { samples, latencies, workMs, cpu } = await sampleStatusDuring(rig, work());
         loaded[i]!.samples.push(...samples);
+        if (cpu) loaded[i]!.cpu.push(cpu);
         loaded[i]!.rounds.push(latencies);
         loaded[i]!.workMs.push(workMs);
       }
@@ -99,7 +126,7 @@ async function benchStatus(): Promise<void> {
     console.log(
       `  ${'idle (all windows)'.padEnd(44)} ${fmt(idleL)}  — window p99s ${range(p99s)} ms, p50s ${range(idleWindows.map((w) => w.p50))} ms${slowestWaited(idle)}`,
     );
-    const ratios = loaded.map(({ label, samples, rounds, workMs }) => {
+    const ratios = loaded.map(({ label, samples, rounds, workMs, cpu }) => {
       const latencies = summarize(samples.map((x) => x.ms));
       const ratio = latencies.p99 / idleL.p99;
       console.log(
@@ -109,6 +136,7 @@ async function benchStatus(): Promise<void> {
             2,
           )}×), a load ran ${range(workMs.map((w) => w / 1000))} s${slowestWaited(samples)}`,
       );
+      if (cpu.length > 0) console.log(`  ${''.padEnd(44)} ${coresUsed(cpu, workMs)}`);
       return ratio;
     });
     console.log(`  status p99 ratio, worst load / idle (each load's calls over its ${ROUNDS} rounds): ${Math.max(...ratios).toFixed(2)}× (goal ≤ 2)`);

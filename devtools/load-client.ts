@@ -24,11 +24,16 @@ export interface BatchCounts {
 export interface LoadClient {
   /** POST `body` (JSON text) to `url`; the answer is read to its end and counted, never parsed. */
   post(url: string, token: string, body: string): Promise<BatchCounts>;
+  /** The thread's id in the kernel (Linux; null elsewhere), so a bench can tell its CPU from the server's. */
+  threadId: Promise<number | null>;
   close(): Promise<void>;
 }
 
 const THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
+let tid = null;
+try { tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()); } catch {}
+parentPort.postMessage({ tid });
 const markers = { answers: '"jsonrpc":"2.0"', errors: '"error":{', overBudget: '"code":"over_budget"' };
 const keep = Math.max(...Object.values(markers).map((m) => m.length)) - 1;
 parentPort.on('message', async ({ id, url, token, body }) => {
@@ -62,7 +67,10 @@ export function startLoadClient(): LoadClient {
   const worker = new Worker(THREAD_SOURCE, { eval: true });
   const pending = new Map<number, { resolve: (c: BatchCounts) => void; reject: (e: Error) => void }>();
   let next = 0;
-  worker.on('message', ({ id, counts, error }: { id: number; counts?: BatchCounts; error?: string }) => {
+  let told: (tid: number | null) => void = () => undefined;
+  const threadId = new Promise<number | null>((resolve) => (told = resolve));
+  worker.on('message', ({ id, counts, error, tid }: { id?: number; counts?: BatchCounts; error?: string; tid?: number | null }) => {
+    if (id === undefined) return told(tid ?? null);
     const p = pending.get(id);
     pending.delete(id);
     if (error !== undefined) p?.reject(new Error(`load client: ${error}`));
@@ -73,6 +81,7 @@ export function startLoadClient(): LoadClient {
     pending.clear();
   });
   return {
+    threadId,
     post: (url, token, body) =>
       new Promise((resolve, reject) => {
         const id = next++;

@@ -3,7 +3,7 @@
  * (SQLite, the ledger seeded with model calls so `usage.summary` has work to do). Shared by the
  * test (a generous bound) and `bench/doors.bench.ts` (the figures).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,29 @@ export interface StatusSample {
    * not work the server did.
    */
   waitMs: number | null;
+}
+
+export interface ThreadCpu {
+  main: number;
+  loadClient: number;
+  other: number;
+}
+
+/** CPU time of each of this process's threads so far (ms, by thread id); null where /proc does not say. */
+function cpuByThread(): Map<number, number> | null {
+  try {
+    const out = new Map<number, number>();
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        out.set(Number(tid), Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    return out;
+  } catch {
+    return null;
+  }
 }
 
 /** This thread's run-queue wait so far, in ms (null off Linux or without schedstats). */
@@ -57,6 +80,12 @@ export interface LoadRig {
   postLoad(body: unknown): Promise<{ status: number; bytes: number }>;
   /** POST a batch from the load client's thread and only count what comes back (answers in a row, errors among them). */
   postBatch(batch: unknown[]): Promise<BatchCounts>;
+  /**
+   * CPU used so far by this process's threads, in ms (Linux; null elsewhere): the server's main
+   * thread (also the status client's), the load client's thread, and every other (the store's read
+   * thread, V8's collector and compiler helpers). Two cores are shared by all of them.
+   */
+  cpu(): Promise<ThreadCpu | null>;
   close(): Promise<void>;
 }
 
@@ -124,6 +153,14 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
       return { status, bytes };
     },
     postBatch: (batch) => client.post(`${http.url}/rpc`, TOKEN, JSON.stringify(batch)),
+    async cpu() {
+      const [threads, clientTid] = [cpuByThread(), await client.threadId];
+      if (!threads) return null;
+      const main = threads.get(process.pid) ?? 0;
+      const loadClient = clientTid === null ? 0 : (threads.get(clientTid) ?? 0);
+      const all = [...threads.values()].reduce((a, b) => a + b, 0);
+      return { main, loadClient, other: all - main - loadClient };
+    },
     async close() {
       await client.close();
       statusAgent.destroy();
@@ -183,7 +220,8 @@ export async function sampleStatusDuring<T>(
   rig: LoadRig,
   work: Promise<T>,
   pauseMs = 10,
-): Promise<{ latencies: Latencies; ms: number[]; samples: StatusSample[]; result: T; workMs: number }> {
+): Promise<{ latencies: Latencies; ms: number[]; samples: StatusSample[]; result: T; workMs: number; cpu: ThreadCpu | null }> {
+  const cpuBefore = await rig.cpu();
   const started = performance.now();
   let done = false;
   let workMs = 0;
@@ -198,8 +236,14 @@ export async function sampleStatusDuring<T>(
     samples.push(answer);
     await new Promise((r) => setTimeout(r, Math.random() * 2 * pauseMs));
   }
+  const result = await settled;
+  const cpuAfter = await rig.cpu();
+  const cpu =
+    cpuBefore && cpuAfter
+      ? { main: cpuAfter.main - cpuBefore.main, loadClient: cpuAfter.loadClient - cpuBefore.loadClient, other: cpuAfter.other - cpuBefore.other }
+      : null;
   const ms = samples.map((x) => x.ms);
-  return { latencies: summarize(ms), ms, samples, result: await settled, workMs };
+  return { latencies: summarize(ms), ms, samples, result, workMs, cpu };
 }
 
 /** A batch of `n` `usage.summary` calls over 90 days. */
