@@ -415,10 +415,14 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
     await b.start();
     expect(b.othersAlive()).toBe(1);
     expect(a.othersAlive()).toBe(0); // until its next heartbeat
+    // Time moves only once both heartbeats wait for their next beat: a loop still in its start's
+    // maintenance (a slow Postgres) would otherwise go to sleep after the move and miss it.
+    await vi.waitFor(() => expect(clock.pending).toBe(2), UNTIL);
     await clock.advance(LEASE / 3);
     await vi.waitFor(() => expect(a.othersAlive()).toBe(1), UNTIL);
     await b.stop();
     expect(b.othersAlive()).toBeNull();
+    await vi.waitFor(() => expect(clock.pending).toBe(1), UNTIL);
     await clock.advance(LEASE / 3);
     await vi.waitFor(() => expect(a.othersAlive()).toBe(0), UNTIL);
   });
