@@ -67,8 +67,8 @@ function slowestWaited(samples: readonly StatusSample[]): string {
   const p99 = summarize(samples.map((x) => x.ms)).p99;
   const slow = samples.filter((x) => x.ms >= p99 && x.waitMs !== null);
   if (slow.length === 0) return '';
-  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  return `; its slowest ${slow.length} waited for a CPU ${mid(slow.map((x) => x.waitMs!)).toFixed(1)} of ${mid(slow.map((x) => x.ms)).toFixed(1)} ms (medians)`;
+  const median = (xs: number[]) => summarize(xs).p50;
+  return `; its slowest ${slow.length} waited for a CPU ${median(slow.map((x) => x.waitMs!)).toFixed(1)} of ${median(slow.map((x) => x.ms)).toFixed(1)} ms (medians)`;
 }
 
 async function benchStatus(): Promise<void> {
