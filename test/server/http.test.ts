@@ -159,6 +159,18 @@ describe('JSON-RPC 2.0', () => {
     // No two members were serialised in the same turn: the whole answer never ran as one stretch.
     for (let i = 1; i < seen.length; i++) expect(seen[i], `member ${i}`).toBeGreaterThan(seen[i - 1]!);
   });
+  it('sends a large single answer whole, in slices, with its length (multibyte text split across slices included)', async () => {
+    const text = 'é€𝄞 '.repeat(20_000); // 200,000 bytes of UTF-8: characters of 2, 3 and 4 bytes meet slice ends
+    app.rpc.add(defineMethod('test.large_single', z.object({}), 'a large single answer', () => ({ text })));
+    const res = await post('{"jsonrpc":"2.0","method":"test.large_single","params":{},"id":"big"}');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(res.headers.get('content-length')).toBe(String(bytes.length));
+    const answer = JSON.parse(bytes.toString('utf8')) as { id: string; result: { text: string } };
+    expect(answer).toEqual({ jsonrpc: '2.0', id: 'big', result: { text } });
+    // A small answer goes in one piece, with its length too.
+    const small = await post('{"jsonrpc":"2.0","method":"subconscious.status","id":1}');
+    expect(small.headers.get('content-length')).toBe(String(Buffer.from(await small.arrayBuffer()).length));
+  });
 });
 
 describe('events', () => {
