@@ -59,16 +59,24 @@ function coresUsed(cpu: readonly ThreadCpu[], workMs: readonly number[]): string
 
 /**
  * The slowest 1% of the calls (at or above their p99): how much of their time this thread only
- * waited for a CPU (Linux's run-queue wait). Most of it waiting says the tail is the machine's
- * scheduling of the threads at work (the read thread, the load's client, the collector's helpers),
- * not the server's work for status; '' where the kernel does not say.
+ * waited for a CPU (Linux's run-queue wait), and how many met a garbage collection of this thread
+ * (the server's and the status client's) and for how long it paused them. Most of it waiting says
+ * the tail is the machine's scheduling of the threads at work (the read thread, the load's client,
+ * the collector's helpers), not the server's work for status; the run-queue part is '' where the
+ * kernel does not say.
  */
-function slowestWaited(samples: readonly StatusSample[]): string {
+function slowest(rig: LoadRig, samples: readonly StatusSample[]): string {
   const p99 = summarize(samples.map((x) => x.ms)).p99;
-  const slow = samples.filter((x) => x.ms >= p99 && x.waitMs !== null);
+  const slow = samples.filter((x) => x.ms >= p99);
   if (slow.length === 0) return '';
   const median = (xs: number[]) => summarize(xs).p50;
-  return `; its slowest ${slow.length} waited for a CPU ${median(slow.map((x) => x.waitMs!)).toFixed(1)} of ${median(slow.map((x) => x.ms)).toFixed(1)} ms (medians)`;
+  const waited = slow.filter((x) => x.waitMs !== null);
+  const paused = slow.map((x) => rig.gcPausedMs(x.at, x.at + x.ms)).filter((ms) => ms > 0);
+  return (
+    (waited.length
+      ? `; its slowest ${slow.length} waited for a CPU ${median(waited.map((x) => x.waitMs!)).toFixed(1)} of ${median(waited.map((x) => x.ms)).toFixed(1)} ms (medians)`
+      : '') + `, ${paused.length} of them met a garbage collection on this thread${paused.length ? ` (paused ${median(paused).toFixed(1)} ms, median)` : ''}`
+  );
 }
 
 async function benchStatus(): Promise<void> {
@@ -124,7 +132,7 @@ async function benchStatus(): Promise<void> {
         `${ROUNDS} rounds of the loads, each behind an idle window of ${IDLE_WINDOW_MS / 1000} s (${idleWindows.length} idle windows)`,
     );
     console.log(
-      `  ${'idle (all windows)'.padEnd(44)} ${fmt(idleL)}  — window p99s ${range(p99s)} ms, p50s ${range(idleWindows.map((w) => w.p50))} ms${slowestWaited(idle)}`,
+      `  ${'idle (all windows)'.padEnd(44)} ${fmt(idleL)}  — window p99s ${range(p99s)} ms, p50s ${range(idleWindows.map((w) => w.p50))} ms${slowest(rig, idle)}`,
     );
     const ratios = loaded.map(({ label, samples, rounds, workMs, cpu }) => {
       const latencies = summarize(samples.map((x) => x.ms));
@@ -134,7 +142,7 @@ async function benchStatus(): Promise<void> {
           `(${range(
             rounds.map((r) => r.p99 / idleL.p99),
             2,
-          )}×), a load ran ${range(workMs.map((w) => w / 1000))} s${slowestWaited(samples)}`,
+          )}×), a load ran ${range(workMs.map((w) => w / 1000))} s${slowest(rig, samples)}`,
       );
       if (cpu.length > 0) console.log(`  ${''.padEnd(44)} ${coresUsed(cpu, workMs)}`);
       return ratio;

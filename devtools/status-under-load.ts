@@ -6,6 +6,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import os from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import path from 'node:path';
 import { createApp, type App } from '../src/app/app.js';
 import { silentLogger } from '../src/core/index.js';
@@ -18,6 +19,8 @@ import { createMetrics } from '../src/server/metrics.js';
 /** One status call: its answer was right, its wall time, and how much of it this thread waited for a CPU. */
 export interface StatusSample {
   ok: boolean;
+  /** When the call was sent (`performance.now()`). */
+  at: number;
   ms: number;
   /**
    * Of `ms`, the time this thread was ready to run but not running (Linux's per-thread
@@ -86,6 +89,12 @@ export interface LoadRig {
    * thread, V8's collector and compiler helpers). Two cores are shared by all of them.
    */
   cpu(): Promise<ThreadCpu | null>;
+  /**
+   * How long this thread's garbage collections paused it within `[from, to]` (`performance.now()`
+   * times; ms). The server and the status client share the thread, so a status call that met a
+   * pause waited it out.
+   */
+  gcPausedMs(from: number, to: number): number;
   close(): Promise<void>;
 }
 
@@ -108,6 +117,11 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
   const statusAgent = new Agent({ keepAlive: true, maxSockets: 1 });
   const client = startLoadClient();
   const statusBody = JSON.stringify({ jsonrpc: '2.0', id: 'status', method: 'subconscious.status', params: {} });
+  const pauses: { start: number; end: number }[] = [];
+  const gcWatch = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push({ start: e.startTime, end: e.startTime + e.duration });
+  });
+  gcWatch.observe({ entryTypes: ['gc'] });
   return {
     app,
     http,
@@ -131,7 +145,12 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
             res.on('end', () => {
               const ms = performance.now() - started;
               const waitedAfter = waitedBefore === null ? null : runQueueWaitMs();
-              resolve({ ok: res.statusCode === 200 && text.includes('"instances"'), ms, waitMs: waitedAfter === null ? null : waitedAfter - waitedBefore! });
+              resolve({
+                ok: res.statusCode === 200 && text.includes('"instances"'),
+                at: started,
+                ms,
+                waitMs: waitedAfter === null ? null : waitedAfter - waitedBefore!,
+              });
             });
           },
         );
@@ -161,7 +180,9 @@ export async function startLoadRig(opts: { ledgerRows: number; now?: number }): 
       const all = [...threads.values()].reduce((a, b) => a + b, 0);
       return { main, loadClient, other: all - main - loadClient };
     },
+    gcPausedMs: (from, to) => pauses.reduce((sum, p) => sum + Math.max(0, Math.min(to, p.end) - Math.max(from, p.start)), 0),
     async close() {
+      gcWatch.disconnect();
       await client.close();
       statusAgent.destroy();
       await http.close();
