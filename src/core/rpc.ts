@@ -97,6 +97,8 @@ const requestShape = z.object({
 interface Outcome {
   response: RpcResponse | null;
   internal?: unknown;
+  /** The answer as JSON text (null: a notification's), when the caller asked for text and it was made in a lane turn. */
+  text?: string | null;
 }
 
 /**
@@ -228,8 +230,9 @@ export class RpcDispatcher {
     if (Array.isArray(parsed.payload) && parsed.payload.length > 0 && parsed.payload.length <= this.maxBatch) {
       return this.batch(parsed.payload, opts, (r) => JSON.stringify(r));
     }
-    const response = await this.handle(parsed.payload, opts);
-    return response === null ? null : JSON.stringify(response);
+    if (Array.isArray(parsed.payload)) return JSON.stringify(await this.handle(parsed.payload, opts));
+    const { response, text } = await this.one(parsed.payload, opts, true, true);
+    return text !== undefined ? text : response === null ? null : JSON.stringify(response);
   }
 
   async handle(payload: unknown, opts: HandleOptions = {}): Promise<RpcResponse | RpcResponse[] | null> {
@@ -309,8 +312,11 @@ export class RpcDispatcher {
     return out ?? params;
   }
 
-  /** `single`: a call of its own (not a batch member), which takes the lane only when its method has proved heavy. */
-  private async one(raw: unknown, opts: HandleOptions, single = false): Promise<Outcome> {
+  /**
+   * `single`: a call of its own (not a batch member), which takes the lane only when its method has
+   * proved heavy. `asText`: such a call's answer is made JSON text within its lane turn (`text`).
+   */
+  private async one(raw: unknown, opts: HandleOptions, single = false, asText = false): Promise<Outcome> {
     const req = requestShape.safeParse(raw);
     if (!req.success) {
       return {
@@ -352,9 +358,22 @@ export class RpcDispatcher {
           this.cost.record(name, this.now() - started);
         }
       };
+      const respond = (result: unknown) => answer({ jsonrpc: '2.0', id: id ?? null, result: result ?? null });
       const queued = single && !this.neverQueued.has(name) && this.cost.heavy(name);
-      const result = queued ? await this.lane.run(run) : await run();
-      return { response: answer({ jsonrpc: '2.0', id: id ?? null, result: result ?? null }) };
+      if (!queued) return { response: respond(await run()) };
+      if (!asText) return { response: respond(await this.lane.run(run)) };
+      // Made text within its turn. A call waiting in the lane is old by its turn (it waited out
+      // collections), and so are the promises its answer goes back through: an answer's objects
+      // held by them were kept alive and copied by every young collection until the next full one
+      // (100 usage summaries sent at once: 3–5 MB copied per collection, 5–10 ms pauses that a
+      // status call waited out). One string is cheap to keep.
+      return {
+        response: null,
+        text: await this.lane.run(async () => {
+          const response = respond(await run());
+          return response === null ? null : JSON.stringify(response);
+        }),
+      };
     } catch (err) {
       if (err instanceof SubconsciousError) {
         const code = err.code === 'invalid_params' ? RPC_INVALID_PARAMS : RPC_APP_ERROR;

@@ -52,6 +52,22 @@ describe('answers as JSON text (what the HTTP door sends)', () => {
     expect(await rpc.handleTextAsJson(JSON.stringify([{ jsonrpc: '2.0', method: 'echo', params: { n: 6 } }]))).toBeNull();
     expect(JSON.parse((await rpc.handleTextAsJson('[]')) as string)).toEqual(await rpc.handleText('[]'));
   });
+
+  it('a heavy single call (made text within its lane turn) answers as one made outside it would: a result, an error, a notification', async () => {
+    const heavy = new RpcDispatcher(
+      [
+        defineMethod('echo', z.object({ n: z.number() }).strict(), 'echo', ({ n }) => ({ n, twice: [n, n] })),
+        defineMethod('refuse', z.object({}), 'refuse', () => {
+          throw new SubconsciousError('not_found', 'No such thing.', { hint: 'Look elsewhere.' });
+        }),
+      ],
+      { heavyMs: 0 }, // every method heavy: every single call takes the lane
+    );
+    for (const body of [call(7, 'echo', { n: 7 }), call(8, 'refuse'), call(9, 'echo', { n: 'x' })].map((c) => JSON.stringify(c))) {
+      expect(JSON.parse((await heavy.handleTextAsJson(body)) as string)).toEqual(await heavy.handleText(body));
+    }
+    expect(await heavy.handleTextAsJson(JSON.stringify({ jsonrpc: '2.0', method: 'echo', params: { n: 1 } }))).toBeNull();
+  });
 });
 
 describe('batch order and turns', () => {
