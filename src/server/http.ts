@@ -148,7 +148,7 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
     const response = await deps.rpc.handleTextAsJson(body.bytes.toString('utf8'), { log: deps.log });
     if (response === null) return c.body(null, 204);
     const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
-    if (Array.isArray(response)) return c.body(slicedBody(batchTexts(response)), 200, headers);
+    if (Array.isArray(response)) return c.body(slicedBody(batchParts(response)), 200, headers);
     // As bytes, once (a string was measured, flattened into a copy, then converted again to be
     // written); a large answer in slices, like a batch's.
     const bytes = Buffer.from(response);
@@ -250,12 +250,14 @@ function slicedBody(parts: Iterable<string | Buffer>): ReadableStream<Uint8Array
   });
 }
 
-/** A batch's answer as texts: its members' (each let go once taken) in one JSON array. */
-function* batchTexts(members: string[]): Generator<string> {
+const [EMPTY, OPEN, COMMA] = [Buffer.alloc(0), Buffer.from('['), Buffer.from(',')];
+
+/** A batch's answer in parts: its members' texts (each let go once taken) in one JSON array. */
+function* batchParts(members: Buffer[]): Generator<Buffer | string> {
   for (let i = 0; i < members.length; i++) {
     const member = members[i]!;
-    members[i] = '';
-    yield `${i === 0 ? '[' : ','}${member}`;
+    members[i] = EMPTY;
+    yield Buffer.concat([i === 0 ? OPEN : COMMA, member]);
   }
   yield ']';
 }

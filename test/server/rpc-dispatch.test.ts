@@ -40,7 +40,7 @@ describe('answers as JSON text (what the HTTP door sends)', () => {
     const batch = [call(1, 'echo', { n: 1 }), { jsonrpc: '2.0', method: 'echo', params: { n: 2 } }, call(3, 'echo', { n: 'x' }), call(4, 'nope', {})];
     const texts = await rpc.handleTextAsJson(JSON.stringify(batch));
     expect(Array.isArray(texts)).toBe(true);
-    expect((texts as string[]).map((t) => JSON.parse(t) as unknown)).toEqual(await rpc.handleText(JSON.stringify(batch)));
+    expect((texts as Buffer[]).map((t) => JSON.parse(t.toString('utf8')) as unknown)).toEqual(await rpc.handleText(JSON.stringify(batch)));
     expect(JSON.parse((await rpc.handleTextAsJson(JSON.stringify(call(5, 'echo', { n: 5 }))))! as string)).toEqual({
       jsonrpc: '2.0',
       id: 5,
