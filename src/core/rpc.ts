@@ -220,17 +220,18 @@ export class RpcDispatcher {
 
   /**
    * `handleText` with the answer as JSON text: a batch as one text per member, as UTF-8 bytes, each
-   * made when its member is answered. A batch's answers wait for the whole batch; held as objects
+   * given out as soon as its member is answered (none: the batch held only notifications). A batch's answers wait for the whole batch; held as objects
    * (100 usage summaries: thousands of small objects each) they were copied by every
    * young-generation garbage collection meanwhile, whose pauses (5–13 ms) every other request
    * waited out.
    */
-  async handleTextAsJson(body: string, opts: HandleOptions = {}): Promise<string | Buffer[] | null> {
+  async handleTextAsJson(body: string, opts: HandleOptions = {}): Promise<string | AsyncIterable<Buffer> | null> {
     const parsed = parseBody(body);
     if (!parsed.ok) return JSON.stringify(parsed.failure);
     if (Array.isArray(parsed.payload) && parsed.payload.length > 0 && parsed.payload.length <= this.maxBatch) {
-      // As bytes: outside the JS heap, so the answers waiting for the rest of the batch cost the collector nothing.
-      return this.batch(parsed.payload, opts, (r) => Buffer.from(JSON.stringify(r)));
+      const payload = parsed.payload;
+      // As bytes (outside the JS heap), each as soon as its member is answered.
+      return eagerStream<Buffer>((emit) => this.batch(payload, opts, (r) => Buffer.from(JSON.stringify(r)), emit));
     }
     if (Array.isArray(parsed.payload)) return JSON.stringify(await this.handle(parsed.payload, opts));
     const { response, text } = await this.one(parsed.payload, opts, true, true);
@@ -248,7 +249,14 @@ export class RpcDispatcher {
         { max_batch: this.maxBatch, got: payload.length },
       );
     }
-    return this.batch(payload, opts, (r) => r);
+    const sent: RpcResponse[] = [];
+    await this.batch(
+      payload,
+      opts,
+      (r) => r,
+      (r) => sent.push(r),
+    );
+    return sent.length ? sent : null;
   }
 
   /**
@@ -257,9 +265,8 @@ export class RpcDispatcher {
    * batch waiting behind others' members is old by then, and an answer's objects held by it were
    * copied by every young collection until the next full one (see `one`).
    */
-  private async batch<T>(payload: readonly unknown[], opts: HandleOptions, keep: (response: RpcResponse) => T): Promise<T[] | null> {
+  private async batch<T>(payload: readonly unknown[], opts: HandleOptions, keep: (response: RpcResponse) => T, emit: (kept: T) => void): Promise<void> {
     let spent = 0;
-    const sent: T[] = [];
     for (let i = 0; i < payload.length; i++) {
       const member: unknown = payload[i];
       const kept =
@@ -273,9 +280,8 @@ export class RpcDispatcher {
                 spent += this.now() - started;
               }
             });
-      if (kept !== null) sent.push(kept);
+      if (kept !== null) emit(kept);
     }
-    return sent.length ? sent : null;
   }
 
   /**
@@ -439,6 +445,36 @@ function parseBody(body: string): { ok: true; payload: unknown } | { ok: false; 
       failure: failure(null, RPC_PARSE_ERROR, 'Parse error: the body is not valid JSON. Send one JSON-RPC request object, or an array of them.'),
     };
   }
+}
+
+/**
+ * What `produce` emits, as an async iterable for one reader. `produce` starts at once and runs to
+ * its end whether or not anyone reads: a batch's calls all run, as they always did, even when its
+ * client goes away; a reader gets each answer as soon as it is made, not after the whole batch.
+ */
+function eagerStream<T>(produce: (emit: (item: T) => void) => Promise<void>): AsyncIterable<T> {
+  const items: T[] = [];
+  let ended = false;
+  let failure: { err: unknown } | null = null;
+  let wake: (() => void) | null = null;
+  const poke = () => {
+    wake?.();
+    wake = null;
+  };
+  produce((item) => (items.push(item), poke())).then(
+    () => ((ended = true), poke()),
+    (err: unknown) => ((failure = { err }), (ended = true), poke()),
+  );
+  return {
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (items.length > 0) yield items.shift()!;
+        else if (failure) throw failure.err;
+        else if (ended) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+  };
 }
 
 /** `keep` of an answer; null for none (a notification's). */

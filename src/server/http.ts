@@ -148,7 +148,13 @@ export function createHttpApp(deps: HttpDeps): Hono<Env> {
     const response = await deps.rpc.handleTextAsJson(body.bytes.toString('utf8'), { log: deps.log });
     if (response === null) return c.body(null, 204);
     const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
-    if (Array.isArray(response)) return c.body(slicedBody(batchParts(response)), 200, headers);
+    if (typeof response !== 'string') {
+      // A batch: its answers are written as they come; one of only notifications has none.
+      const answers = response[Symbol.asyncIterator]();
+      const first = await answers.next();
+      if (first.done) return c.body(null, 204);
+      return c.body(slicedBody(batchParts(first.value, answers)), 200, headers);
+    }
     // As bytes, once (a string was measured, flattened into a copy, then converted again to be
     // written); a large answer in slices, like a batch's.
     const bytes = Buffer.from(response);
@@ -228,8 +234,8 @@ const SLICE_BYTES = 16 * 1024;
  * summaries). Requests that arrived meanwhile — a status call — are served between slices. A
  * text is made bytes only when its turn comes, so a large batch is never held twice in memory.
  */
-function slicedBody(parts: Iterable<string | Buffer>): ReadableStream<Uint8Array> {
-  const next = parts[Symbol.iterator]();
+function slicedBody(parts: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): ReadableStream<Uint8Array> {
+  const next = Symbol.asyncIterator in parts ? parts[Symbol.asyncIterator]() : parts[Symbol.iterator]();
   let bytes: Buffer = Buffer.alloc(0);
   let at = 0;
   let started = false;
@@ -238,7 +244,7 @@ function slicedBody(parts: Iterable<string | Buffer>): ReadableStream<Uint8Array
       if (started) await new Promise<void>((resolve) => setImmediate(resolve));
       started = true;
       while (at === bytes.length) {
-        const part = next.next();
+        const part = await next.next();
         if (part.done) return controller.close();
         bytes = typeof part.value === 'string' ? Buffer.from(part.value) : part.value;
         at = 0;
@@ -250,15 +256,12 @@ function slicedBody(parts: Iterable<string | Buffer>): ReadableStream<Uint8Array
   });
 }
 
-const [EMPTY, OPEN, COMMA] = [Buffer.alloc(0), Buffer.from('['), Buffer.from(',')];
+const [OPEN, COMMA] = [Buffer.from('['), Buffer.from(',')];
 
-/** A batch's answer in parts: its members' texts (each let go once taken) in one JSON array. */
-function* batchParts(members: Buffer[]): Generator<Buffer | string> {
-  for (let i = 0; i < members.length; i++) {
-    const member = members[i]!;
-    members[i] = EMPTY;
-    yield Buffer.concat([i === 0 ? OPEN : COMMA, member]);
-  }
+/** A batch's answer in parts: its members' texts, each as it comes, in one JSON array. */
+async function* batchParts(first: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer | string> {
+  yield Buffer.concat([OPEN, first]);
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield Buffer.concat([COMMA, next.value]);
   yield ']';
 }
 

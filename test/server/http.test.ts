@@ -128,6 +128,7 @@ describe('JSON-RPC 2.0', () => {
     expect(batch.find((r) => r.id === null)?.error?.code).toBe(-32600);
     const onlyNotification = await post('{"jsonrpc":"2.0","method":"subconscious.status"}');
     expect(onlyNotification.status).toBe(204);
+    expect((await post('[{"jsonrpc":"2.0","method":"subconscious.status"},{"jsonrpc":"2.0","method":"rpc.methods"}]')).status).toBe(204);
     const empty = (await (await post('[]')).json()) as { error: { code: number } };
     expect(empty.error.code).toBe(-32600);
   });

@@ -4,7 +4,7 @@
  * an id the log carries — never with the internal message.
  */
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { SubconsciousError } from '../../src/core/errors.js';
 import { MAX_BATCH_LENGTH, RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RpcDispatcher, defineMethod, type RpcResponse } from '../../src/core/rpc.js';
@@ -33,14 +33,20 @@ describe('batch length', () => {
   });
 });
 
+/** A batch's answers as they were given out, parsed. */
+async function answersOf(texts: string | AsyncIterable<Buffer> | null): Promise<unknown[]> {
+  if (texts === null || typeof texts === 'string') throw new Error(`expected a batch's answers, got ${String(texts)}`);
+  const out: unknown[] = [];
+  for await (const t of texts) out.push(JSON.parse(t.toString('utf8')));
+  return out;
+}
+
 describe('answers as JSON text (what the HTTP door sends)', () => {
   const rpc = new RpcDispatcher([defineMethod('echo', z.object({ n: z.number() }).strict(), 'echo', ({ n }) => ({ n, twice: [n, n] }))]);
 
   it('the same answers as objects, a batch as one text per member; parse errors, refusals and notifications as before', async () => {
     const batch = [call(1, 'echo', { n: 1 }), { jsonrpc: '2.0', method: 'echo', params: { n: 2 } }, call(3, 'echo', { n: 'x' }), call(4, 'nope', {})];
-    const texts = await rpc.handleTextAsJson(JSON.stringify(batch));
-    expect(Array.isArray(texts)).toBe(true);
-    expect((texts as Buffer[]).map((t) => JSON.parse(t.toString('utf8')) as unknown)).toEqual(await rpc.handleText(JSON.stringify(batch)));
+    expect(await answersOf(await rpc.handleTextAsJson(JSON.stringify(batch)))).toEqual(await rpc.handleText(JSON.stringify(batch)));
     expect(JSON.parse((await rpc.handleTextAsJson(JSON.stringify(call(5, 'echo', { n: 5 }))))! as string)).toEqual({
       jsonrpc: '2.0',
       id: 5,
@@ -49,8 +55,29 @@ describe('answers as JSON text (what the HTTP door sends)', () => {
     expect(JSON.parse((await rpc.handleTextAsJson('{not json')) as string)).toEqual(await rpc.handleText('{not json'));
     const over = JSON.stringify(Array.from({ length: 101 }, (_, i) => call(i, 'echo', { n: i })));
     expect(JSON.parse((await rpc.handleTextAsJson(over)) as string)).toEqual(await rpc.handleText(over));
-    expect(await rpc.handleTextAsJson(JSON.stringify([{ jsonrpc: '2.0', method: 'echo', params: { n: 6 } }]))).toBeNull();
+    expect(await answersOf(await rpc.handleTextAsJson(JSON.stringify([{ jsonrpc: '2.0', method: 'echo', params: { n: 6 } }])))).toEqual([]);
     expect(JSON.parse((await rpc.handleTextAsJson('[]')) as string)).toEqual(await rpc.handleText('[]'));
+  });
+
+  it("gives out each member's answer as soon as it is made, and runs every member whether or not anyone reads", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let counted = 0;
+    const rpc = new RpcDispatcher([
+      defineMethod('echo', z.object({ n: z.number() }).strict(), 'echo', ({ n }) => n),
+      defineMethod('wait', z.object({}), 'waits for the test', async () => (await gate, 'late')),
+      defineMethod('count', z.object({}), 'counts its calls', () => ++counted),
+    ]);
+    const answers = (await rpc.handleTextAsJson(JSON.stringify([call(1, 'echo', { n: 1 }), call(2, 'wait')]))) as AsyncIterable<Buffer>;
+    const reader = answers[Symbol.asyncIterator]();
+    // The first answer is out while the second member still waits.
+    expect(JSON.parse((await reader.next()).value!.toString('utf8'))).toEqual({ jsonrpc: '2.0', id: 1, result: 1 });
+    release();
+    expect(JSON.parse((await reader.next()).value!.toString('utf8'))).toEqual({ jsonrpc: '2.0', id: 2, result: 'late' });
+    expect((await reader.next()).done).toBe(true);
+    // Nobody reads this one (its client went away): its members all run even so.
+    await rpc.handleTextAsJson(JSON.stringify([call(3, 'count'), call(4, 'count'), call(5, 'count')]));
+    await vi.waitFor(() => expect(counted).toBe(3));
   });
 
   it('a heavy single call (made text within its lane turn) answers as one made outside it would: a result, an error, a notification', async () => {
