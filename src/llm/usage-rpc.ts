@@ -183,28 +183,19 @@ class Tally {
     }
   }
 
-  /** Day `d` of the grid (the same fields as `totals`, after its date and start). */
+  /** Day `d` of the grid. */
   day(d: number, date: string, start: number): UsageDay {
-    const at = d * this.slots * FIGURES;
-    const s = this.sums;
-    return {
-      date,
-      start,
-      calls: s[at]!,
-      input_tokens: s[at + 1]!,
-      output_tokens: s[at + 2]!,
-      failed: s[at + 3]!,
-      interrupted: s[at + 4]!,
-      by_world: this.groups(d, 1, this.worlds),
-      by_purpose: this.groups(d, 1 + this.worlds.length, this.purposes),
-    };
+    return { date, start, ...this.breakdown(d) };
   }
 
   /** The whole period. */
   totals(): UsageBreakdown {
-    const at = this.days * this.slots * FIGURES;
+    return this.breakdown(this.days);
+  }
+
+  private breakdown(scope: number): UsageBreakdown {
+    const at = scope * this.slots * FIGURES;
     const s = this.sums;
-    const scope = this.days;
     return {
       calls: s[at]!,
       input_tokens: s[at + 1]!,
