@@ -219,11 +219,11 @@ export class RpcDispatcher {
   }
 
   /**
-   * `handleText` with the answer as JSON text: a batch as one text per member, as UTF-8 bytes, each
-   * given out as soon as its member is answered (none: the batch held only notifications). A batch's answers wait for the whole batch; held as objects
-   * (100 usage summaries: thousands of small objects each) they were copied by every
-   * young-generation garbage collection meanwhile, whose pauses (5–13 ms) every other request
-   * waited out.
+   * `handleText` with the answer as JSON text (what the HTTP door sends): a single call's as one
+   * text; a batch's as one text per member, in UTF-8 bytes, each given out as soon as its member is
+   * answered (none: the batch held only notifications). Neither is ever held as objects: 100 usage
+   * summaries waiting as object graphs were copied by every young-generation garbage collection
+   * meanwhile, whose pauses (5–13 ms) every other request waited out.
    */
   async handleTextAsJson(body: string, opts: HandleOptions = {}): Promise<string | AsyncIterable<Buffer> | null> {
     const parsed = parseBody(body);
