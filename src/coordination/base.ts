@@ -184,6 +184,11 @@ export abstract class BaseCoordinator implements Coordinator {
     const running = new Set<Promise<void>>();
     const loop = (async () => {
       while (!stop.signal.aborted) {
+        // Listening before fetching: a send that lands while the fetch runs wakes the sleep below
+        // at once (registered after the fetch, such a wake found no one, and the job waited a
+        // whole poll interval; on a fake clock, for ever).
+        const waker = new AbortController();
+        this.wakers.set(queue, waker);
         const free = batchSize - running.size;
         const jobs =
           free > 0
@@ -200,8 +205,6 @@ export abstract class BaseCoordinator implements Coordinator {
           running.add(one);
         }
         if (jobs.length > 0 && running.size < batchSize) continue;
-        const waker = new AbortController();
-        this.wakers.set(queue, waker);
         try {
           await this.clock.sleep(pollMs, AbortSignal.any([stop.signal, waker.signal]));
         } catch {

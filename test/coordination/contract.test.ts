@@ -362,6 +362,23 @@ describe.each(dialects)('coordinator contract on %s', (dialect) => {
     await vi.waitFor(async () => expect((await a.getJob(id))?.state).toBe('completed'), UNTIL);
   });
 
+  it('work() is woken by a send that lands while its fetch runs (no wait for the poll, the clock never moves)', async () => {
+    const a = await coordinator();
+    const fetch = a.fetch.bind(a);
+    let sentDuringFetch: Promise<string> | null = null;
+    // The first fetch finds nothing; the job is sent after it has looked and before it returns.
+    a.fetch = (async (...args: Parameters<typeof fetch>) => {
+      const jobs = await fetch(...args);
+      sentDuringFetch ??= a.send({ queue: 'test.q', payload: 'late' });
+      await sentDuringFetch;
+      return jobs;
+    }) as typeof a.fetch;
+    const ran: unknown[] = [];
+    const stop = a.work('test.q', { pollIntervalMs: 60_000 }, async (job) => void ran.push(job.payload));
+    made.push({ stop } as unknown as Coordinator);
+    await vi.waitFor(() => expect(ran).toEqual(['late']), UNTIL);
+  });
+
   it('stop() hands held jobs back at once', async () => {
     const a = await coordinator();
     const b = await coordinator();
