@@ -215,7 +215,10 @@ describe.each(dialects)('live harness on %s', (dialect) => {
     expect(message(reasoning[0]!, 'user')).toContain('double-charged on invoice 1042');
     expect(cycles[0]!.event_log.some((l) => l.includes('retrieved 1 memory trace (Acme billing notes)'))).toBe(true);
 
-    // Every model call is in the ledger, by tier.
+    // Every model call is in the ledger, by tier. Cycle 4's review (the gate forwarded it on the
+    // threshold) may still be on its way to its steering call: let every review end first, or its
+    // call can start after the ledger looked settled and be read as `pending`.
+    await Promise.all(rig.reviews);
     // (A call still in flight is a `pending` row until it ends: wait for the ledger to settle.)
     const read = () => rig.store.db.selectFrom('model_calls').select(['world', 'purpose', 'role', 'outcome']).execute();
     await expect.poll(async () => (await read()).filter((r) => r.outcome === 'pending').length, { timeout: 20_000 }).toBe(0);
@@ -227,7 +230,6 @@ describe.each(dialects)('live harness on %s', (dialect) => {
 
     // Cycle 4 queued its third diff since the last review: the gate forwarded on the threshold.
     expect(cycles[3]!.gate).toMatchObject({ forwarded: true, reasons: ['threshold'] });
-    await Promise.all(rig.reviews);
   });
 
   it('a quick-tier answer and the reasoning trailer lines shape the cycle; the reply stays clean', async () => {
