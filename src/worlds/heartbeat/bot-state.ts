@@ -11,14 +11,39 @@ import { sql, type Kysely, type Updateable } from 'kysely';
 import type { Clock } from '../../core/index.js';
 import { perDatabase, precompile } from '../../store/index.js';
 import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
+import { BOT_SETTING_KEYS } from '../../protocol/heartbeat.js';
 import type { BotRow } from './settings.js';
 
 export type BotPatch = Omit<Updateable<HeartbeatBotsTable>, 'bot_id' | 'version' | 'created_at' | 'updated_at'>;
 
+/**
+ * What triage reads of a due bot: its settings, its schedule's guards and its version — not the
+ * why columns it writes (the last verdict, reason, error, log keys: half the row), which a pass over
+ * 1,000 due bots would otherwise decode and drop.
+ */
+export const DUE_COLUMNS = [
+  'bot_id',
+  'thread_id',
+  'version',
+  'next_heartbeat_at',
+  'backoff_until',
+  'cooldown_until',
+  'forced_at',
+  'stopped_at',
+  'enabled',
+  ...BOT_SETTING_KEYS,
+] as const satisfies readonly (keyof HeartbeatBotsTable)[];
+export type DueRow = Pick<BotRow, (typeof DUE_COLUMNS)[number]>;
+
 /** Every tick reads the due bots: compiled once per database. */
 const dueQuery = perDatabase((db: Kysely<HeartbeatTables>) =>
   precompile(db, 2, (now: number, limit: number) =>
-    db.selectFrom('heartbeat_bots').selectAll().where('next_heartbeat_at', '<=', now).orderBy('next_heartbeat_at').limit(limit),
+    db
+      .selectFrom('heartbeat_bots')
+      .select([...DUE_COLUMNS])
+      .where('next_heartbeat_at', '<=', now)
+      .orderBy('next_heartbeat_at')
+      .limit(limit),
   ),
 );
 
@@ -64,7 +89,7 @@ export class BotStateStore {
   }
 
   /** Bots due now (indexed on `next_heartbeat_at`), earliest first. */
-  async due(now: number, limit: number): Promise<BotRow[]> {
+  async due(now: number, limit: number): Promise<DueRow[]> {
     return (await dueQuery(this.db)(now, limit)).rows;
   }
 

@@ -20,6 +20,8 @@ import { heartbeatConfig, type HeartbeatConfig } from './config.js';
 import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
 
 export type BotRow = Selectable<HeartbeatBotsTable>;
+/** What a bot's settings in effect are made of: its own overrides and its switch. */
+export type BotSettingsRow = Pick<BotRow, 'enabled' | BotSettingKey>;
 
 /** One bot's settings in effect. */
 export interface BotSettings {
@@ -153,7 +155,7 @@ export class SettingsStore {
   }
 
   /** A bot's settings in effect (its row may be missing: the defaults). */
-  forBot(row: BotRow | undefined, g: HeartbeatSettings): BotSettings {
+  forBot(row: BotSettingsRow | undefined, g: HeartbeatSettings): BotSettings {
     const overridden = BOT_SETTING_KEYS.filter((k) => row !== undefined && row[k] !== null);
     return {
       enabled: row ? row.enabled === 1 : true,

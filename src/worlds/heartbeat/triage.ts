@@ -27,7 +27,8 @@ import type { HeartbeatCore } from './core.js';
 import { buildDigest, digestOpenTasks, type Digest } from './digest.js';
 import { asksQuestion, interruptedRule, lastTurn, ORPHAN_AGE_MS, STALE_STREAMING_MS, triageBot, type BotView, type Triage } from './rules.js';
 import { dayKey, quietHours } from './schedule.js';
-import { pulseModel, type BotRow, type BotSettings } from './settings.js';
+import type { DueRow } from './bot-state.js';
+import { pulseModel, type BotSettings } from './settings.js';
 
 /** Shared by every bot that has none (most): nothing allocated per bot. */
 const NONE: ReadonlySet<string> = new Set();
@@ -117,7 +118,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
 
   // The bots read in depth this tick: every due bot without open work (it goes back to sleep)
   // and, of those with work, about what this tick's pulses can take; the rest stay due.
-  const deepRows: BotRow[] = [];
+  const deepRows: DueRow[] = [];
   let withWork = 0;
   let deferred = 0;
   for (const row of due) {
@@ -262,7 +263,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
 }
 
 /** What the rules read of the bots' threads: the messages they look at, and the person's activity. */
-function threadReads(host: HeartbeatCore['host'], rows: readonly BotRow[]) {
+function threadReads(host: HeartbeatCore['host'], rows: readonly DueRow[]) {
   return Promise.all([
     host.triageMessages(
       rows.map((r) => ({ threadId: r.thread_id!, botId: r.bot_id })),
