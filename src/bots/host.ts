@@ -337,7 +337,7 @@ export function createBotsHost(deps: BotsHostDeps): BotsHost {
     triageWork: async (opts) => {
       const limit = opts.limit ?? 1000;
       const before = clock.now() - (opts.orphanOlderThanMs ?? ORPHAN_AFTER_MS);
-      const rows = await tasks.openWork({ botIds: opts.botIds, limit, sortHere: true });
+      const rows = await tasks.openWork({ botIds: opts.botIds, limit, sortHere: true, lean: true });
       const orphanIds = new Set<string>();
       if (rows.length < limit) {
         // The same test as `openSince`'s SQL, then the runtime's: the rows are all open work of these bots.

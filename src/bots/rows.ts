@@ -69,7 +69,43 @@ function publicCheckpoint(text: string | null): TaskCheckpoint | null {
   return rest;
 }
 
-export function toTask(r: Selectable<BotsTasksTable>): Task {
+/**
+ * The task columns a `Task` is made of (with what says whether its run is alive): a read of many
+ * tasks for triage selects these, not the prompt (the person's whole request) and the other columns
+ * a task's own run needs.
+ */
+export const TASK_OUT_COLUMNS = [
+  'id',
+  'bot_id',
+  'thread_id',
+  'message_id',
+  'title',
+  'source',
+  'from_bot_id',
+  'routine_id',
+  'status',
+  'error_kind',
+  'error',
+  'checkpoint',
+  'interrupted',
+  'attempts',
+  'last_heartbeat_at',
+  'claim_token',
+  'claim_by',
+  'claim_at',
+  'owner',
+  'owner_seen_at',
+  'review_note',
+  'taken_over_from',
+  'version',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+] as const satisfies readonly (keyof BotsTasksTable)[];
+export type TaskOutRow = Pick<Selectable<BotsTasksTable>, (typeof TASK_OUT_COLUMNS)[number]>;
+
+export function toTask(r: TaskOutRow): Task {
   return {
     id: r.id,
     bot_id: r.bot_id,

@@ -12,11 +12,18 @@ import type { Kysely, Selectable, Updateable } from 'kysely';
 import { SubconsciousError, ownerIsGone, type Clock, type IdGen } from '../core/index.js';
 import { perDatabase, precompile } from '../store/index.js';
 import type { Task, TaskErrorKind, TaskSource, TaskStatus } from '../protocol/bots.js';
-import { num, toTask } from './rows.js';
+import { num, TASK_OUT_COLUMNS, toTask, type TaskOutRow } from './rows.js';
 import { claimTask, releaseTaskClaim, renewTaskClaim } from './task-claims.js';
 import type { BotsTables, BotsTasksTable } from './tables.js';
 
 export type TaskRow = Selectable<BotsTasksTable>;
+
+export interface OpenWorkOptions {
+  botIds?: readonly string[];
+  kinds?: readonly TaskErrorKind[];
+  limit?: number;
+  sortHere?: boolean;
+}
 
 export { FINAL_STATUSES } from './task-claims.js';
 export const OPEN_STATUSES: readonly TaskStatus[] = ['queued', 'working'];
@@ -221,11 +228,13 @@ export class TaskStore {
    * Unfinished tasks of the given bots (or all): queued/working, and failed ones whose kind a
    * resume may fix. An indexed select on (status, error_kind).
    */
-  async openWork(opts: { botIds?: readonly string[]; kinds?: readonly TaskErrorKind[]; limit?: number; sortHere?: boolean } = {}): Promise<TaskRow[]> {
+  /** `lean`: only the columns a `Task` is made of (`TASK_OUT_COLUMNS`; triage reads many). */
+  async openWork(opts: OpenWorkOptions & { lean: true }): Promise<TaskOutRow[]>;
+  async openWork(opts?: OpenWorkOptions): Promise<TaskRow[]>;
+  async openWork(opts: OpenWorkOptions & { lean?: boolean } = {}): Promise<TaskOutRow[]> {
     const kinds = [...(opts.kinds ?? ['interrupted', 'preempted', 'timeout', 'provider', 'rate_limit', 'approval_expired'])];
-    let q = this.db
-      .selectFrom('bots_tasks')
-      .selectAll()
+    const from = this.db.selectFrom('bots_tasks');
+    let q = (opts.lean ? from.select([...TASK_OUT_COLUMNS]) : from.selectAll())
       .where((eb) => eb.or([eb('status', 'in', [...OPEN_STATUSES]), eb.and([eb('status', '=', 'failed'), eb('error_kind', 'in', kinds)])]));
     if (opts.botIds) {
       if (opts.botIds.length === 0) return [];
