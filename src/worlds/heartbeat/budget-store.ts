@@ -10,12 +10,31 @@ import type { Clock } from '../../core/index.js';
 import type { HeartbeatBudgetsTable, HeartbeatTables } from './tables.js';
 
 /** What a key with no row has used (shared, read-only). */
-const NO_USE: Readonly<{ pulses: number; resumes: number }> = Object.freeze({ pulses: 0, resumes: 0 });
+const NO_USE: BudgetUse = Object.freeze({ pulses: 0, resumes: 0 });
 export const GLOBAL_SCOPE = 'global';
 /** Days of counters kept (the Usage figure reads up to 90 days; older rows are dropped). */
 export const BUDGET_RETENTION_DAYS = 100;
 
 export type BudgetRow = Selectable<HeartbeatBudgetsTable>;
+export type BudgetUse = Readonly<{ pulses: number; resumes: number }>;
+
+/**
+ * Counters by day, then scope: a lookup with the strings a caller holds (a bot's id, a day key),
+ * no key made per lookup — triage looks up every due bot's.
+ */
+export class BudgetCounts {
+  private readonly days = new Map<string, Map<string, BudgetUse>>();
+
+  put(scope: string, day: string, use: BudgetUse): void {
+    let scopes = this.days.get(day);
+    if (!scopes) this.days.set(day, (scopes = new Map()));
+    scopes.set(scope, use);
+  }
+
+  get(scope: string, day: string): BudgetUse {
+    return this.days.get(day)?.get(scope) ?? NO_USE;
+  }
+}
 type Counter = 'pulses' | 'resumes';
 type Figure =
   | 'errors'
@@ -99,9 +118,9 @@ export class BudgetStore {
       .execute();
   }
 
-  /** The counters of these scopes on their days (a missing row is zeros). */
-  async counts(keys: readonly { scope: string; day: string }[]): Promise<Map<string, { pulses: number; resumes: number }>> {
-    const out = new Map<string, { pulses: number; resumes: number }>();
+  /** The counters of these scopes on their days (a missing row, or a key not asked, is zeros). */
+  async counts(keys: readonly { scope: string; day: string }[]): Promise<BudgetCounts> {
+    const out = new BudgetCounts();
     if (keys.length === 0) return out;
     const rows = await this.db
       .selectFrom('heartbeat_budgets')
@@ -109,12 +128,7 @@ export class BudgetStore {
       .where('scope', 'in', [...new Set(keys.map((k) => k.scope))])
       .where('day_key', 'in', [...new Set(keys.map((k) => k.day))])
       .execute();
-    // Rows by key once (not a search of every row per key); the many keys with none share one zero.
-    const found = new Map(rows.map((r) => [`${r.scope}|${r.day_key}`, { pulses: Number(r.pulses), resumes: Number(r.resumes) }]));
-    for (const k of keys) {
-      const key = `${k.scope}|${k.day}`;
-      out.set(key, found.get(key) ?? NO_USE);
-    }
+    for (const r of rows) out.put(r.scope, r.day_key, { pulses: Number(r.pulses), resumes: Number(r.resumes) });
     return out;
   }
 

@@ -209,7 +209,7 @@ export class HeartbeatService {
     return ids.map((id, n) => {
       const row = byId.get(id);
       const s = core.settings.forBot(row, g);
-      const c = counts.get(`${id}|${keys[n]!.day}`) ?? { pulses: 0, resumes: 0 };
+      const c = counts.get(id, keys[n]!.day);
       return {
         bot_id: id,
         enabled: s.enabled,
@@ -258,7 +258,7 @@ export class HeartbeatService {
       ids = list.map((r) => r.bot_id);
     }
     const day = zonedDate(now, settings.timezone);
-    const today = (await core.budgets.counts([{ scope: GLOBAL_SCOPE, day }])).get(`${GLOBAL_SCOPE}|${day}`) ?? { pulses: 0, resumes: 0 };
+    const today = (await core.budgets.counts([{ scope: GLOBAL_SCOPE, day }])).get(GLOBAL_SCOPE, day);
     const [bots, checkins, answered, followups, log] = await Promise.all([
       this.botHeartbeats(ids, rows),
       core.checkins.pending(p.bot_ids ? { botIds: ids } : {}),

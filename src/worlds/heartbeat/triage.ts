@@ -78,6 +78,19 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   if (due.length === 0) return empty;
   const host = core.host;
   const ids = due.map((r) => r.bot_id);
+  // When no per-tick limit can cut (every due bot is read in depth), their threads' messages and
+  // the person's activity need not wait for the first round: on Postgres they run beside it. The
+  // longest read of a pass, so it goes first.
+  const allDeep = due.length <= deepLimit && due.length <= 2 * maxPulses && due.every((r) => r.thread_id !== null);
+  const early = allDeep ? threadReads(host, due) : null;
+  early?.catch(() => undefined); // awaited below; a failure of the first round must not leave it unhandled
+  // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
+  const firstRound = Promise.all([
+    triageWorkOf(host, { botIds: ids, orphanOlderThanMs: ORPHAN_AGE_MS, limit: 5000 }),
+    core.followups.pending(ids),
+    core.checkins.pending({ botIds: ids, limit: 5000 }),
+  ]);
+  firstRound.catch(() => undefined); // awaited below, after the budgets' read is sent
   // Day keys once per zone this tick (formatting a zoned date is dear; most bots share one zone).
   const zoneDays = new Map<string, string>();
   const dayIn = (zone: string) => {
@@ -85,19 +98,16 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
     if (day === undefined) zoneDays.set(zone, (day = dayKey(now, zone)));
     return day;
   };
-  const settingsOf = new Map(due.map((r) => [r.bot_id, core.settings.forBot(r, settings)]));
-  const dayKeys = due.map((r) => ({ scope: r.bot_id, day: dayIn(settingsOf.get(r.bot_id)!.timezone) }));
+  const settingsOf = new Map<string, BotSettings>();
+  const dayKeys: { scope: string; day: string }[] = [];
+  for (const r of due) {
+    const s = core.settings.forBot(r, settings);
+    settingsOf.set(r.bot_id, s);
+    dayKeys.push({ scope: r.bot_id, day: dayIn(s.timezone) });
+  }
   const globalDay = dayIn(settings.timezone);
-  // When no per-tick limit can cut (every due bot is read in depth), their threads' messages and
-  // the person's activity need not wait for the first round: on Postgres they run beside it.
-  const allDeep = due.length <= deepLimit && due.length <= 2 * maxPulses && due.every((r) => r.thread_id !== null);
-  const early = allDeep ? threadReads(host, due) : null;
-  early?.catch(() => undefined); // awaited below; a failure of the first round must not leave it unhandled
-  // One round of reads for everything the due rows alone say to read (on Postgres, side by side).
-  const [{ tasks, orphanIds }, followUps, checkins, counts] = await Promise.all([
-    triageWorkOf(host, { botIds: ids, orphanOlderThanMs: ORPHAN_AGE_MS, limit: 5000 }),
-    core.followups.pending(ids),
-    core.checkins.pending({ botIds: ids, limit: 5000 }),
+  const [[{ tasks, orphanIds }, followUps, checkins], counts] = await Promise.all([
+    firstRound,
     core.budgets.counts([...dayKeys, { scope: GLOBAL_SCOPE, day: globalDay }]),
   ]);
   // Per bot, once: the loops below look each bot up, never scan every bot's rows again.
@@ -114,7 +124,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
   const exhaustedIds = tasks.filter((t) => t.attempts > 0).map((t) => t.id);
   const exhaustedCheckins = groupBy(await core.checkins.ofTasksSince(exhaustedIds, 'exhausted'), (c) => c.task_id);
 
-  let globalPulses = counts.get(`${GLOBAL_SCOPE}|${globalDay}`)?.pulses ?? 0;
+  let globalPulses = counts.get(GLOBAL_SCOPE, globalDay).pulses;
 
   // The bots read in depth this tick: every due bot without open work (it goes back to sleep)
   // and, of those with work, about what this tick's pulses can take; the rest stay due.
@@ -195,7 +205,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
       exhaustedAsked: exhaustedAsked(botTasks, exhaustedCheckins),
       missingTaskIds,
       checkinMessageIds,
-      budget: { botPulses: counts.get(`${row.bot_id}|${botDay}`)?.pulses ?? 0, globalPulses, globalMaxPulses: settings.global_pulses_per_day },
+      budget: { botPulses: counts.get(row.bot_id, botDay).pulses, globalPulses, globalMaxPulses: settings.global_pulses_per_day },
       globalTimezone: settings.timezone,
     };
     const triage = triageBot(view, now, { mode: settings.mode, random: core.random });
@@ -228,7 +238,7 @@ export async function observe(core: HeartbeatCore, maxPulses: number, limits: { 
               limits: {
                 pulsesToday: pulseDay,
                 maxPulsesPerDay: s.maxPulsesPerDay,
-                resumesToday: counts.get(`${row.bot_id}|${botDay}`)?.resumes ?? 0,
+                resumesToday: counts.get(row.bot_id, botDay).resumes,
                 maxResumesPerDay: s.maxResumesPerDay,
               },
               quietHours: quietHours(now, s.quietHours, s.timezone).quiet,

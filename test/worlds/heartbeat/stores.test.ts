@@ -192,7 +192,8 @@ describe.each(await testDialects())('heartbeat stores on %s', (dialect) => {
     const b = new BudgetStore({ db, clock });
     const results = await Promise.all(Array.from({ length: 12 }, () => b.reserve('b1', '2026-01-01', 'pulses', 5)));
     expect(results.filter(Boolean)).toHaveLength(5);
-    expect((await b.counts([{ scope: 'b1', day: '2026-01-01' }])).get('b1|2026-01-01')).toEqual({ pulses: 5, resumes: 0 });
+    expect((await b.counts([{ scope: 'b1', day: '2026-01-01' }])).get('b1', '2026-01-01')).toEqual({ pulses: 5, resumes: 0 });
+    expect((await b.counts([{ scope: 'b1', day: '2026-01-02' }])).get('b1', '2026-01-02')).toEqual({ pulses: 0, resumes: 0 });
     await b.refund('b1', '2026-01-01', 'pulses');
     expect(await b.reserve('b1', '2026-01-01', 'pulses', 5)).toBe(true);
     expect(await b.reserve('b1', '2026-01-01', 'pulses', 5)).toBe(false);
