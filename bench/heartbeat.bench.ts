@@ -52,7 +52,7 @@ const SIZES = (process.env.BENCH_BOTS ?? '10,1000,10000,100000').split(',').map(
 const QUIET_TICKS = Number(process.env.BENCH_QUIET_TICKS ?? 5000);
 const QUIET_WARMUP = Number(process.env.BENCH_QUIET_WARMUP ?? 2000);
 /** Interleaved triage/floor pairs per size. */
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 9);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 31);
 /** The prompt an interval heartbeat really sends (OpenClaw's, measured side by side in issue 22): ~10.9k tokens. */
 const REAL_INTERVAL_PROMPT_TOKENS = 10_900;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

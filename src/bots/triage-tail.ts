@@ -16,6 +16,7 @@
  * groups them by thread and puts each in seq order.
  */
 import { sql, SqliteAdapter, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { arrayText } from '../store/index.js';
 import type { BotsMessagesTable, BotsTables } from './tables.js';
 
 /** A message row, and the bot its thread's "own settled reply" was measured against. */
@@ -65,6 +66,9 @@ async function sqliteTail(db: Kysely<BotsTables>, threads: readonly TailOf[], li
   return rows;
 }
 
+/** A list bound as Postgres' array text when it can be (`arrayText`: one join, not pg's writer). */
+const pgList = (values: string[]) => arrayText(values) ?? values;
+
 /**
  * Postgres: each pair drives one backward walk of its thread's newest `limit` messages on the
  * index (`LATERAL`), the newest own reply measured over those rows (a window aggregate over the thread alone,
@@ -74,7 +78,7 @@ async function postgresTail(db: Kysely<BotsTables>, threads: readonly TailOf[], 
   const { rows } = await sql<TailRow>`
     select w.id, w.thread_id, w.seq, w.role, w.bot_id, w.task_id, w.text, w.status, w.error, w.interrupted, w.heartbeat,
       w.created_at, w.updated_at, w.own_bot_id
-    from unnest(${threads.map((t) => t.threadId)}::text[], ${threads.map((t) => t.botId)}::text[]) as x(thread_id, bot_id)
+    from unnest(${pgList(threads.map((t) => t.threadId))}::text[], ${pgList(threads.map((t) => t.botId))}::text[]) as x(thread_id, bot_id)
     cross join lateral (
       select n.*, x.bot_id as own_bot_id, max(n.seq) filter (where ${own(sql.ref('x.bot_id'))}) over () as last_own
       from (select * from bots_messages m where m.thread_id = x.thread_id order by m.seq desc limit ${limit}) n

@@ -13,3 +13,4 @@ export { cachedStatements, STATEMENT_CACHE_SIZE, type CachedDatabase } from './s
 export { copyRows } from './copy-rows.js';
 export { valueAt, type Column, type ColumnReader, type Columns } from './columns.js';
 export { PREPARED } from './pg-prepared.js';
+export { arrayText } from './pg-dialect.js';
