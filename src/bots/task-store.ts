@@ -234,8 +234,9 @@ export class TaskStore {
   async openWork(opts: OpenWorkOptions & { lean?: boolean } = {}): Promise<TaskOutRow[]> {
     const kinds = [...(opts.kinds ?? ['interrupted', 'preempted', 'timeout', 'provider', 'rate_limit', 'approval_expired'])];
     const from = this.db.selectFrom('bots_tasks');
-    let q = (opts.lean ? from.select([...TASK_OUT_COLUMNS]) : from.selectAll())
-      .where((eb) => eb.or([eb('status', 'in', [...OPEN_STATUSES]), eb.and([eb('status', '=', 'failed'), eb('error_kind', 'in', kinds)])]));
+    let q = (opts.lean ? from.select([...TASK_OUT_COLUMNS]) : from.selectAll()).where((eb) =>
+      eb.or([eb('status', 'in', [...OPEN_STATUSES]), eb.and([eb('status', '=', 'failed'), eb('error_kind', 'in', kinds)])]),
+    );
     if (opts.botIds) {
       if (opts.botIds.length === 0) return [];
       q = q.where('bot_id', 'in', [...opts.botIds]);

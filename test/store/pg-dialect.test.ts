@@ -41,7 +41,13 @@ describe.skipIf(!postgres)('value lists on Postgres', () => {
     // A list that is not all strings or all finite numbers goes as an array, as before.
     expect(arrayText([1, 'a'])).toBeUndefined();
     expect(arrayText([1, Number.NaN])).toBeUndefined();
-    expect(await db.selectFrom('list_probe').select('id').where('id', 'in', ['a,b', null as unknown as string]).execute()).toEqual([{ id: 'a,b' }]);
+    expect(
+      await db
+        .selectFrom('list_probe')
+        .select('id')
+        .where('id', 'in', ['a,b', null as unknown as string])
+        .execute(),
+    ).toEqual([{ id: 'a,b' }]);
     // A list of literals is left as it was written.
     const literal = db
       .selectFrom('list_probe')
