@@ -226,9 +226,9 @@ export class TaskStore {
 
   /**
    * Unfinished tasks of the given bots (or all): queued/working, and failed ones whose kind a
-   * resume may fix. An indexed select on (status, error_kind).
+   * resume may fix. An indexed select on (status, error_kind). `lean`: only the columns a `Task`
+   * is made of (`TASK_OUT_COLUMNS`; triage reads many).
    */
-  /** `lean`: only the columns a `Task` is made of (`TASK_OUT_COLUMNS`; triage reads many). */
   async openWork(opts: OpenWorkOptions & { lean: true }): Promise<TaskOutRow[]>;
   async openWork(opts?: OpenWorkOptions): Promise<TaskRow[]>;
   async openWork(opts: OpenWorkOptions & { lean?: boolean } = {}): Promise<TaskOutRow[]> {
