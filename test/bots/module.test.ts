@@ -107,13 +107,20 @@ describe.each(await testDialects())('bots module on %s', (dialect) => {
     model.enqueue({ text: 'Checked.' });
     const sent = await call<SendResult>('bots.send_message', { bot_id: bot.id, text: 'Check the queue' });
     await until(async () => (await seen.api!.getTask(sent.dispatched[0]!.task_id))?.status === 'done');
+    // A crash leaves no live run: let this one end wholly (its job completed, the bot idle) first.
+    // The task is done before its job is: a repair run while the bot is still busy leaves the bot's
+    // rows alone (they are its live work), and nothing would continue the task below.
+    await until(async () => seen.api!.isIdle(bot.id));
     // As a crash would leave it: working, its message streaming, owned by no live process.
     await store.db.updateTable('bots_tasks').set({ status: 'working', owner: null }).where('id', '=', sent.dispatched[0]!.task_id).execute();
     await store.db.updateTable('bots_messages').set({ status: 'streaming' }).where('id', '=', sent.dispatched[0]!.message_id).execute();
     // Its job had completed (a hand-made row, or an old release's): a new one continues it, told its text.
     model.handle((req) => ({ text: JSON.stringify(req.body?.messages ?? []).includes('Checked.') ? 'Checked again: empty.' : 'not told' }));
     await app!.start();
-    await until(async () => (await seen.api!.getTask(sent.dispatched[0]!.task_id))?.status === 'done');
+    await until(
+      async () => (await seen.api!.getTask(sent.dispatched[0]!.task_id))?.status === 'done',
+      async () => ({ task: await seen.api!.getTask(sent.dispatched[0]!.task_id), idle: seen.api!.isIdle(bot.id), chatRequests: model.chatRequests.length }),
+    );
     expect(await seen.api!.getTask(sent.dispatched[0]!.task_id)).toMatchObject({ status: 'done', interrupted: false });
     const reply = (await threadOf(bot.id)).messages.find((m) => m.id === sent.dispatched[0]!.message_id)!;
     expect(reply).toMatchObject({ status: 'done', interrupted: false, text: 'Checked again: empty.' });
