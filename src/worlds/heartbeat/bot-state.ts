@@ -10,8 +10,8 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
 import type { Clock } from '../../core/index.js';
 import { perDatabase, precompile } from '../../store/index.js';
-import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
 import { BOT_SETTING_KEYS } from '../../protocol/heartbeat.js';
+import type { HeartbeatBotsTable, HeartbeatTables } from './tables.js';
 import type { BotRow } from './settings.js';
 
 export type BotPatch = Omit<Updateable<HeartbeatBotsTable>, 'bot_id' | 'version' | 'created_at' | 'updated_at'>;

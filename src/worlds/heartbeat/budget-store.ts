@@ -118,7 +118,7 @@ export class BudgetStore {
       .execute();
   }
 
-  /** The counters of these scopes on their days (a missing row, or a key not asked, is zeros). */
+  /** The counters of these scopes on their days (a missing row is zeros). */
   async counts(keys: readonly { scope: string; day: string }[]): Promise<BudgetCounts> {
     const out = new BudgetCounts();
     if (keys.length === 0) return out;
