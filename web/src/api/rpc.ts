@@ -76,7 +76,9 @@ export async function sendRpc(method: string, params: Record<string, unknown> = 
     throw new UnreachableError(err instanceof Error ? err.message : String(err));
   }
   if (res.status === 401 || res.status === 403) {
-    signal('unauthorized');
+    // A refusal of a token the page has since replaced (a call in flight when a person pasted a
+    // new one) says nothing about the new token: only a refusal of the current one signals.
+    if (getToken() === token) signal('unauthorized');
     throw new UnauthorizedError();
   }
   let body: unknown;
