@@ -3,7 +3,7 @@
  * thread, sees what the main connection committed, writes nothing, and leaves the event loop
  * free while its statement runs (issue 22: `usage.summary`'s 170 ms statement held status up).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
@@ -29,6 +29,17 @@ async function timersDuring(work: Promise<unknown>): Promise<number> {
   }
   await work;
   return fired;
+}
+
+/** Each thread of this process and its nice value (Linux: field 19 of `/proc/self/task/<tid>/stat`). */
+function niceByThread(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // After the command name (which may hold spaces and parentheses) come fields 3, 4, …
+    out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return out;
 }
 
 describe('the heavy-read connection on a SQLite file', () => {
@@ -126,6 +137,16 @@ describe('the heavy-read connection on a SQLite file', () => {
     console.log(`[read-worker] 1 ms timers fired during the busy statement: ${off} on the read thread, ${on} on the main connection`);
     expect(on).toBeLessThanOrEqual(1);
     expect(off).toBeGreaterThanOrEqual(10);
+  });
+
+  it.runIf(process.platform === 'linux')('runs at a lower CPU priority than the main thread (10 nice steps), which keeps its own', async () => {
+    const before = niceByThread();
+    await sql`select 1 as one`.execute(store.reads!);
+    const after = niceByThread();
+    const main = before.get(process.pid)!;
+    const started = [...after].filter(([tid]) => !before.has(tid));
+    expect(started.filter(([, nice]) => nice === Math.min(19, main + 10))).toHaveLength(1); // the read thread
+    expect(after.get(process.pid)).toBe(before.get(process.pid));
   });
 
   it('is absent for :memory: (no second connection sees that database)', async () => {
