@@ -30,8 +30,13 @@ const ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 20_000);
 const MIB = 1024 * 1024;
 
 const IDLE_WINDOW_MS = Number(process.env.BENCH_IDLE_MS ?? 3_000);
-/** Rounds of the four loads (their calls pooled per load; each round's ratio printed as the spread). */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/**
+ * Rounds of the four loads (their calls pooled per load; each round's ratio printed as the spread).
+ * Five: a short load (one batch, or the 100 single calls: 3–4 s) makes some 340 status calls a
+ * round, so over three rounds its p99 was the tenth slowest of ~1,000, and the worst of four such
+ * figures is biased upward by their noise (runs of the same code read 1.64–1.99×).
+ */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 const fmt = (l: Latencies) => `p50 ${l.p50.toFixed(1)} ms  p99 ${l.p99.toFixed(1)} ms  max ${l.max.toFixed(1)} ms  (${l.samples} calls)`;
 
