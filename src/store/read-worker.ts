@@ -21,18 +21,18 @@ export interface ReadWorker {
 }
 
 /**
- * How much lower the read thread's CPU priority is than the main thread's, in nice steps (19 is
- * the lowest priority; the main thread keeps the process's own). Measured with `perf sched` under `bench:doors`: at 0 the main thread waited behind
- * this thread for a core 4× as long (85 ms against 20–24 ms over a run). Not lower: at 10 a heavy
- * read still gets about a tenth of a core that busy programs of the person's share with it.
+ * How many nice steps below the main thread the read thread runs (19 is the lowest priority; the
+ * main thread keeps the process's own). Measured with `perf sched` under `bench:doors`: at 0 the
+ * main thread waited behind this thread for a core 4× as long (85 ms against 20–24 ms a run). Not
+ * further: at 10 a heavy read still gets about a tenth of a core a busy program shares with it.
  */
 const READ_THREAD_NICER = 10;
 
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
-// Heavy reads run here: at a lower CPU priority than the main thread (Linux: a thread's own nice
-// value), so on a busy machine a status or page call gets a core before the next heavy statement.
+// Below the main thread's priority (Linux: a thread's nice value is its own), so on a busy
+// machine a status or page call gets a core before the next heavy statement.
 try {
   const os = require('node:os');
   const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
